@@ -1,0 +1,49 @@
+// The command router. Bare `airlock` (or flags only) runs the daemon, as v2 did. Errors are
+// shown as one line, never a stack trace; AirlockError messages already say what to do.
+import { defineCommand, runCommand, runMain, showUsage } from "citty";
+import { AirlockError, errorMessage } from "../errors.ts";
+import { log } from "../log.ts";
+import { VERSION } from "../version.ts";
+import { callCommand } from "./call.ts";
+import { daemonCommand } from "./daemon.ts";
+import { statusCommand } from "./status.ts";
+import { tokenCommand } from "./token.ts";
+import { versionCommand } from "./version.ts";
+import { watchCommand } from "./watch.ts";
+
+export const mainCommand = defineCommand({
+  meta: { name: "airlock", version: VERSION, description: "Local coordination daemon for AI coding agents (MCP over HTTP)" },
+  subCommands: {
+    daemon: daemonCommand,
+    status: statusCommand,
+    watch: watchCommand,
+    call: callCommand,
+    token: tokenCommand,
+    version: versionCommand,
+  },
+});
+
+const HELP = new Set(["--help", "-h", "help"]);
+
+export async function main(argv: string[]): Promise<void> {
+  const first = argv[0];
+  if (first === "--version" || first === "-v") {
+    console.log(`airlock ${VERSION}`);
+    return;
+  }
+  if (argv.some((a) => HELP.has(a))) return runMain(mainCommand, { rawArgs: argv.map((a) => (a === "help" ? "--help" : a)) });
+  const rawArgs = first === undefined || first.startsWith("-") ? ["daemon", ...argv] : argv;
+  try {
+    await runCommand(mainCommand, { rawArgs });
+  } catch (err) {
+    if (err instanceof AirlockError) {
+      log.error(err.message);
+    } else if ((err as { code?: string }).code?.startsWith("E_")) {
+      await showUsage(mainCommand);
+      log.error(errorMessage(err));
+    } else {
+      log.error(errorMessage(err));
+    }
+    process.exit(1);
+  }
+}

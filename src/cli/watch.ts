@@ -1,0 +1,27 @@
+// `airlock watch`: status, redrawn every interval until Ctrl-C.
+import { defineCommand } from "citty";
+import { errorMessage } from "../errors.ts";
+import { renderStatus } from "./format.ts";
+import { loadSnapshot } from "./status.ts";
+
+export const watchCommand = defineCommand({
+  meta: { name: "watch", description: "Live status, refreshed every second" },
+  args: {
+    interval: { type: "string", description: "Seconds between refreshes (default 1)" },
+    port: { type: "string", description: "Daemon port (default 27183 or AIRLOCK_PORT)" },
+  },
+  async run({ args }) {
+    const everyMs = Math.max(0.2, Number(args.interval ?? 1) || 1) * 1000;
+    for (;;) {
+      let screen: string;
+      try {
+        const { snapshot, where } = await loadSnapshot(args.port);
+        screen = renderStatus(snapshot, where);
+      } catch (err) {
+        screen = errorMessage(err);
+      }
+      process.stdout.write(`\x1b[2J\x1b[H${screen}\n${new Date().toLocaleTimeString()}  (Ctrl-C to stop)\n`);
+      await Bun.sleep(everyMs);
+    }
+  },
+});

@@ -1,0 +1,37 @@
+// The only reader of process.env: every setting the environment can give, parsed once.
+// Tests and the CLI pass explicit options instead of mutating the environment.
+
+function str(name: string): string | undefined {
+  const v = process.env[name];
+  return v === undefined || v === "" ? undefined : v;
+}
+
+export const env = {
+  get home(): string | undefined {
+    return str("AIRLOCK_HOME");
+  },
+  get userHome(): string | undefined {
+    return str("HOME") ?? str("USERPROFILE");
+  },
+  get port(): string | undefined {
+    return str("AIRLOCK_PORT");
+  },
+  get host(): string | undefined {
+    return str("AIRLOCK_HOST");
+  },
+  get db(): string | undefined {
+    return str("AIRLOCK_DB");
+  },
+  get token(): string | undefined {
+    return str("AIRLOCK_TOKEN");
+  },
+  get logLevel(): string {
+    return str("AIRLOCK_LOG") ?? "info";
+  },
+  get noColor(): boolean {
+    return str("NO_COLOR") !== undefined || !process.stdout.isTTY;
+  },
+  get xdgConfigHome(): string | undefined {
+    return str("XDG_CONFIG_HOME");
+  },
+};

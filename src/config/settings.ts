@@ -1,0 +1,39 @@
+// Daemon settings resolved from flags, then the environment, then defaults.
+import { AirlockError } from "../errors.ts";
+import { defaultDbPath } from "./dirs.ts";
+import { env } from "./env.ts";
+
+export const DEFAULT_PORT = 27183; // v2's port: every existing client config points here
+export const DEFAULT_HOST = "127.0.0.1";
+
+export interface Settings {
+  host: string;
+  port: number;
+  dbPath: string;
+  /** True when the user chose the host explicitly (a non-loopback bind needs that). */
+  hostExplicit: boolean;
+}
+
+export function parsePort(raw: string | number, source: string): number {
+  const n = typeof raw === "number" ? raw : Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    throw new AirlockError("config", `${source} must be a port number from 0 to 65535 (got ${JSON.stringify(raw)})`);
+  }
+  return n;
+}
+
+export function resolveSettings(flags: { port?: string; host?: string; db?: string }): Settings {
+  const portRaw = flags.port ?? env.port;
+  const hostFlag = flags.host ?? env.host;
+  return {
+    port: portRaw === undefined ? DEFAULT_PORT : parsePort(portRaw, flags.port !== undefined ? "--port" : "AIRLOCK_PORT"),
+    host: hostFlag ?? DEFAULT_HOST,
+    hostExplicit: hostFlag !== undefined,
+    dbPath: flags.db ?? defaultDbPath(),
+  };
+}
+
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h);
+}

@@ -1,0 +1,68 @@
+// Time, and timers that follow it. The daemon uses the system clock; domain tests use a
+// ManualClock so that expiry and timeouts are exact and need no sleeps.
+
+export type TimerHandle = { readonly id: number };
+
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  setTimer(fn: () => void, delayMs: number): TimerHandle;
+  clearTimer(handle: TimerHandle): void;
+}
+
+type SystemTimer = TimerHandle & { readonly t: ReturnType<typeof setTimeout> };
+let systemTimerSeq = 0;
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimer(fn, delayMs): TimerHandle {
+    const handle: SystemTimer = { id: ++systemTimerSeq, t: setTimeout(fn, delayMs) };
+    return handle;
+  },
+  clearTimer(handle) {
+    clearTimeout((handle as SystemTimer).t);
+  },
+};
+
+/** A clock that moves only when told to; due timers fire, in order, as it advances. */
+export class ManualClock implements Clock {
+  private t: number;
+  private seq = 0;
+  private timers = new Map<number, { at: number; fn: () => void }>();
+
+  constructor(start = 1_700_000_000_000) {
+    this.t = start;
+  }
+
+  now(): number {
+    return this.t;
+  }
+
+  setTimer(fn: () => void, delayMs: number): TimerHandle {
+    const id = ++this.seq;
+    this.timers.set(id, { at: this.t + Math.max(0, delayMs), fn });
+    return { id };
+  }
+
+  clearTimer(handle: TimerHandle): void {
+    this.timers.delete(handle.id);
+  }
+
+  /** Moves time forward by ms, firing every timer that falls due on the way, earliest first. */
+  advance(ms: number): void {
+    const end = this.t + ms;
+    for (;;) {
+      let next: [number, { at: number; fn: () => void }] | undefined;
+      for (const e of this.timers) if (e[1].at <= end && (!next || e[1].at < next[1].at || (e[1].at === next[1].at && e[0] < next[0]))) next = e;
+      if (!next) break;
+      this.timers.delete(next[0]);
+      this.t = Math.max(this.t, next[1].at);
+      next[1].fn();
+    }
+    this.t = end;
+  }
+
+  pendingTimers(): number {
+    return this.timers.size;
+  }
+}

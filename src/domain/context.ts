@@ -1,0 +1,53 @@
+// What every primitive is built from: the store, the clock, the scheduler, and a transaction
+// helper that first runs any expiry that is due, so that no call ever sees a lapsed lock,
+// lease or heartbeat as live, even when the timer has not fired yet.
+import type { Store } from "../store/db.ts";
+import type { Clock } from "./clock.ts";
+import { Scheduler } from "./timers.ts";
+import { WaitQueue } from "./wait.ts";
+
+type SyncOnly<T> = T extends PromiseLike<unknown> ? never : T;
+
+export interface Ctx {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  /** One BEGIN IMMEDIATE transaction, with due expiries processed first. */
+  tx<T>(fn: () => SyncOnly<T>): T;
+  /** A read of current state (due expiries processed first, if any). */
+  read<T>(fn: () => T): T;
+  waitQueue<Req, R>(name: string, graceMs: number): WaitQueue<Req, R>;
+}
+
+export function createCtx(store: Store, clock: Clock): Ctx {
+  const scheduler = new Scheduler(clock, (work) => store.tx(work));
+  const ctx: Ctx = {
+    store,
+    clock,
+    scheduler,
+    tx(fn) {
+      return store.tx(() => {
+        scheduler.runDue();
+        return fn();
+      });
+    },
+    read(fn) {
+      if (scheduler.hasDue()) store.tx(() => scheduler.runDue());
+      return fn();
+    },
+    waitQueue(name, graceMs) {
+      return new WaitQueue({ name, clock, scheduler, afterCommit: store.afterCommit, graceMs });
+    },
+  };
+  return ctx;
+}
+
+/** Remaining whole seconds until `at`, rounded up so that a live item never reports 0. */
+export function secondsUntil(at: number, now: number): number {
+  return Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+/** Whole seconds since `at`. */
+export function secondsSince(at: number, now: number): number {
+  return Math.max(0, Math.floor((now - at) / 1000));
+}

@@ -1,0 +1,27 @@
+// Atomic counters: one UPSERT … RETURNING, so concurrent callers always get distinct values.
+import { AirlockError } from "../errors.ts";
+import type { Ctx } from "./context.ts";
+
+export class Counters {
+  constructor(private readonly c: Ctx) {}
+
+  increment(name: string, by: number): number {
+    return this.c.tx(() => {
+      const cur = this.c.store.q<{ value: number }>("SELECT value FROM counters WHERE name = ?").get(name);
+      const next = (cur?.value ?? 0) + by;
+      // JSON numbers are exact only up to 2^53; a counter that left that range would
+      // silently hand out duplicate values, which is the one thing a counter must never do.
+      if (!Number.isSafeInteger(next)) {
+        throw new AirlockError("invalid_argument", `counter ${name} would leave the exact integer range ±${Number.MAX_SAFE_INTEGER} (by ${by})`);
+      }
+      this.c.store
+        .q("INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value")
+        .run(name, next);
+      return next;
+    });
+  }
+
+  get(name: string): number {
+    return this.c.store.q<{ value: number }>("SELECT value FROM counters WHERE name = ?").get(name)?.value ?? 0;
+  }
+}

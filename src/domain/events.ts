@@ -1,0 +1,64 @@
+// Generation-counted events. A waiter passes the generation it last saw and returns as soon as
+// the stored generation is strictly greater, so a signal between two calls is never missed.
+// A signal wakes every waiter (broadcast); clear resets to 0 and wakes them without firing.
+import type { Ctx } from "./context.ts";
+import type { WaitQueue } from "./wait.ts";
+
+export interface EventState {
+  generation: number;
+  fired: boolean;
+}
+
+export class Events {
+  // Event waiters carry no wake_token: a returned waiter simply calls again with its generation.
+  readonly waits: WaitQueue<{ lastSeen: number }, EventState>;
+
+  constructor(private readonly c: Ctx) {
+    this.waits = c.waitQueue("event", 0);
+  }
+
+  signal(name: string): number {
+    return this.c.tx(() => {
+      const generation = this.c.store
+        .q<{ generation: number }>(
+          "INSERT INTO events (name, generation) VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET generation = generation + 1 RETURNING generation",
+        )
+        .get(name)!.generation;
+      for (const w of [...this.waits.line(name)]) {
+        if (generation > w.req.lastSeen) this.waits.grant(w, { generation, fired: true });
+      }
+      return generation;
+    });
+  }
+
+  clear(name: string): void {
+    this.c.tx(() => {
+      this.c.store.q("DELETE FROM events WHERE name = ?").run(name);
+      for (const w of [...this.waits.line(name)]) this.waits.grant(w, { generation: 0, fired: false });
+    });
+  }
+
+  generation(name: string): number {
+    return this.c.store.q<{ generation: number }>("SELECT generation FROM events WHERE name = ?").get(name)?.generation ?? 0;
+  }
+
+  async wait(name: string, lastSeen: number, waitMs: number, signal?: AbortSignal): Promise<EventState> {
+    const first = this.c.tx(() => {
+      const generation = this.generation(name);
+      if (generation > lastSeen || waitMs <= 0) return { generation, fired: generation > lastSeen };
+      return this.waits.enqueue(name, { lastSeen });
+    });
+    if ("generation" in first) return first;
+    const outcome = await this.waits.block(first, this.c.clock.now() + waitMs, signal);
+    if (outcome.kind === "granted") return outcome.value;
+    const generation = this.generation(name);
+    return { generation, fired: generation > lastSeen };
+  }
+
+  list(): { name: string; generation: number; waiters: number }[] {
+    return this.c.store
+      .q<{ name: string; generation: number }>("SELECT name, generation FROM events ORDER BY name")
+      .all()
+      .map((r) => ({ ...r, waiters: this.waits.line(r.name).length }));
+  }
+}

@@ -1,0 +1,63 @@
+// createKernel wires the primitives together over one store and one clock: the shared
+// scheduler and wait queues, and the departure hooks that make a dead agent release what it
+// holds. The daemon builds one kernel; domain tests build one per test on :memory:.
+import type { Store } from "../store/db.ts";
+import { type Clock, systemClock } from "./clock.ts";
+import { createCtx, type Ctx } from "./context.ts";
+import { Counters } from "./counters.ts";
+import { Events } from "./events.ts";
+import { Locks } from "./locks.ts";
+import { Notes } from "./notes.ts";
+import { Presence } from "./presence.ts";
+import { Tasks } from "./tasks.ts";
+
+export interface Kernel {
+  readonly ctx: Ctx;
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly locks: Locks;
+  readonly notes: Notes;
+  readonly counters: Counters;
+  readonly presence: Presence;
+  readonly events: Events;
+  readonly tasks: Tasks;
+  /** Stops every timer and answers every blocked call; the store stays open. */
+  close(): void;
+}
+
+export function createKernel(opts: { store: Store; clock?: Clock }): Kernel {
+  const clock = opts.clock ?? systemClock;
+  const ctx = createCtx(opts.store, clock);
+  const locks = new Locks(ctx);
+  const notes = new Notes(ctx);
+  const counters = new Counters(ctx);
+  const presence = new Presence(ctx);
+  const events = new Events(ctx);
+  const tasks = new Tasks(ctx);
+
+  presence.onDeparture((agentId) => {
+    locks.releaseAllOf(agentId);
+    tasks.requeueClaimsOf(agentId);
+  });
+
+  // Expiries that fell due while the daemon was down are processed now, before any call.
+  ctx.read(() => undefined);
+
+  return {
+    ctx,
+    store: opts.store,
+    clock,
+    locks,
+    notes,
+    counters,
+    presence,
+    events,
+    tasks,
+    close() {
+      ctx.scheduler.stop();
+      locks.waits.clear();
+      events.waits.clear();
+      tasks.waits.clear();
+    },
+  };
+}

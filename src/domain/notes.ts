@@ -1,0 +1,79 @@
+// Shared notes (key → value) with optional expiry and compare-and-swap. An expired note is
+// gone for every read at once; the scheduler deletes its row at the exact deadline.
+import type { Ctx } from "./context.ts";
+
+export interface Note {
+  key: string;
+  value: string;
+  author: string | null;
+  updated_at: number;
+  expires_at: number | null;
+}
+
+export class Notes {
+  constructor(private readonly c: Ctx) {
+    this.armNext();
+  }
+
+  /** ttlMs ≤ 0 or absent: no expiry. */
+  set(key: string, value: string, author: string | undefined, ttlMs: number | undefined): void {
+    this.c.tx(() => this.write(key, value, author, ttlMs));
+  }
+
+  get(key: string): Note | null {
+    return this.c.read(() =>
+      this.c.store.q<Note>("SELECT * FROM notes WHERE key = ? AND (expires_at IS NULL OR expires_at > ?)").get(key, this.c.clock.now()),
+    );
+  }
+
+  list(): Note[] {
+    return this.c.read(() =>
+      this.c.store.q<Note>("SELECT * FROM notes WHERE expires_at IS NULL OR expires_at > ? ORDER BY key").all(this.c.clock.now()),
+    );
+  }
+
+  delete(key: string): boolean {
+    return this.c.tx(() => {
+      const live = this.c.store
+        .q<{ key: string }>("DELETE FROM notes WHERE key = ? RETURNING key, expires_at")
+        .get(key) as { key: string; expires_at: number | null } | null;
+      return live !== null && (live.expires_at === null || live.expires_at > this.c.clock.now());
+    });
+  }
+
+  /** Sets newValue only if the current value equals expected; absent or expired compares as "". */
+  swap(key: string, expected: string, newValue: string, author: string | undefined, ttlMs: number | undefined): boolean {
+    return this.c.tx(() => {
+      const cur = this.c.store
+        .q<{ value: string }>("SELECT value FROM notes WHERE key = ? AND (expires_at IS NULL OR expires_at > ?)")
+        .get(key, this.c.clock.now());
+      if ((cur?.value ?? "") !== expected) return false;
+      this.write(key, newValue, author, ttlMs);
+      return true;
+    });
+  }
+
+  private write(key: string, value: string, author: string | undefined, ttlMs: number | undefined): void {
+    const now = this.c.clock.now();
+    const expiresAt = ttlMs !== undefined && ttlMs > 0 ? now + ttlMs : null;
+    this.c.store
+      .q(
+        "INSERT INTO notes (key, value, author, updated_at, expires_at) VALUES (?, ?, ?, ?, ?) " +
+          "ON CONFLICT(key) DO UPDATE SET value = excluded.value, author = excluded.author, " +
+          "updated_at = excluded.updated_at, expires_at = excluded.expires_at",
+      )
+      .run(key, value, author ?? null, now, expiresAt);
+    if (expiresAt !== null) this.armNext();
+  }
+
+  // One scheduler entry for all notes, at the earliest expiry: notes have no waiters, so the
+  // deletion only reclaims space; reads already filter expired rows.
+  private armNext(): void {
+    const row = this.c.store.q<{ at: number | null }>("SELECT MIN(expires_at) AS at FROM notes").get();
+    if (row?.at == null) return this.c.scheduler.cancel("notes:expiry");
+    this.c.scheduler.at("notes:expiry", row.at, () => {
+      this.c.store.q("DELETE FROM notes WHERE expires_at <= ?").run(this.c.clock.now());
+      this.armNext();
+    });
+  }
+}

@@ -1,0 +1,83 @@
+// One view of everything, for `airlock status` and `airlock watch`. The daemon answers it with
+// live waiter queues; when the daemon is down the CLI builds it from the database alone
+// (read-only), so the two paths share this one function.
+import type { Store } from "../store/db.ts";
+import { secondsSince, secondsUntil } from "./context.ts";
+import type { Kernel } from "./kernel.ts";
+
+export interface Snapshot {
+  source: "daemon" | "database";
+  locks: {
+    name: string;
+    agent_id: string;
+    expires_in_seconds: number;
+    held_seconds: number;
+    fence: number;
+    queue_depth: number;
+    waiters: { agent_id: string; waiting_seconds: number; blocked: boolean }[];
+  }[];
+  agents: { agent_id: string; expires_in_seconds: number; role?: string; locks: string[]; tasks: number[] }[];
+  queues: { queue: string; pending: number; claimed: number; done: number; failed: number; waiters: number }[];
+  events: { name: string; generation: number; waiters: number }[];
+  notes: number;
+  counters: { name: string; value: number }[];
+}
+
+type WaiterInfo = { agentId: string; attached: boolean; since: number };
+
+export function buildSnapshot(store: Store, now: number, live?: Kernel): Snapshot {
+  const lockWaiters = (name: string): WaiterInfo[] =>
+    live ? live.locks.waits.line(name).map((w) => ({ agentId: w.req.agentId, attached: w.attached, since: w.since })) : [];
+  const q = <R>(sql: string, ...params: (string | number)[]) => store.db.query(sql).all(...params) as R[];
+
+  const locks = q<{ name: string; agent_id: string; fence: number; acquired_at: number; expires_at: number }>(
+    "SELECT name, agent_id, fence, acquired_at, expires_at FROM locks WHERE expires_at > ? ORDER BY name",
+    now,
+  ).map((l) => {
+    const waiters = lockWaiters(l.name);
+    return {
+      name: l.name,
+      agent_id: l.agent_id,
+      expires_in_seconds: secondsUntil(l.expires_at, now),
+      held_seconds: secondsSince(l.acquired_at, now),
+      fence: l.fence,
+      queue_depth: waiters.length,
+      waiters: waiters.map((w) => ({ agent_id: w.agentId, waiting_seconds: secondsSince(w.since, now), blocked: w.attached })),
+    };
+  });
+
+  const agents = q<{ agent_id: string; expires_at: number; role: string | null }>(
+    "SELECT agent_id, expires_at, role FROM agents WHERE expires_at > ? ORDER BY agent_id",
+    now,
+  ).map((a) => ({
+    agent_id: a.agent_id,
+    expires_in_seconds: secondsUntil(a.expires_at, now),
+    ...(a.role ? { role: a.role } : {}),
+    locks: locks.filter((l) => l.agent_id === a.agent_id).map((l) => l.name),
+    tasks: q<{ id: number }>("SELECT id FROM tasks WHERE lease_agent = ? AND state = 'claimed' ORDER BY id", a.agent_id).map((t) => t.id),
+  }));
+
+  const queueRows = q<{ queue: string; state: "pending" | "claimed" | "done" | "failed"; n: number }>(
+    "SELECT queue, state, COUNT(*) AS n FROM tasks GROUP BY queue, state ORDER BY queue",
+  );
+  const queues = new Map<string, Snapshot["queues"][number]>();
+  for (const r of queueRows) {
+    let e = queues.get(r.queue);
+    if (!e) queues.set(r.queue, (e = { queue: r.queue, pending: 0, claimed: 0, done: 0, failed: 0, waiters: live?.tasks.waits.line(r.queue).length ?? 0 }));
+    e[r.state] = r.n;
+  }
+
+  const events = q<{ name: string; generation: number }>("SELECT name, generation FROM events ORDER BY name").map((e) => ({
+    ...e,
+    waiters: live?.events.waits.line(e.name).length ?? 0,
+  }));
+
+  const notes = q<{ n: number }>("SELECT COUNT(*) AS n FROM notes WHERE expires_at IS NULL OR expires_at > ?", now)[0]!.n;
+  const counters = q<{ name: string; value: number }>("SELECT name, value FROM counters ORDER BY name");
+
+  return { source: live ? "daemon" : "database", locks, agents, queues: [...queues.values()], events, notes, counters };
+}
+
+export function statusSnapshot(kernel: Kernel): Snapshot {
+  return kernel.ctx.read(() => buildSnapshot(kernel.store, kernel.clock.now(), kernel));
+}

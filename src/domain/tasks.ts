@@ -1,0 +1,212 @@
+// A leased task queue. claim_next_task hands out the highest-priority, oldest pending task
+// with a lease; a lease that lapses requeues the task at the lease's exact end (delivery is
+// at-least-once). A claimant that never registered is bound by its lease alone; a registered
+// claimant that departs loses its claims at once. Tasks that fail or lapse max_attempts times
+// go to state 'failed' (a dead letter) instead of looping forever.
+import { type Ctx } from "./context.ts";
+import { assertTtl } from "./locks.ts";
+import { newToken } from "./tokens.ts";
+import type { WaitQueue } from "./wait.ts";
+
+// Finished tasks stay visible in list_tasks for a week, then are purged so the table does
+// not grow without bound on a queue that runs for months.
+export const TASK_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+export type TaskState = "pending" | "claimed" | "done" | "failed";
+
+export interface TaskRow {
+  id: number;
+  queue: string;
+  payload: string;
+  author: string | null;
+  priority: number;
+  state: TaskState;
+  attempts: number;
+  max_attempts: number | null;
+  lease_agent: string | null;
+  lease_token: string | null;
+  lease_expires_at: number | null;
+  created_at: number;
+  finished_at: number | null;
+}
+
+export type ClaimResult =
+  | { claimed: true; id: number; payload: string; leaseToken: string; leaseExpiresAt: number; attempts: number }
+  | { claimed: false };
+
+export interface PushRequest {
+  queue: string;
+  payload: string;
+  author?: string | undefined;
+  priority: number;
+  maxAttempts?: number | undefined;
+}
+
+export type TaskRenewResult = { renewed: true; expiresAt: number } | { renewed: false; error: string };
+
+interface ClaimWait {
+  agentId: string;
+  leaseMs: number;
+}
+
+export class Tasks {
+  // Claimers blocked on an empty queue; no wake_token, a returned claimer simply calls again.
+  readonly waits: WaitQueue<ClaimWait, ClaimResult>;
+
+  constructor(private readonly c: Ctx) {
+    this.waits = c.waitQueue("task", 0);
+    const leased = c.store.q<TaskRow>("SELECT * FROM tasks WHERE state = 'claimed'").all();
+    for (const t of leased) this.arm(t.id, t.lease_expires_at!);
+    this.armPurge();
+  }
+
+  push(req: PushRequest): number {
+    return this.c.tx(() => {
+      const row = this.c.store
+        .q<{ id: number }>(
+          "INSERT INTO tasks (queue, payload, author, priority, state, max_attempts, created_at) VALUES (?, ?, ?, ?, 'pending', ?, ?) RETURNING id",
+        )
+        .get(req.queue, req.payload, req.author ?? null, req.priority, req.maxAttempts ?? null, this.c.clock.now())!;
+      this.offer(req.queue);
+      return row.id;
+    });
+  }
+
+  async claim(queue: string, agentId: string, leaseMs: number, waitMs: number, signal?: AbortSignal): Promise<ClaimResult> {
+    assertTtl(leaseMs);
+    const first = this.c.tx(() => {
+      const got = this.claimOne(queue, agentId, leaseMs);
+      if (got.claimed || waitMs <= 0) return got;
+      return this.waits.enqueue(queue, { agentId, leaseMs });
+    });
+    if ("claimed" in first) return first;
+    const outcome = await this.waits.block(first, this.c.clock.now() + waitMs, signal);
+    if (outcome.kind === "granted") return outcome.value;
+    if (outcome.kind === "aborted") return { claimed: false };
+    return this.c.tx(() => this.claimOne(queue, agentId, leaseMs));
+  }
+
+  complete(id: number, leaseToken: string): boolean {
+    return this.c.tx(() => {
+      const now = this.c.clock.now();
+      const r = this.c.store
+        .q("UPDATE tasks SET state = 'done', lease_token = NULL, lease_expires_at = NULL, finished_at = ? WHERE id = ? AND lease_token = ? AND state = 'claimed'")
+        .run(now, id, leaseToken);
+      if (r.changes === 0) return false;
+      this.c.scheduler.cancel(`task:${id}`);
+      this.armPurge();
+      return true;
+    });
+  }
+
+  fail(id: number, leaseToken: string, requeue: boolean): boolean {
+    return this.c.tx(() => {
+      const t = this.c.store.q<TaskRow>("SELECT * FROM tasks WHERE id = ? AND lease_token = ? AND state = 'claimed'").get(id, leaseToken);
+      if (!t) return false;
+      this.release(t, requeue);
+      return true;
+    });
+  }
+
+  renew(id: number, leaseToken: string, leaseMs: number): TaskRenewResult {
+    assertTtl(leaseMs);
+    return this.c.tx((): TaskRenewResult => {
+      const t = this.c.store.q<TaskRow>("SELECT * FROM tasks WHERE id = ?").get(id);
+      if (!t || t.state !== "claimed") return { renewed: false, error: "store: task not claimed" };
+      if (t.lease_token !== leaseToken) return { renewed: false, error: "store: task not owned by supplied lease_token" };
+      const expiresAt = this.c.clock.now() + leaseMs;
+      this.c.store.q("UPDATE tasks SET lease_expires_at = ? WHERE id = ?").run(expiresAt, id);
+      this.arm(id, expiresAt);
+      return { renewed: true, expiresAt };
+    });
+  }
+
+  list(queue: string): TaskRow[] {
+    return this.c.read(() => this.c.store.q<TaskRow>("SELECT * FROM tasks WHERE queue = ? ORDER BY id").all(queue));
+  }
+
+  /** Every queue with its counts by state (for status). */
+  queues(): { queue: string; pending: number; claimed: number; done: number; failed: number; waiters: number }[] {
+    const rows = this.c.store
+      .q<{ queue: string; state: TaskState; n: number }>("SELECT queue, state, COUNT(*) AS n FROM tasks GROUP BY queue, state ORDER BY queue")
+      .all();
+    const out = new Map<string, { queue: string; pending: number; claimed: number; done: number; failed: number; waiters: number }>();
+    for (const r of rows) {
+      let q = out.get(r.queue);
+      if (!q) out.set(r.queue, (q = { queue: r.queue, pending: 0, claimed: 0, done: 0, failed: 0, waiters: this.waits.line(r.queue).length }));
+      q[r.state] = r.n;
+    }
+    return [...out.values()];
+  }
+
+  claimedBy(agentId: string): number[] {
+    return this.c.store
+      .q<{ id: number }>("SELECT id FROM tasks WHERE lease_agent = ? AND state = 'claimed' ORDER BY id")
+      .all(agentId)
+      .map((r) => r.id);
+  }
+
+  /** Presence hook: a departed claimant loses its claims at once. */
+  requeueClaimsOf(agentId: string): number[] {
+    const rows = this.c.store.q<TaskRow>("SELECT * FROM tasks WHERE lease_agent = ? AND state = 'claimed' ORDER BY id").all(agentId);
+    for (const t of rows) this.release(t, true);
+    return rows.map((t) => t.id);
+  }
+
+  private claimOne(queue: string, agentId: string, leaseMs: number): ClaimResult {
+    const t = this.c.store
+      .q<TaskRow>("SELECT * FROM tasks WHERE queue = ? AND state = 'pending' ORDER BY priority DESC, id LIMIT 1")
+      .get(queue);
+    if (!t) return { claimed: false };
+    const leaseToken = newToken();
+    const leaseExpiresAt = this.c.clock.now() + leaseMs;
+    this.c.store
+      .q("UPDATE tasks SET state = 'claimed', lease_agent = ?, lease_token = ?, lease_expires_at = ?, attempts = attempts + 1 WHERE id = ?")
+      .run(agentId, leaseToken, leaseExpiresAt, t.id);
+    this.arm(t.id, leaseExpiresAt);
+    return { claimed: true, id: t.id, payload: t.payload, leaseToken, leaseExpiresAt, attempts: t.attempts + 1 };
+  }
+
+  /** Ends a claim: back to pending (and to a blocked claimer), or to 'failed' when out of attempts. */
+  private release(t: TaskRow, requeue: boolean): void {
+    this.c.scheduler.cancel(`task:${t.id}`);
+    const exhausted = t.max_attempts !== null && t.attempts >= t.max_attempts;
+    if (requeue && !exhausted) {
+      this.c.store
+        .q("UPDATE tasks SET state = 'pending', lease_agent = NULL, lease_token = NULL, lease_expires_at = NULL WHERE id = ?")
+        .run(t.id);
+      this.offer(t.queue);
+    } else {
+      this.c.store
+        .q("UPDATE tasks SET state = 'failed', lease_token = NULL, lease_expires_at = NULL, finished_at = ? WHERE id = ?")
+        .run(this.c.clock.now(), t.id);
+      this.armPurge();
+    }
+  }
+
+  /** Hands pending tasks to claimers blocked on this queue, earliest first. */
+  private offer(queue: string): void {
+    for (let w = this.waits.firstAttached(queue); w; w = this.waits.firstAttached(queue)) {
+      const got = this.claimOne(queue, w.req.agentId, w.req.leaseMs);
+      if (!got.claimed) return;
+      this.waits.grant(w, got);
+    }
+  }
+
+  private arm(id: number, expiresAt: number): void {
+    this.c.scheduler.at(`task:${id}`, expiresAt, () => {
+      const t = this.c.store.q<TaskRow>("SELECT * FROM tasks WHERE id = ? AND state = 'claimed'").get(id);
+      if (t && t.lease_expires_at! <= this.c.clock.now()) this.release(t, true);
+    });
+  }
+
+  private armPurge(): void {
+    const row = this.c.store.q<{ at: number | null }>("SELECT MIN(finished_at) AS at FROM tasks WHERE finished_at IS NOT NULL").get();
+    if (row?.at == null) return this.c.scheduler.cancel("tasks:purge");
+    if (this.c.scheduler.has("tasks:purge")) return; // an earlier purge is armed; it re-arms itself
+    this.c.scheduler.at("tasks:purge", row.at + TASK_RETENTION_MS, () => {
+      this.c.store.q("DELETE FROM tasks WHERE finished_at IS NOT NULL AND finished_at <= ?").run(this.c.clock.now() - TASK_RETENTION_MS);
+      this.armPurge();
+    });
+  }
+}

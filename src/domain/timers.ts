@@ -1,0 +1,159 @@
+// The one expiry scheduler. Every deadline in Airlock (lock TTLs, heartbeats, task leases,
+// note expiry, a blocked call's wait, a detached waiter's grace) is an entry here, keyed so
+// that a renewal replaces it and a release cancels it. A single underlying timer is armed at
+// the earliest deadline and re-armed whenever that changes: no polling sweep, so an expiry
+// fires at its exact millisecond rather than on the next tick of a loop.
+import type { Clock, TimerHandle } from "./clock.ts";
+
+// setTimeout keeps delays in a signed 32-bit int; anything longer is re-armed on firing.
+const MAX_TIMER_DELAY_MS = 2_147_483_647;
+
+interface Entry {
+  key: string;
+  at: number;
+  seq: number;
+  fn: () => void;
+  live: boolean;
+}
+
+export class Scheduler {
+  private readonly entries = new Map<string, Entry>();
+  private readonly heap: Entry[] = [];
+  private seq = 0;
+  private timer: TimerHandle | null = null;
+  private armedAt = Number.POSITIVE_INFINITY;
+  private stopped = false;
+
+  /**
+   * @param runBatch wraps the processing of due entries, so that the kernel can run them in
+   *   one transaction; it must call the function it is given synchronously.
+   */
+  constructor(
+    private readonly clock: Clock,
+    private readonly runBatch: (work: () => void) => void = (work) => work(),
+  ) {}
+
+  /** Schedules fn at time `at` under key, replacing any entry with that key. */
+  at(key: string, at: number, fn: () => void): void {
+    this.cancel(key);
+    const e: Entry = { key, at, seq: ++this.seq, fn, live: true };
+    this.entries.set(key, e);
+    this.push(e);
+    if (at < this.armedAt) this.arm();
+  }
+
+  cancel(key: string): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    e.live = false;
+    this.entries.delete(key);
+    // Cancelled entries leave the heap lazily; rebuild it when they outnumber the live ones,
+    // so that a lock renewed every second for hours does not grow the heap.
+    if (this.heap.length > 64 && this.heap.length > 2 * this.entries.size) this.compact();
+  }
+
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Runs every entry that is due, earliest first (the caller provides the transaction). */
+  runDue(): void {
+    const now = this.clock.now();
+    for (;;) {
+      const top = this.peekLive();
+      if (!top || top.at > now) break;
+      this.pop();
+      this.entries.delete(top.key);
+      top.live = false;
+      top.fn();
+    }
+  }
+
+  /** True when some entry is due now; cheap enough to ask on every call. */
+  hasDue(): boolean {
+    const top = this.peekLive();
+    return top !== undefined && top.at <= this.clock.now();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) this.clock.clearTimer(this.timer);
+    this.timer = null;
+    this.entries.clear();
+    this.heap.length = 0;
+  }
+
+  private fire = (): void => {
+    this.timer = null;
+    this.armedAt = Number.POSITIVE_INFINITY;
+    if (this.stopped) return;
+    if (this.hasDue()) this.runBatch(() => this.runDue());
+    this.arm();
+  };
+
+  private arm(): void {
+    if (this.stopped) return;
+    const top = this.peekLive();
+    const at = top ? top.at : Number.POSITIVE_INFINITY;
+    if (at === this.armedAt && this.timer) return;
+    if (this.timer) this.clock.clearTimer(this.timer);
+    this.timer = null;
+    this.armedAt = at;
+    if (at === Number.POSITIVE_INFINITY) return;
+    const delay = Math.min(MAX_TIMER_DELAY_MS, Math.max(0, at - this.clock.now()));
+    this.timer = this.clock.setTimer(this.fire, delay);
+  }
+
+  private compact(): void {
+    const live = this.heap.filter((e) => e.live);
+    this.heap.length = 0;
+    for (const e of live) this.push(e);
+  }
+
+  private peekLive(): Entry | undefined {
+    while (this.heap.length > 0 && !this.heap[0]!.live) this.pop();
+    return this.heap[0];
+  }
+
+  // A binary min-heap ordered by (at, seq); cancelled entries are dropped lazily.
+  private less(a: Entry, b: Entry): boolean {
+    return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+  }
+
+  private push(e: Entry): void {
+    const h = this.heap;
+    h.push(e);
+    let i = h.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!this.less(h[i]!, h[p]!)) break;
+      [h[i], h[p]] = [h[p]!, h[i]!];
+      i = p;
+    }
+  }
+
+  private pop(): Entry | undefined {
+    const h = this.heap;
+    const top = h[0];
+    const last = h.pop();
+    if (h.length > 0 && last) {
+      h[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && this.less(h[l]!, h[m]!)) m = l;
+        if (r < h.length && this.less(h[r]!, h[m]!)) m = r;
+        if (m === i) break;
+        [h[i], h[m]] = [h[m]!, h[i]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}

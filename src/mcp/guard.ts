@@ -1,0 +1,89 @@
+// The checks every POST / passes, in the order the spec fixes (first failure wins). Each
+// answers a plain-text body with its status, like v2.
+import { createHash, timingSafeEqual } from "node:crypto";
+
+export const MAX_BODY_BYTES = 1024 * 1024; // v2's limit: 1 MiB
+
+const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
+
+export interface GuardOptions {
+  token?: string | undefined;
+  /** Extra Host names accepted (the address the user bound with an explicit --host). */
+  extraHosts?: readonly string[];
+}
+
+export function plain(status: number, body: string, headers: Record<string, string> = {}): Response {
+  return new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8", ...headers } });
+}
+
+/** The host name of a Host header value, without its port. */
+export function hostName(hostHeader: string): string {
+  const h = hostHeader.trim().toLowerCase();
+  if (h.startsWith("[")) {
+    const end = h.indexOf("]");
+    return end < 0 ? h : h.slice(0, end + 1);
+  }
+  const colon = h.lastIndexOf(":");
+  return colon < 0 ? h : h.slice(0, colon);
+}
+
+export function isLoopbackHostHeader(hostHeader: string | null, extra: readonly string[] = []): boolean {
+  if (!hostHeader) return false;
+  const name = hostName(hostHeader);
+  return LOOPBACK_NAMES.has(name) || extra.includes(name);
+}
+
+export function isLoopbackOrigin(origin: string, extra: readonly string[] = []): boolean {
+  try {
+    const u = new URL(origin);
+    return isLoopbackHostHeader(u.host, extra);
+  } catch {
+    return false;
+  }
+}
+
+export function isJsonMediaType(contentType: string | null): boolean {
+  if (!contentType) return false;
+  return contentType.split(";")[0]!.trim().toLowerCase() === "application/json";
+}
+
+/** Constant-time comparison of the bearer token (hashing first makes the lengths equal). */
+export function bearerMatches(header: string | null, token: string): boolean {
+  if (!header) return false;
+  const m = /^Bearer\s+(.+)$/i.exec(header.trim());
+  if (!m) return false;
+  const a = createHash("sha256").update(m[1]!.trim()).digest();
+  const b = createHash("sha256").update(token).digest();
+  return timingSafeEqual(a, b);
+}
+
+/** Host check for every route (DNS-rebinding defence); /healthz needs it too. */
+export function checkHost(req: Request, o: GuardOptions): Response | null {
+  if (!isLoopbackHostHeader(req.headers.get("host"), o.extraHosts)) return plain(403, "forbidden: Host must be localhost, 127.0.0.1 or [::1]");
+  return null;
+}
+
+/**
+ * Guards 3–6 for POST / (path and method are the router's): Host, Origin, media type, bearer.
+ * The body size (7) is checked while reading the body.
+ */
+export function checkRpcRequest(req: Request, o: GuardOptions): Response | null {
+  const host = checkHost(req, o);
+  if (host) return host;
+  const origin = req.headers.get("origin");
+  if (origin !== null && !isLoopbackOrigin(origin, o.extraHosts)) return plain(403, "forbidden: cross-origin requests are not allowed");
+  if (!isJsonMediaType(req.headers.get("content-type"))) return plain(415, "unsupported media type: use Content-Type: application/json");
+  if (o.token !== undefined && !bearerMatches(req.headers.get("authorization"), o.token)) {
+    return plain(401, "unauthorized: send Authorization: Bearer <token> (see `airlock token`)", { "www-authenticate": "Bearer" });
+  }
+  return null;
+}
+
+/** Reads the body, or answers 413 when it is over the limit (declared or actual). */
+export async function readBody(req: Request): Promise<string | Response> {
+  const declared = Number(req.headers.get("content-length") ?? "0");
+  if (declared > MAX_BODY_BYTES) return plain(413, "request body too large (limit 1 MiB)");
+  const buf = await req.arrayBuffer();
+  if (buf.byteLength > MAX_BODY_BYTES) return plain(413, "request body too large (limit 1 MiB)");
+  return new TextDecoder().decode(buf);
+}

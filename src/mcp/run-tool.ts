@@ -1,0 +1,47 @@
+// Runs one tools/call: validates the arguments against the tool's schema, calls it, and shapes
+// the answer as MCP content. Every failure becomes a tool-level error result
+// ({"error": "..."} with isError), never a crash and never a half-done change: validation
+// happens before the domain is touched, and the domain changes state only in transactions.
+import * as v from "valibot";
+import type { Kernel } from "../domain/kernel.ts";
+import { AirlockError, errorMessage } from "../errors.ts";
+import { createLog } from "../log.ts";
+import { describeIssues } from "./tools/args.ts";
+import { TOOLS_BY_NAME } from "./tools/index.ts";
+
+const log = createLog("tools");
+
+export interface ToolResult {
+  content: { type: "text"; text: string }[];
+  isError?: true;
+}
+
+export function textResult(value: unknown, isError = false): ToolResult {
+  const r: ToolResult = { content: [{ type: "text", text: JSON.stringify(value) }] };
+  if (isError) r.isError = true;
+  return r;
+}
+
+export const errorResult = (message: string): ToolResult => textResult({ error: message }, true);
+
+export async function runTool(kernel: Kernel, name: unknown, rawArgs: unknown, signal?: AbortSignal): Promise<ToolResult> {
+  if (typeof name !== "string") return errorResult(`unknown tool: ${name === undefined ? "" : String(name)}`);
+  const tool = TOOLS_BY_NAME.get(name);
+  if (!tool) return errorResult(`unknown tool: ${name}`);
+  if (rawArgs !== undefined && rawArgs !== null && (typeof rawArgs !== "object" || Array.isArray(rawArgs))) {
+    return errorResult("arguments must be a JSON object");
+  }
+  // A null argument means "not given", as it did for v2's Go decoder.
+  const args: Record<string, unknown> = {};
+  for (const [k, val] of Object.entries((rawArgs ?? {}) as Record<string, unknown>)) if (val !== null) args[k] = val;
+
+  const parsed = v.safeParse(tool.args, args);
+  if (!parsed.success) return errorResult(describeIssues(parsed.issues));
+  try {
+    return textResult(await tool.run(parsed.output, { kernel, signal }));
+  } catch (err) {
+    if (err instanceof AirlockError) return errorResult(err.message);
+    log.error(`${name} failed:`, err);
+    return errorResult(`internal error in ${name}: ${errorMessage(err)}`);
+  }
+}

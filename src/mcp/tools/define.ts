@@ -1,0 +1,40 @@
+// The shape of one tool: wire name, agent-facing description, valibot argument schema and a
+// handler that maps wire arguments onto the domain and the domain's answer onto v2's result.
+import type * as v from "valibot";
+import type { Kernel } from "../../domain/kernel.ts";
+
+export interface ToolContext {
+  kernel: Kernel;
+  /** Aborts when the caller's HTTP connection goes away. */
+  signal?: AbortSignal | undefined;
+}
+
+export type ArgsSchema = v.ObjectSchema<v.ObjectEntries, v.ErrorMessage<v.ObjectIssue> | undefined>;
+
+export interface Tool<S extends ArgsSchema = ArgsSchema> {
+  name: string;
+  title: string;
+  description: string;
+  args: S;
+  /** Whether the call may block (MCP annotations tell clients it is not instant). */
+  blocking?: boolean;
+  /** True when the tool changes nothing (MCP readOnlyHint). */
+  readOnly?: boolean;
+  run(args: v.InferOutput<S>, ctx: ToolContext): unknown;
+}
+
+export function defineTool<S extends ArgsSchema>(tool: Tool<S>): Tool {
+  return tool as unknown as Tool;
+}
+
+/** Seconds remaining, rounded up, for v2's expires_in_seconds fields. */
+export function inSeconds(kernel: Kernel, at: number): number {
+  return Math.max(0, Math.ceil((at - kernel.clock.now()) / 1000));
+}
+
+/** Copies only the keys whose value is present: optional keys are omitted, never null. */
+export function compact<T extends Record<string, unknown>>(o: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, val] of Object.entries(o)) if (val !== undefined && val !== null) out[k] = val;
+  return out as T;
+}

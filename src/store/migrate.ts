@@ -1,0 +1,25 @@
+// Numbered migrations, embedded in the binary (text imports are bundled by `bun build --compile`).
+// PRAGMA user_version records how many have run; each runs in its own transaction.
+import type { Database } from "bun:sqlite";
+import { AirlockError } from "../errors.ts";
+import m001 from "./migrations/001-init.sql" with { type: "text" };
+
+export const MIGRATIONS: readonly string[] = [m001];
+
+export function migrate(db: Database): number {
+  const row = db.query("PRAGMA user_version").get() as { user_version: number };
+  const current = row.user_version;
+  if (current > MIGRATIONS.length) {
+    throw new AirlockError(
+      "config",
+      `the database has schema version ${current}, newer than this airlock understands (${MIGRATIONS.length}); upgrade airlock or use another --db`,
+    );
+  }
+  for (let v = current; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]!);
+      db.exec(`PRAGMA user_version = ${v + 1}`);
+    }).immediate();
+  }
+  return MIGRATIONS.length;
+}

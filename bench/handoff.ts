@@ -1,0 +1,47 @@
+// Hand-off latency: from sending unlock_resource to the blocked waiter's answer, over real
+// HTTP against a real daemon process, reported with a same-run ping round trip as baseline.
+//   bun bench/handoff.ts [rounds=100]
+import { startDaemon } from "../test/helpers/daemon.ts";
+
+const rounds = Number(process.argv[2] ?? 100);
+const d = await startDaemon();
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+
+try {
+  // Baseline: sequential pings on the same daemon.
+  for (let i = 0; i < 50; i++) await d.rpc("ping");
+  const pings: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const t = performance.now();
+    await d.rpc("ping");
+    pings.push(performance.now() - t);
+  }
+
+  const lags: number[] = [];
+  let holder = await d.call("lock_resource", { name: "bench", agent_id: "a0" });
+  for (let i = 0; i < rounds; i++) {
+    const waiter = d.call("lock_resource", { name: "bench", agent_id: `a${i + 1}`, wait_seconds: 50 });
+    // Release only once the waiter is blocked on the server.
+    for (;;) {
+      const locks = await d.call("list_locks");
+      if (locks[0]?.waiters?.[0]?.blocked) break;
+      await Bun.sleep(1);
+    }
+    const t0 = performance.now();
+    const unlocked = d.call("unlock_resource", { name: "bench", lock_token: holder.lock_token });
+    const got = await waiter;
+    lags.push(performance.now() - t0);
+    if (!(await unlocked).released || !got.locked) throw new Error(`round ${i}: hand-off failed`);
+    holder = got;
+  }
+  const ms = (x: number) => `${x.toFixed(3)} ms`;
+  const pingP50 = pct(pings, 50);
+  console.log(`ping round trip      p50 ${ms(pingP50)}  p99 ${ms(pct(pings, 99))}`);
+  console.log(`hand-off (${rounds} rounds) p50 ${ms(pct(lags, 50))}  p99 ${ms(pct(lags, 99))}  = ${(pct(lags, 50) / pingP50).toFixed(2)}× a ping`);
+} finally {
+  await d.kill();
+}

@@ -1,0 +1,149 @@
+// A real daemon process over real HTTP. It runs the source (`bun src/main.ts`) or, when
+// AIRLOCK_BIN names one, the compiled binary, so the same e2e suite covers both.
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Subprocess } from "bun";
+
+export const ROOT = resolve(import.meta.dir, "../..");
+export const BUN = process.execPath;
+
+export function daemonCommand(): string[] {
+  const bin = process.env.AIRLOCK_BIN;
+  return bin ? [resolve(bin)] : [BUN, join(ROOT, "src/main.ts")];
+}
+
+export interface DaemonProcess {
+  url: string;
+  port: number;
+  home: string;
+  db: string;
+  token: string | undefined;
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  output(): string;
+  /** JSON-RPC call; returns the parsed response body. */
+  rpc(method: string, params?: unknown, init?: { signal?: AbortSignal; headers?: Record<string, string> }): Promise<any>;
+  /** tools/call; returns the tool's parsed JSON result (with isError set on errors). */
+  call(name: string, args?: Record<string, unknown>, init?: { signal?: AbortSignal }): Promise<any>;
+  post(body: string, headers?: Record<string, string>, init?: { signal?: AbortSignal }): Promise<Response>;
+  kill(signal?: NodeJS.Signals | number): Promise<number | null>;
+}
+
+export interface StartOptions {
+  home?: string;
+  db?: string;
+  port?: number;
+  args?: string[];
+  env?: Record<string, string | undefined>;
+  /** How long to wait for "listening on" (ms). */
+  timeoutMs?: number;
+}
+
+// Every daemon a test file starts; a safety net kills the ones a failed test left running,
+// so no stray daemon outlives the test process.
+const running = new Set<Subprocess>();
+process.on("exit", () => {
+  for (const p of running) if (p.exitCode === null && p.signalCode === null) p.kill(9);
+});
+
+/** How long kill() waits for a graceful exit before it sends SIGKILL. */
+const KILL_GRACE_MS = 5000;
+
+export function tempHome(): string {
+  return join(mkdtempSync(join(tmpdir(), "airlock-e2e-")), ".airlock");
+}
+
+/** Starts a daemon (port 0 by default) and resolves once it listens. */
+export async function startDaemon(o: StartOptions = {}): Promise<DaemonProcess> {
+  const home = o.home ?? tempHome();
+  const db = o.db ?? join(home, "state.db");
+  const proc = Bun.spawn([...daemonCommand(), "daemon", "--port", String(o.port ?? 0), "--db", db, ...(o.args ?? [])], {
+    cwd: ROOT,
+    env: { ...process.env, AIRLOCK_HOME: home, AIRLOCK_LOG: "info", ...o.env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  running.add(proc);
+  void proc.exited.then(() => running.delete(proc));
+  let out = "";
+  const pump = async (s: ReadableStream<Uint8Array>) => {
+    const dec = new TextDecoder();
+    for await (const chunk of s) out += dec.decode(chunk);
+  };
+  void pump(proc.stdout);
+  void pump(proc.stderr);
+  const deadline = Date.now() + (o.timeoutMs ?? 15_000);
+  let url: string | undefined;
+  while (!url) {
+    const m = /listening on (http:\/\/\S+?:\d+)/.exec(out);
+    if (m) url = m[1];
+    else if (proc.exitCode !== null) throw new Error(`daemon exited with ${proc.exitCode}:\n${out}`);
+    else if (Date.now() > deadline) {
+      proc.kill(9);
+      throw new Error(`daemon did not start in time:\n${out}`);
+    } else await Bun.sleep(10);
+  }
+  let token: string | undefined = o.env?.AIRLOCK_TOKEN;
+  if (token === undefined) {
+    try {
+      token = readFileSync(join(home, "token"), "utf8").trim();
+    } catch {
+      token = undefined;
+    }
+  }
+  const headers = (): Record<string, string> => ({
+    "content-type": "application/json",
+    ...(token ? { authorization: `Bearer ${token}` } : {}),
+  });
+  let id = 0;
+  const d: DaemonProcess = {
+    url,
+    port: Number(/:(\d+)$/.exec(url)![1]),
+    home,
+    db,
+    token,
+    proc: proc as Subprocess<"ignore", "pipe", "pipe">,
+    output: () => out,
+    post: (body, extra = {}, init = {}) => fetch(url!, { method: "POST", headers: { ...headers(), ...extra }, body, signal: init.signal }),
+    async rpc(method, params, init = {}) {
+      const res = await d.post(JSON.stringify({ jsonrpc: "2.0", id: ++id, method, params }), init.headers ?? {}, init);
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${text}`);
+      return JSON.parse(text);
+    },
+    async call(name, args = {}, init = {}) {
+      const body = await d.rpc("tools/call", { name, arguments: args }, init);
+      if (body.error) throw new Error(`rpc error: ${JSON.stringify(body.error)}`);
+      const value = JSON.parse(body.result.content[0].text);
+      if (body.result.isError) Object.defineProperty(value, "isError", { value: true, enumerable: false });
+      return value;
+    },
+    async kill(signal = "SIGTERM") {
+      if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode;
+      proc.kill(signal);
+      const timer = setTimeout(() => proc.kill(9), KILL_GRACE_MS);
+      try {
+        return await proc.exited;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+  return d;
+}
+
+/** Runs the CLI (source or binary) to completion. */
+export async function runCli(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 30_000) {
+  const proc = Bun.spawn([...daemonCommand(), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const timer = setTimeout(() => proc.kill(9), timeoutMs);
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  clearTimeout(timer);
+  return { stdout, stderr, code };
+}

@@ -1,0 +1,22 @@
+// A kernel on :memory: with a manual clock: domain tests drive time exactly, with no sleeps.
+import { ManualClock } from "../../src/domain/clock.ts";
+import { createKernel, type Kernel } from "../../src/domain/kernel.ts";
+import { openStore, type Store } from "../../src/store/db.ts";
+
+export interface TestKernel {
+  kernel: Kernel;
+  clock: ManualClock;
+  store: Store;
+}
+
+export function makeKernel(opts: { path?: string; clock?: ManualClock } = {}): TestKernel {
+  const clock = opts.clock ?? new ManualClock();
+  const store = openStore(opts.path ?? ":memory:");
+  const kernel = createKernel({ store, clock });
+  return { kernel, clock, store };
+}
+
+/** Lets pending promise continuations (answers after commit) run. */
+export async function settle(): Promise<void> {
+  for (let i = 0; i < 5; i++) await Promise.resolve();
+}

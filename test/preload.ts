@@ -1,0 +1,20 @@
+// Every test run gets a private temporary home: no test ever touches the user's ~/.airlock,
+// and the user's own AIRLOCK_* settings never leak into a test.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const home = mkdtempSync(join(tmpdir(), "airlock-test-"));
+for (const k of Object.keys(process.env)) if (k.startsWith("AIRLOCK_") && k !== "AIRLOCK_BIN") delete process.env[k];
+process.env.HOME = home;
+process.env.AIRLOCK_HOME = join(home, ".airlock");
+process.env.AIRLOCK_LOG = process.env.AIRLOCK_TEST_LOG ?? "warn";
+process.env.NO_COLOR = "1";
+
+process.on("exit", () => {
+  try {
+    rmSync(home, { recursive: true, force: true });
+  } catch {
+    // best effort
+  }
+});

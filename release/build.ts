@@ -4,7 +4,7 @@
 //   bun release/build.ts --target linux-x64   just one
 //   bun release/build.ts --target linux-x64 --no-archive   only release/out/<target>/airlock
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 
@@ -57,16 +57,17 @@ if (import.meta.main) {
   const targets = (values.target ?? [...TARGETS]) as Target[];
   for (const t of targets) if (!TARGETS.includes(t)) throw new Error(`unknown target ${t}; use one of ${TARGETS.join(", ")}`);
   mkdirSync(OUT, { recursive: true });
-  const sums: string[] = [];
   for (const t of targets) {
     const bin = compile(t);
-    if (values["no-archive"]) {
-      console.log(`built ${bin}`);
-      continue;
-    }
-    const tarball = archive(t);
-    sums.push(`${sha256(tarball)}  airlock-${t}.tar.gz`);
-    console.log(`built ${tarball}`);
+    console.log(`built ${values["no-archive"] ? bin : archive(t)}`);
   }
-  if (sums.length) writeFileSync(join(OUT, "SHA256SUMS"), `${sums.join("\n")}\n`);
+  writeSums();
+}
+
+/** SHA256SUMS (sha256sum format) over every tarball in release/out, so partial builds add up. */
+export function writeSums(): string {
+  const tarballs = readdirSync(OUT).filter((f) => /^airlock-.+\.tar\.gz$/.test(f)).sort();
+  const text = tarballs.map((f) => `${sha256(join(OUT, f))}  ${f}\n`).join("");
+  writeFileSync(join(OUT, "SHA256SUMS"), text);
+  return text;
 }

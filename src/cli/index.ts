@@ -6,6 +6,8 @@ import { log } from "../log.ts";
 import { VERSION } from "../version.ts";
 import { callCommand } from "./call.ts";
 import { daemonCommand } from "./daemon.ts";
+import { doctorCommand } from "./doctor.ts";
+import { installServiceCommand, uninstallServiceCommand } from "./install-service.ts";
 import { statusCommand } from "./status.ts";
 import { tokenCommand } from "./token.ts";
 import { versionCommand } from "./version.ts";
@@ -19,7 +21,10 @@ export const mainCommand = defineCommand({
     watch: watchCommand,
     call: callCommand,
     token: tokenCommand,
+    "install-service": installServiceCommand,
+    "uninstall-service": uninstallServiceCommand,
     version: versionCommand,
+    doctor: doctorCommand,
   },
 });
 

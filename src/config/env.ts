@@ -31,6 +31,10 @@ export const env = {
   get noColor(): boolean {
     return str("NO_COLOR") !== undefined || !process.stdout.isTTY;
   },
+  get serviceDryRun(): boolean {
+    const v = str("AIRLOCK_SERVICE_DRYRUN");
+    return v !== undefined && v !== "0" && v.toLowerCase() !== "false";
+  },
   get xdgConfigHome(): string | undefined {
     return str("XDG_CONFIG_HOME");
   },

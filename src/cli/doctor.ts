@@ -1,0 +1,126 @@
+// `airlock doctor`: checks what usually goes wrong (binary, service, port, token, database)
+// and prints, for each problem, what to do about it. Exits 1 when something needs fixing.
+import { existsSync, statSync } from "node:fs";
+import { defineCommand } from "citty";
+import { defaultDbPath, tokenPath } from "../config/dirs.ts";
+import { DEFAULT_PORT } from "../config/settings.ts";
+import { readTokenFile } from "../config/token.ts";
+import { errorMessage } from "../errors.ts";
+import { currentServiceEnv, launchdPlistPath, systemdUnitPath } from "../service/install.ts";
+import { systemRunner } from "../service/runner.ts";
+import { SYSTEMD_UNIT_NAME } from "../service/systemd.ts";
+import { LAUNCHD_LABEL } from "../service/launchd.ts";
+import { openStore } from "../store/db.ts";
+import { VERSION } from "../version.ts";
+import { env } from "../config/env.ts";
+import { rpc } from "./client.ts";
+
+type Check = { ok: boolean | "warn"; what: string; fix?: string };
+
+async function checks(port: string | undefined): Promise<Check[]> {
+  const out: Check[] = [];
+  const r = systemRunner({ dryRun: true, say: () => {} });
+  const se = currentServiceEnv({ xdgConfigHome: env.xdgConfigHome, home: env.userHome });
+
+  // Binary
+  const onPath = Bun.which("airlock");
+  out.push({ ok: true, what: `this is airlock ${VERSION} at ${se.program.join(" ")}` });
+  if (!onPath) out.push({ ok: "warn", what: "`airlock` is not on your PATH", fix: "add the folder that holds it (e.g. ~/.local/bin) to PATH" });
+  else if (se.program.length === 1 && onPath !== se.program[0]) out.push({ ok: "warn", what: `PATH finds another airlock first: ${onPath}` });
+
+  // Service
+  if (se.platform === "linux") {
+    const unit = systemdUnitPath(se);
+    if (!existsSync(unit)) out.push({ ok: "warn", what: "no systemd user service is installed", fix: "airlock install-service" });
+    else {
+      const active = r.probe(["systemctl", "--user", "is-active", SYSTEMD_UNIT_NAME]);
+      out.push(
+        active.stdout.trim() === "active"
+          ? { ok: true, what: `service ${SYSTEMD_UNIT_NAME} is active` }
+          : { ok: false, what: `service ${SYSTEMD_UNIT_NAME} is ${active.stdout.trim() || "not running"}`, fix: `systemctl --user restart ${SYSTEMD_UNIT_NAME}; journalctl --user -u ${SYSTEMD_UNIT_NAME}` },
+      );
+    }
+  } else if (se.platform === "darwin") {
+    const plist = launchdPlistPath(se);
+    if (!existsSync(plist)) out.push({ ok: "warn", what: "no launchd agent is installed", fix: "airlock install-service" });
+    else {
+      const loaded = r.probe(["launchctl", "print", `gui/${se.uid}/${LAUNCHD_LABEL}`]);
+      out.push(loaded.code === 0 ? { ok: true, what: `launchd agent ${LAUNCHD_LABEL} is loaded` } : { ok: false, what: `launchd agent ${LAUNCHD_LABEL} is not loaded`, fix: "airlock install-service" });
+    }
+  }
+
+  // Port
+  const p = port ?? env.port ?? String(DEFAULT_PORT);
+  let health: string | undefined;
+  try {
+    const res = await fetch(`http://127.0.0.1:${p}/healthz`, { signal: AbortSignal.timeout(1500) });
+    health = res.ok ? (await res.text()).trim() : `HTTP ${res.status}`;
+  } catch {
+    health = undefined;
+  }
+  if (health === "ok") {
+    try {
+      const init = (await rpc("initialize", { protocolVersion: "2025-06-18" }, { port: p }, 3000)) as { serverInfo: { name: string; version: string } };
+      const v = init.serverInfo.version;
+      out.push(v === VERSION ? { ok: true, what: `airlock ${v} answers on 127.0.0.1:${p}` } : { ok: "warn", what: `the daemon on port ${p} is airlock ${v}, this binary is ${VERSION}`, fix: "airlock install-service (restarts the service with this binary)" });
+    } catch (err) {
+      out.push({ ok: false, what: `something answers /healthz on port ${p} but a call failed: ${errorMessage(err)}`, fix: "check the token: airlock token" });
+    }
+  } else if (health !== undefined) {
+    out.push({ ok: false, what: `port ${p} is used by another program (${health}) ${portOwner(r, p)}`, fix: "stop that program, or run airlock with --port" });
+  } else {
+    out.push({ ok: false, what: `nothing listens on 127.0.0.1:${p}`, fix: "airlock install-service, or airlock daemon" });
+  }
+
+  // Token
+  const tp = tokenPath();
+  if (env.token !== undefined) out.push({ ok: true, what: "token comes from AIRLOCK_TOKEN" });
+  else if (!existsSync(tp)) out.push({ ok: se.platform === "darwin" ? true : "warn", what: `no token file at ${tp}`, fix: se.platform === "darwin" ? undefined : "start the daemon once: it creates one" });
+  else {
+    try {
+      const t = readTokenFile(tp);
+      out.push({ ok: true, what: `token file ${tp} is private (0${(statSync(tp).mode & 0o777).toString(8)}), ${t.length} characters` });
+    } catch (err) {
+      out.push({ ok: false, what: errorMessage(err) });
+    }
+  }
+
+  // Database
+  const db = defaultDbPath();
+  if (!existsSync(db)) out.push({ ok: "warn", what: `no database yet at ${db}`, fix: "it is created when the daemon first starts" });
+  else {
+    try {
+      const store = openStore(db, { readonly: true });
+      const row = store.db.query("PRAGMA quick_check").get() as { quick_check: string };
+      store.close();
+      out.push(row.quick_check === "ok" ? { ok: true, what: `database ${db} passes quick_check` } : { ok: false, what: `database ${db} is damaged: ${row.quick_check}`, fix: "stop the daemon, move the file aside, start again (state is lost)" });
+    } catch (err) {
+      out.push({ ok: false, what: `cannot read database ${db}: ${errorMessage(err)}` });
+    }
+  }
+  return out;
+}
+
+/** Best effort: which process holds the port (ss on Linux, lsof elsewhere). */
+function portOwner(r: ReturnType<typeof systemRunner>, port: string): string {
+  const ss = r.which("ss") ? r.probe(["ss", "-ltnpH", `sport = :${port}`]) : undefined;
+  const m = ss && /users:\(\("([^"]+)",pid=(\d+)/.exec(ss.stdout);
+  if (m) return `(${m[1]}, pid ${m[2]})`;
+  const lsof = r.which("lsof") ? r.probe(["lsof", "-nP", `-iTCP:${port}`, "-sTCP:LISTEN", "-Fpc"]) : undefined;
+  const pid = lsof && /^p(\d+)$/m.exec(lsof.stdout)?.[1];
+  const cmd = lsof && /^c(.+)$/m.exec(lsof.stdout)?.[1];
+  return pid ? `(${cmd ?? "?"}, pid ${pid})` : "";
+}
+
+export const doctorCommand = defineCommand({
+  meta: { name: "doctor", description: "Check the binary, service, port, token and database, and say what to fix" },
+  args: { port: { type: "string", description: "Daemon port (default 27183 or AIRLOCK_PORT)" } },
+  async run({ args }) {
+    const results = await checks(args.port);
+    for (const c of results) {
+      const mark = c.ok === true ? "ok  " : c.ok === "warn" ? "warn" : "FAIL";
+      console.log(`${mark}  ${c.what}${c.fix ? `\n      → ${c.fix}` : ""}`);
+    }
+    if (results.some((c) => c.ok === false)) process.exitCode = 1;
+  },
+});

@@ -26,7 +26,11 @@ export function createCtx(store: Store, clock: Clock): Ctx {
     clock,
     scheduler,
     tx(fn) {
+      // Due expiries commit on their own first: if fn throws, its rollback must not undo a
+      // hand-off whose waiter has already left the line and whose scheduler entry is spent.
+      if (scheduler.hasDue()) store.tx(() => scheduler.runDue());
       return store.tx(() => {
+        // Anything that fell due in the instant since is still processed before fn reads.
         scheduler.runDue();
         return fn();
       });

@@ -81,7 +81,11 @@ export class Locks {
         return { done: this.grant(req.name, req.agentId, req.ttlMs) };
       }
       if (w) w.req = { agentId: req.agentId, ttlMs: req.ttlMs };
-      if (req.waitMs <= 0) return { done: this.denied(req.name, w) };
+      if (req.waitMs <= 0) {
+        // A poll with its wake_token is proof of interest: its place is kept for a fresh grace.
+        if (w) this.waits.keep(w);
+        return { done: this.denied(req.name, w) };
+      }
       w ??= this.waits.enqueue(req.name, { agentId: req.agentId, ttlMs: req.ttlMs });
       return { wait: w };
     });

@@ -119,6 +119,12 @@ export class WaitQueue<Req, R> {
     if (settle) this.o.afterCommit(() => settle({ kind: "granted", value }));
   }
 
+  /** A detached waiter whose caller came back without blocking keeps its place for a fresh grace. */
+  keep(w: Waiter<Req, R>): void {
+    if (w.attached || !this.byToken.has(w.token) || this.o.graceMs <= 0) return;
+    this.o.scheduler.at(this.graceKey(w), this.o.clock.now() + this.o.graceMs, () => this.remove(w));
+  }
+
   /** Takes the waiter out of line; a blocked call is answered as aborted. */
   remove(w: Waiter<Req, R>): void {
     this.unlink(w);
@@ -142,7 +148,7 @@ export class WaitQueue<Req, R> {
     w.settle?.(outcome);
     if (!this.byToken.has(w.token)) return;
     if (this.o.graceMs <= 0) return this.remove(w);
-    this.o.scheduler.at(this.graceKey(w), this.o.clock.now() + this.o.graceMs, () => this.remove(w));
+    this.keep(w);
   }
 
   private unlink(w: Waiter<Req, R>): void {

@@ -1,0 +1,167 @@
+import { describe, expect, test } from "bun:test";
+import { ManualClock } from "../../src/domain/clock.ts";
+import { Scheduler } from "../../src/domain/timers.ts";
+import { LateClock } from "./support.ts";
+
+function setup() {
+  const clock = new ManualClock(1_000_000);
+  const scheduler = new Scheduler(clock);
+  const fired: { key: string; at: number }[] = [];
+  const schedule = (key: string, delay: number) =>
+    scheduler.at(key, clock.now() + delay, () => fired.push({ key, at: clock.now() }));
+  return { clock, scheduler, fired, schedule };
+}
+
+describe("Scheduler", () => {
+  test("fires an entry at its exact deadline and not a millisecond before", () => {
+    const { clock, fired, schedule } = setup();
+    const start = clock.now();
+    schedule("a", 250);
+    clock.advance(249);
+    expect(fired).toEqual([]);
+    clock.advance(1);
+    expect(fired).toEqual([{ key: "a", at: start + 250 }]);
+  });
+
+  test("fires entries in deadline order whatever order they were added in", () => {
+    const { clock, fired, schedule } = setup();
+    const start = clock.now();
+    schedule("c", 300);
+    schedule("a", 100);
+    schedule("b", 200);
+    clock.advance(1_000);
+    expect(fired).toEqual([
+      { key: "a", at: start + 100 },
+      { key: "b", at: start + 200 },
+      { key: "c", at: start + 300 },
+    ]);
+  });
+
+  test("fires entries with the same deadline in the order they were scheduled", () => {
+    const { clock, fired, schedule } = setup();
+    schedule("second", 100);
+    schedule("first", 50);
+    schedule("third", 100);
+    clock.advance(100);
+    expect(fired.map((f) => f.key)).toEqual(["first", "second", "third"]);
+  });
+
+  test("re-arms a key that is scheduled again, to the later deadline", () => {
+    const { clock, scheduler, fired, schedule } = setup();
+    const start = clock.now();
+    schedule("lease", 100);
+    schedule("lease", 500);
+    expect(scheduler.size).toBe(1);
+    clock.advance(499);
+    expect(fired).toEqual([]);
+    clock.advance(1);
+    expect(fired).toEqual([{ key: "lease", at: start + 500 }]);
+  });
+
+  test("re-arms a key that is scheduled again, to the earlier deadline", () => {
+    const { clock, fired, schedule } = setup();
+    const start = clock.now();
+    schedule("lease", 500);
+    schedule("lease", 100);
+    clock.advance(100);
+    expect(fired).toEqual([{ key: "lease", at: start + 100 }]);
+    clock.advance(1_000);
+    expect(fired).toHaveLength(1);
+  });
+
+  test("fires a deadline beyond setTimeout's 32-bit range at its exact time", () => {
+    const { clock, fired, schedule } = setup();
+    const start = clock.now();
+    const far = 3 * 2_147_483_647;
+    schedule("far", far);
+    clock.advance(far - 1);
+    expect(fired).toEqual([]);
+    clock.advance(1);
+    expect(fired).toEqual([{ key: "far", at: start + far }]);
+  });
+
+  test("never fires a cancelled entry", () => {
+    const { clock, scheduler, fired, schedule } = setup();
+    schedule("a", 100);
+    schedule("b", 200);
+    scheduler.cancel("a");
+    expect(scheduler.has("a")).toBe(false);
+    expect(scheduler.has("b")).toBe(true);
+    clock.advance(1_000);
+    expect(fired.map((f) => f.key)).toEqual(["b"]);
+  });
+
+  test("runDue processes every entry that is due, earliest first, and leaves the rest", () => {
+    // Timers that never fire: time passes, and runDue must catch up on everything due.
+    const clock = new LateClock(0);
+    const scheduler = new Scheduler(clock);
+    const ran: string[] = [];
+    scheduler.at("late", 30, () => ran.push("late"));
+    scheduler.at("early", 10, () => ran.push("early"));
+    scheduler.at("future", 100, () => ran.push("future"));
+    clock.advance(50);
+    expect(ran).toEqual([]);
+    expect(scheduler.hasDue()).toBe(true);
+    scheduler.runDue();
+    expect(ran).toEqual(["early", "late"]);
+    expect(scheduler.hasDue()).toBe(false);
+    expect(scheduler.has("future")).toBe(true);
+    expect(scheduler.size).toBe(1);
+  });
+
+  test("runs entries that a due entry schedules for a time already due in the same pass", () => {
+    const clock = new ManualClock(0);
+    const scheduler = new Scheduler(clock);
+    const ran: string[] = [];
+    scheduler.at("first", 10, () => {
+      ran.push("first");
+      scheduler.at("follow-up", clock.now(), () => ran.push("follow-up"));
+    });
+    clock.advance(10);
+    expect(ran).toEqual(["first", "follow-up"]);
+  });
+
+  test("keeps one underlying timer armed, whatever the number of entries", () => {
+    const { clock, schedule } = setup();
+    for (let i = 0; i < 20; i++) schedule(`k${i}`, 100 + i);
+    expect(clock.pendingTimers()).toBe(1);
+    clock.advance(105);
+    expect(clock.pendingTimers()).toBe(1);
+    clock.advance(100);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  test("keeps the heap bounded by the live entries after many renewals", () => {
+    const { clock, scheduler, fired, schedule } = setup();
+    for (let i = 0; i < 10_000; i++) {
+      schedule("renewed-a", 1_000 + i);
+      schedule("renewed-b", 2_000 + i);
+      clock.advance(0);
+    }
+    expect(scheduler.size).toBe(2);
+    const heap = scheduler["heap"] as unknown[];
+    expect(heap.length).toBeLessThanOrEqual(2 * 64 + 2);
+    clock.advance(20_000);
+    expect(fired.map((f) => f.key)).toEqual(["renewed-a", "renewed-b"]);
+    expect(scheduler.size).toBe(0);
+  });
+
+  test("reports size as the number of live entries only", () => {
+    const { scheduler, schedule } = setup();
+    schedule("a", 10);
+    schedule("b", 20);
+    schedule("a", 30);
+    scheduler.cancel("b");
+    scheduler.cancel("missing");
+    expect(scheduler.size).toBe(1);
+  });
+
+  test("fires nothing after stop", () => {
+    const { clock, scheduler, fired, schedule } = setup();
+    schedule("a", 10);
+    scheduler.stop();
+    clock.advance(100);
+    expect(fired).toEqual([]);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+});

@@ -31,6 +31,7 @@ export class Scheduler {
   constructor(
     private readonly clock: Clock,
     private readonly runBatch: (work: () => void) => void = (work) => work(),
+    private readonly onError: (err: unknown) => void = (err) => console.error("airlock: an expiry failed:", err),
   ) {}
 
   /** Schedules fn at time `at` under key, replacing any entry with that key. */
@@ -91,8 +92,14 @@ export class Scheduler {
     this.timer = null;
     this.armedAt = Number.POSITIVE_INFINITY;
     if (this.stopped) return;
-    if (this.hasDue()) this.runBatch(() => this.runDue());
-    this.arm();
+    try {
+      if (this.hasDue()) this.runBatch(() => this.runDue());
+    } catch (err) {
+      // An expiry that throws (a full disk, say) must not stop every later one from firing.
+      this.onError(err);
+    } finally {
+      this.arm();
+    }
   };
 
   private arm(): void {

@@ -33,8 +33,8 @@ export interface WaitQueueOptions {
   name: string;
   clock: Clock;
   scheduler: Scheduler;
-  /** Runs fn after the current transaction commits. */
-  afterCommit: (fn: () => void) => void;
+  /** Runs fn after the current transaction commits, or orElse if it rolls back. */
+  afterCommit: (fn: () => void, orElse?: () => void) => void;
   /** How long a detached waiter keeps its place; 0 removes it as soon as its call returns. */
   graceMs: number;
 }
@@ -116,7 +116,9 @@ export class WaitQueue<Req, R> {
     w.settle = undefined;
     w.attached = false;
     this.o.scheduler.cancel(this.deadlineKey(w));
-    if (settle) this.o.afterCommit(() => settle({ kind: "granted", value }));
+    // If the granting transaction rolls back, the grant never happened: the call is answered
+    // as aborted (its primitive reports the resource as held) rather than left hanging.
+    if (settle) this.o.afterCommit(() => settle({ kind: "granted", value }), () => settle({ kind: "aborted" }));
   }
 
   /** A detached waiter whose caller came back without blocking keeps its place for a fresh grace. */

@@ -17,8 +17,11 @@ export interface Store {
   readonly db: Database;
   /** Runs fn in one BEGIN IMMEDIATE transaction; after it commits, runs the afterCommit hooks fn queued. */
   tx<T>(fn: () => SyncOnly<T>): T;
-  /** Queues work for after the current transaction commits (dropped if it rolls back). */
-  afterCommit(fn: () => void): void;
+  /**
+   * Queues work for after the current transaction commits; if it rolls back, `orElse` runs
+   * instead (so that a waiter promised a grant by a transaction that failed is still answered).
+   */
+  afterCommit(fn: () => void, orElse?: () => void): void;
   /** A cached prepared statement. */
   q<R = unknown>(sql: string): Statement<R, SQLQueryBindings[]>;
   close(): void;
@@ -49,27 +52,31 @@ export function openStore(path: string, opts: OpenOptions = {}): Store {
   }
 
   const statements = new Map<string, Statement<unknown, SQLQueryBindings[]>>();
-  let pending: (() => void)[] | null = null;
+  type Hook = { done: () => void; orElse?: (() => void) | undefined };
+  let pending: Hook[] | null = null;
 
   const store: Store = {
     path,
     db,
     tx<T>(fn: () => SyncOnly<T>): T {
       if (pending) return fn() as T; // nested: part of the outer transaction
-      const hooks: (() => void)[] = [];
+      const hooks: Hook[] = [];
       pending = hooks;
       let out: T;
       try {
         out = db.transaction(fn).immediate() as T;
-      } finally {
+      } catch (err) {
         pending = null;
+        for (const h of hooks) h.orElse?.();
+        throw err;
       }
-      for (const h of hooks) h();
+      pending = null;
+      for (const h of hooks) h.done();
       return out;
     },
-    afterCommit(fn) {
-      if (pending) pending.push(fn);
-      else fn();
+    afterCommit(done, orElse) {
+      if (pending) pending.push({ done, orElse });
+      else done();
     },
     q<R>(sql: string) {
       let s = statements.get(sql);

@@ -522,3 +522,28 @@ describe("expiry and failed calls", () => {
     }
   });
 });
+
+describe("Locks when a hand-off's transaction fails", () => {
+  test("answers the waiter as not granted instead of leaving its call hanging", async () => {
+    const { kernel, store, clock } = makeKernel();
+    const a = await kernel.locks.acquire({ name: "r", agentId: "a", ttlMs: 60_000, waitMs: 0 });
+    if (!a.locked) throw new Error("setup");
+    let answered: unknown;
+    void kernel.locks.acquire({ name: "r", agentId: "b", ttlMs: 60_000, waitMs: 10_000 }).then((r) => (answered = r));
+    await Promise.resolve();
+    // The release hands the lock to b inside the transaction; then the transaction fails.
+    expect(() =>
+      store.tx(() => {
+        kernel.locks.release("r", a.token, undefined);
+        throw new Error("disk I/O error");
+      }),
+    ).toThrow("disk I/O error");
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    await Bun.sleep(0);
+    expect(answered).toMatchObject({ locked: false, heldBy: "a" });
+    expect(kernel.locks.list().map((l) => l.agent_id)).toEqual(["a"]);
+    clock.advance(0);
+    kernel.close();
+    store.close();
+  });
+});

@@ -165,3 +165,20 @@ describe("Scheduler", () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 });
+
+describe("Scheduler when an expiry throws", () => {
+  test("reports the error and still fires the entries after it", () => {
+    const clock = new ManualClock(1_000_000);
+    const errors: unknown[] = [];
+    const scheduler = new Scheduler(clock, (work) => work(), (err) => errors.push(err));
+    const fired: string[] = [];
+    scheduler.at("bad", clock.now() + 10, () => {
+      throw new Error("disk full");
+    });
+    scheduler.at("good", clock.now() + 20, () => fired.push("good"));
+    clock.advance(10);
+    expect(errors.map(String)).toEqual(["Error: disk full"]);
+    clock.advance(10);
+    expect(fired).toEqual(["good"]);
+  });
+});

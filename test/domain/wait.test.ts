@@ -84,7 +84,7 @@ describe("WaitQueue", () => {
     expect(call.done).toBe(true);
   });
 
-  test("never answers a call as granted by a transaction that rolled back", async () => {
+  test("answers a call promised a grant by a transaction that rolled back as aborted, never granted", async () => {
     const w = q.enqueue("r", { who: "a" });
     const call = track(q.block(w, t.clock.now() + 1_000));
     expect(() =>
@@ -94,7 +94,7 @@ describe("WaitQueue", () => {
       }),
     ).toThrow("boom");
     await flush();
-    expect(call.done).toBe(false);
+    expect(call.value).toEqual({ kind: "aborted" });
   });
 
   test("times out at the exact deadline and not before", async () => {

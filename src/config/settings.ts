@@ -15,7 +15,8 @@ export interface Settings {
 }
 
 export function parsePort(raw: string | number, source: string): number {
-  const n = typeof raw === "number" ? raw : Number(raw);
+  // Decimal digits only: Number() would take "" (and " ") as 0, a random port, and "0x50" as 80.
+  const n = typeof raw === "number" ? raw : /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isInteger(n) || n < 0 || n > 65535) {
     throw new AirlockError("config", `${source} must be a port number from 0 to 65535 (got ${JSON.stringify(raw)})`);
   }

@@ -30,7 +30,13 @@ export function hostName(hostHeader: string): string {
 export function isLoopbackHostHeader(hostHeader: string | null, extra: readonly string[] = []): boolean {
   if (!hostHeader) return false;
   const name = hostName(hostHeader);
-  return LOOPBACK_NAMES.has(name) || extra.includes(name);
+  if (LOOPBACK_NAMES.has(name)) return true;
+  // --host takes an IPv6 address bare ("fd00::1"); the Host header brackets it.
+  const bare = name.startsWith("[") && name.endsWith("]") ? name.slice(1, -1) : name;
+  return extra.some((h) => {
+    const e = h.toLowerCase();
+    return e === name || e === bare;
+  });
 }
 
 export function isLoopbackOrigin(origin: string, extra: readonly string[] = []): boolean {
@@ -83,7 +89,13 @@ export function checkRpcRequest(req: Request, o: GuardOptions): Response | null 
 export async function readBody(req: Request): Promise<string | Response> {
   const declared = Number(req.headers.get("content-length") ?? "0");
   if (declared > MAX_BODY_BYTES) return plain(413, "request body too large (limit 1 MiB)");
-  const buf = await req.arrayBuffer();
+  let buf: ArrayBuffer;
+  try {
+    buf = await req.arrayBuffer();
+  } catch (err) {
+    // The client broke off mid-body: an answer, not a thrown error (Bun would make it a 500).
+    return plain(400, `could not read the request body: ${err instanceof Error ? err.message : String(err)}`);
+  }
   if (buf.byteLength > MAX_BODY_BYTES) return plain(413, "request body too large (limit 1 MiB)");
   return new TextDecoder().decode(buf);
 }

@@ -21,7 +21,35 @@ export const INVALID_REQUEST = -32600;
 export const METHOD_NOT_FOUND = -32601;
 export const INVALID_PARAMS = -32602;
 
-export type Id = string | number | null;
+/** A numeric id kept as the client's source text, for JSON.stringify to write back as is. */
+export type RawId = { readonly rawJSON: string };
+export type Id = string | number | null | RawId;
+
+// JSON.parse's source text access and JSON.rawJSON (TC39 "JSON.parse source text access"),
+// which Bun implements; typed here because TypeScript's lib does not have them yet.
+type SourceReviver = (this: unknown, key: string, value: unknown, context?: { source?: string }) => unknown;
+const parseWithSource = JSON.parse as (text: string, reviver: SourceReviver) => unknown;
+const rawJson = (JSON as unknown as { rawJSON(text: string): RawId }).rawJSON;
+
+/**
+ * The top-level numeric id as the client wrote it, when a double would change it on the way
+ * back (12345678901234567890, 1.50, 1e3, -0): JSON-RPC wants the same id in the reply.
+ * A second parse, only for numeric ids: about 2 µs on a usual call.
+ */
+function echoNumericId(bodyText: string, id: number): number | RawId {
+  const byHolder = new Map<unknown, string>();
+  let source: string | undefined;
+  try {
+    parseWithSource(bodyText, function (key, value, context) {
+      if (key === "id" && typeof value === "number" && context?.source !== undefined) byHolder.set(this, context.source);
+      if (key === "") source = byHolder.get(value); // the last call: value is the whole message
+      return value;
+    });
+  } catch {
+    return id;
+  }
+  return source === undefined || source === String(id) ? id : rawJson(source);
+}
 
 export type RpcReply =
   | { kind: "response"; body: Record<string, unknown> }
@@ -52,14 +80,15 @@ export async function dispatch(bodyText: string, ctx: DispatchContext): Promise<
   if (hasId && id !== null && typeof id !== "string" && typeof id !== "number") {
     return failure(null, INVALID_REQUEST, "invalid request: id must be a string, a number or null");
   }
-  if (typeof m.method !== "string") return failure((id ?? null) as Id, INVALID_REQUEST, "invalid request: method must be a string");
+  const rid: Id = typeof id === "number" ? echoNumericId(bodyText, id) : ((id ?? null) as Id);
+  if (typeof m.method !== "string") return failure(rid, INVALID_REQUEST, "invalid request: method must be a string");
   const method = m.method;
   if (!hasId && method.startsWith("notifications/")) return { kind: "accepted" };
-  if (m.params !== undefined && (typeof m.params !== "object" || m.params === null)) {
-    return failure((id ?? null) as Id, INVALID_PARAMS, "invalid params: params must be an object");
+  // MCP's params are always by name: an array (by position) is as wrong as a string.
+  if (m.params !== undefined && (typeof m.params !== "object" || m.params === null || Array.isArray(m.params))) {
+    return failure(rid, INVALID_PARAMS, "invalid params: params must be an object");
   }
   const params = (m.params ?? {}) as Record<string, unknown>;
-  const rid = (id ?? null) as Id;
 
   switch (method) {
     case "initialize": {

@@ -24,6 +24,17 @@ export function textResult(value: unknown, isError = false): ToolResult {
 
 export const errorResult = (message: string): ToolResult => textResult({ error: message }, true);
 
+/**
+ * A lone surrogate becomes U+FFFD, as v2's Go decoder did. SQLite stores UTF-8 (where it turns
+ * into U+FFFD anyway), so without this "x\ud800" and "x\ufffd" would be one lock in the store
+ * but two lines of waiters in memory. Only strings and arrays of strings reach the schemas.
+ */
+function wellFormed(val: unknown): unknown {
+  if (typeof val === "string") return val.toWellFormed();
+  if (Array.isArray(val)) return val.map((x) => (typeof x === "string" ? x.toWellFormed() : x));
+  return val;
+}
+
 export async function runTool(kernel: Kernel, name: unknown, rawArgs: unknown, signal?: AbortSignal): Promise<ToolResult> {
   if (typeof name !== "string") return errorResult(`unknown tool: ${name === undefined ? "" : String(name)}`);
   const tool = TOOLS_BY_NAME.get(name);
@@ -31,9 +42,11 @@ export async function runTool(kernel: Kernel, name: unknown, rawArgs: unknown, s
   if (rawArgs !== undefined && rawArgs !== null && (typeof rawArgs !== "object" || Array.isArray(rawArgs))) {
     return errorResult("arguments must be a JSON object");
   }
-  // A null argument means "not given", as it did for v2's Go decoder.
-  const args: Record<string, unknown> = {};
-  for (const [k, val] of Object.entries((rawArgs ?? {}) as Record<string, unknown>)) if (val !== null) args[k] = val;
+  // A null argument means "not given", as it did for v2's Go decoder. The copy has no
+  // prototype, so a "__proto__" key stays an ordinary (ignored) argument instead of lending
+  // the schema inherited values.
+  const args: Record<string, unknown> = Object.create(null);
+  for (const [k, val] of Object.entries((rawArgs ?? {}) as Record<string, unknown>)) if (val !== null) args[k] = wellFormed(val);
 
   const parsed = v.safeParse(tool.args, args);
   if (!parsed.success) return errorResult(describeIssues(parsed.issues));

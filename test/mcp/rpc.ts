@@ -25,7 +25,8 @@ export interface SendOptions {
   path?: string;
   method?: string;
   headers?: Record<string, string | null>;
-  body?: BodyInit | null;
+  body?: string | ArrayBuffer | Uint8Array | ReadableStream<Uint8Array> | null;
+  signal?: AbortSignal;
 }
 
 export interface RpcBody {
@@ -46,6 +47,27 @@ export const GOOD_HEADERS: Record<string, string> = {
   authorization: `Bearer ${TOKEN}`,
 };
 
+/** The parsed JSON body of a response (tests inspect it freely). */
+export async function json(res: Response): Promise<any> {
+  return await res.json();
+}
+
+/** Lets the event loop run until cond holds (a call reached its wait), failing after ~1 s. */
+export async function until(cond: () => boolean, what = "condition"): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (cond()) return;
+    await Bun.sleep(i < 20 ? 0 : 5);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Whether a promise has settled, without waiting for it. */
+export async function isSettled(p: Promise<unknown>): Promise<boolean> {
+  const marker = Symbol("pending");
+  const r = await Promise.race([p.then(() => true, () => true), Bun.sleep(5).then(() => marker)]);
+  return r !== marker;
+}
+
 export function makeApp(opts: { token?: string | undefined; noToken?: boolean } = {}): TestApp {
   const tk = makeKernel();
   const app = createApp({ kernel: tk.kernel, token: opts.noToken ? undefined : (opts.token ?? TOKEN) });
@@ -55,8 +77,9 @@ export function makeApp(opts: { token?: string | undefined; noToken?: boolean } 
     for (const [k, v] of Object.entries({ ...GOOD_HEADERS, ...o.headers })) if (v !== null && v !== undefined) headers[k] = v;
     const method = o.method ?? "POST";
     const init: RequestInit = { method, headers };
+    if (o.signal) init.signal = o.signal;
     if (method !== "GET" && method !== "HEAD" && o.body !== null) init.body = o.body ?? "{}";
-    return app.fetch(new Request(new URL(o.path ?? "/", URL_ROOT), init));
+    return app.fetch(new Request(new URL(o.path ?? "/", URL_ROOT).href, init));
   }
 
   async function rpc(method: string, params?: unknown, id: unknown = 1): Promise<RpcBody> {

@@ -1,0 +1,88 @@
+// Daemon settings: flags over the environment over defaults, strict port parsing, and which
+// bind addresses count as loopback.
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { DEFAULT_HOST, DEFAULT_PORT, isLoopbackHost, parsePort, resolveSettings } from "../../src/config/settings.ts";
+import { AirlockError } from "../../src/errors.ts";
+
+const KEYS = ["AIRLOCK_PORT", "AIRLOCK_HOST", "AIRLOCK_DB"] as const;
+let saved: Record<string, string | undefined>;
+
+beforeEach(() => {
+  saved = Object.fromEntries(KEYS.map((k) => [k, process.env[k]]));
+  for (const k of KEYS) delete process.env[k];
+});
+
+afterEach(() => {
+  for (const k of KEYS) {
+    if (saved[k] === undefined) delete process.env[k];
+    else process.env[k] = saved[k];
+  }
+});
+
+describe("resolveSettings", () => {
+  test("defaults to 127.0.0.1:27183 and state.db under the airlock home", () => {
+    const s = resolveSettings({});
+    expect(s).toEqual({ host: DEFAULT_HOST, port: DEFAULT_PORT, hostExplicit: false, dbPath: join(process.env.AIRLOCK_HOME!, "state.db") });
+    expect(DEFAULT_PORT).toBe(27183);
+    expect(DEFAULT_HOST).toBe("127.0.0.1");
+  });
+
+  test("the environment overrides the defaults", () => {
+    process.env.AIRLOCK_PORT = "4000";
+    process.env.AIRLOCK_HOST = "::1";
+    process.env.AIRLOCK_DB = "/tmp/x.db";
+    expect(resolveSettings({})).toEqual({ host: "::1", port: 4000, hostExplicit: true, dbPath: "/tmp/x.db" });
+  });
+
+  test("flags override the environment", () => {
+    process.env.AIRLOCK_PORT = "4000";
+    process.env.AIRLOCK_HOST = "localhost";
+    expect(resolveSettings({ port: "5000", host: "127.0.0.1", db: "/tmp/y.db" })).toEqual({
+      host: "127.0.0.1",
+      port: 5000,
+      hostExplicit: true,
+      dbPath: "/tmp/y.db",
+    });
+  });
+
+  test("port 0 (any free port) is allowed, for tests", () => {
+    expect(resolveSettings({ port: "0" }).port).toBe(0);
+  });
+
+  test("a bad AIRLOCK_PORT is refused, naming the variable", () => {
+    process.env.AIRLOCK_PORT = "http";
+    expect(() => resolveSettings({})).toThrow(/AIRLOCK_PORT must be a port number/);
+  });
+
+  test("a bad --port is refused, naming the flag", () => {
+    expect(() => resolveSettings({ port: "99999" })).toThrow(/--port must be a port number from 0 to 65535 \(got "99999"\)/);
+  });
+});
+
+describe("parsePort", () => {
+  for (const [raw, n] of [["1", 1], ["80", 80], ["27183", 27183], ["65535", 65535], [8080, 8080], ["0", 0]] as const) {
+    test(`accepts ${JSON.stringify(raw)} as ${n}`, () => {
+      expect(parsePort(raw, "--port")).toBe(n);
+    });
+  }
+
+  for (const raw of ["", " ", "-1", "65536", "1.5", "abc", "80abc", "1e3", "0x50", "NaN", "Infinity", -1, 1.5, 70000]) {
+    test(`refuses ${JSON.stringify(raw)} with an AirlockError`, () => {
+      expect(() => parsePort(raw, "--port")).toThrow(AirlockError);
+    });
+  }
+});
+
+describe("isLoopbackHost", () => {
+  for (const h of ["127.0.0.1", "localhost", "LOCALHOST", "::1", "[::1]", "127.0.0.2", "127.255.255.254"]) {
+    test(`${h} is loopback`, () => {
+      expect(isLoopbackHost(h)).toBe(true);
+    });
+  }
+  for (const h of ["0.0.0.0", "::", "192.168.1.5", "127.0.0.1.nip.io", "localhost.evil.com", "128.0.0.1", "", "fd00::1"]) {
+    test(`${JSON.stringify(h)} is not loopback`, () => {
+      expect(isLoopbackHost(h)).toBe(false);
+    });
+  }
+});

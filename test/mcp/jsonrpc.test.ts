@@ -181,3 +181,13 @@ describe("headers real clients send", () => {
     expect(res.headers.get("content-type")).toBe("application/json");
   });
 });
+
+describe("protocol versions and the MCP SDK", () => {
+  test("the newest version we answer is the SDK's newest, and every SDK version from 2024-11-05 on is one we accept", async () => {
+    const sdk = await import("@modelcontextprotocol/sdk/types.js");
+    const { PROTOCOL_VERSIONS, NEWEST_PROTOCOL_VERSION } = await import("../../src/mcp/jsonrpc.ts");
+    expect(NEWEST_PROTOCOL_VERSION).toBe(sdk.LATEST_PROTOCOL_VERSION);
+    const modern = sdk.SUPPORTED_PROTOCOL_VERSIONS.filter((v: string) => v >= "2024-11-05");
+    expect([...PROTOCOL_VERSIONS].sort()).toEqual([...modern].sort());
+  });
+});

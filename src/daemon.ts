@@ -4,11 +4,15 @@ import { resolveToken } from "./config/token.ts";
 import { createKernel, type Kernel } from "./domain/kernel.ts";
 import { AirlockError, errorMessage } from "./errors.ts";
 import { createLog } from "./log.ts";
-import { createApp, listen } from "./mcp/server.ts";
+import { plain } from "./mcp/guard.ts";
+import { type App, createApp, listen } from "./mcp/server.ts";
 import { openStore, type Store } from "./store/db.ts";
 import { VERSION } from "./version.ts";
 
 const log = createLog("daemon");
+
+// How long shutdown waits for in-flight answers before it closes the connections anyway.
+const STOP_GRACE_MS = 2000;
 
 export interface DaemonFlags {
   port?: string | undefined;
@@ -28,27 +32,42 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
   const s = resolveSettings(flags);
   const loopback = isLoopbackHost(s.host);
   if (!loopback && !s.hostExplicit) throw new AirlockError("config", `refusing to listen on ${s.host} without an explicit --host`);
-  const token = resolveToken({ required: !loopback });
-  if (!loopback && token === undefined) throw new AirlockError("config", "a token is required to listen beyond loopback");
 
-  const store = openStore(s.dbPath);
-  const kernel = createKernel({ store });
-  const app = createApp({ kernel, token, extraHosts: loopback ? [] : [s.host.toLowerCase()] });
-
+  // Bind first: a second daemon started by mistake on a busy port must fail before it creates
+  // a token or opens (creates, migrates, expires entries in) a database another daemon owns.
+  // No request is served before `app` is set: everything up to that point is synchronous.
+  let app: App | undefined;
   let listening: ReturnType<typeof listen>;
   try {
-    listening = listen(app, s.host, s.port);
+    listening = listen({ fetch: (req) => (app ? app.fetch(req) : Promise.resolve(plain(503, "starting"))) }, s.host, s.port);
   } catch (err) {
-    kernel.close();
-    store.close();
     throw await portInUseError(err, s.host, s.port);
   }
+
+  let token: string | undefined;
+  let store: Store | undefined;
+  let kernel: Kernel;
+  try {
+    token = resolveToken({ required: !loopback });
+    if (!loopback && token === undefined) throw new AirlockError("config", "a token is required to listen beyond loopback");
+    store = openStore(s.dbPath);
+    kernel = createKernel({ store });
+  } catch (err) {
+    await listening.server.stop(true);
+    store?.close();
+    throw err;
+  }
+  app = createApp({ kernel, token, extraHosts: loopback ? [] : [s.host.toLowerCase()] });
 
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
     kernel.close(); // answers blocked calls before the connections close
+    // A graceful stop lets those answers (computed a few microtasks later) go out; stop(true)
+    // at once would reset their connections. A client that lingers is cut after the grace.
+    const graceful = listening.server.stop(false);
+    await Promise.race([graceful, Bun.sleep(STOP_GRACE_MS)]);
     await listening.server.stop(true);
     store.close();
   };

@@ -2,7 +2,7 @@
 // asynchronously (a waiter attached, a disconnect noticed) without sleeping blindly.
 
 /** Polls fn until it returns a truthy value, or throws after timeoutMs with the last value seen. */
-export async function until<T>(what: string, fn: () => Promise<T> | T, timeoutMs = 5000, everyMs = 10): Promise<T> {
+export async function until<T>(what: string, fn: () => Promise<T> | T, timeoutMs = 3000, everyMs = 10): Promise<T> {
   const deadline = performance.now() + timeoutMs;
   let last: T | undefined;
   for (;;) {

@@ -1,0 +1,183 @@
+// The CLI (source or compiled binary) against a real daemon: version, call, status (live and
+// from the database), token, and a second daemon refused on a busy port.
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import pkg from "../../package.json";
+import { type DaemonProcess, runCli, startDaemon, tempHome } from "../helpers/daemon.ts";
+import { freePort, until } from "../helpers/until.ts";
+
+// Bun's default is 5 s; a blocked waiter below may legitimately take longer when a test fails.
+setDefaultTimeout(20_000);
+
+let d: DaemonProcess;
+let env: Record<string, string>;
+beforeAll(async () => {
+  d = await startDaemon();
+  env = { AIRLOCK_HOME: d.home, AIRLOCK_PORT: String(d.port) };
+});
+afterAll(async () => {
+  await d.kill();
+});
+
+const STACK_LINE = /^\s+at /m;
+
+test("version prints `airlock <semver>` matching package.json", async () => {
+  const r = await runCli(["version"]);
+  expect(r.code).toBe(0);
+  expect(r.stdout.trim()).toBe(`airlock ${pkg.version}`);
+  expect(pkg.version).toMatch(/^\d+\.\d+\.\d+(-[\w.]+)?$/);
+});
+
+describe("call", () => {
+  test("call increment_counter prints {\"value\":1} and exits 0", async () => {
+    const r = await runCli(["call", "increment_counter", '{"name":"x"}'], env);
+    expect(r).toMatchObject({ code: 0 });
+    expect(r.stdout.trim()).toBe('{"value":1}');
+    expect((await runCli(["call", "increment_counter", '{"name":"x"}'], env)).stdout.trim()).toBe('{"value":2}');
+  });
+
+  test("a tool error prints the error and exits 1", async () => {
+    const r = await runCli(["call", "lock_resource", '{"agent_id":"a"}'], env);
+    expect(r.code).toBe(1);
+    expect(r.stdout.trim()).toBe('{"error":"missing name"}');
+  });
+
+  test("with no daemon listening, call exits 1 saying none answers and how to start one", async () => {
+    const port = freePort();
+    const r = await runCli(["call", "list_locks"], { AIRLOCK_HOME: d.home, AIRLOCK_PORT: String(port) });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain(`no Airlock daemon answers at http://127.0.0.1:${port}`);
+    expect(r.stderr).toContain("airlock daemon");
+    expect(r.stderr).not.toMatch(STACK_LINE);
+  });
+
+  test("arguments that are not JSON exit 1 with a message and no stack trace", async () => {
+    const r = await runCli(["call", "increment_counter", "{name:x"], env);
+    expect(r.code).toBe(1);
+    expect(r.stdout + r.stderr).toContain("not valid JSON");
+    expect(r.stdout + r.stderr).not.toMatch(STACK_LINE);
+  });
+});
+
+describe("status", () => {
+  test("status shows a held lock with its waiter, and status --json has locks[0].queue_depth", async () => {
+    const name = "file:/repo/package.json";
+    const a = await d.call("lock_resource", { name, agent_id: "agent-A" });
+    expect(a.locked).toBe(true);
+    const abort = new AbortController();
+    const waiter = d.call("lock_resource", { name, agent_id: "agent-B", wait_seconds: 30 }, { signal: abort.signal }).catch(() => undefined);
+    try {
+      await until("agent-B blocked", async () => (await d.call("list_locks"))[0]?.queue_depth === 1);
+
+      const human = await runCli(["status"], env);
+      expect(human.code).toBe(0);
+      const lockLine = human.stdout.split("\n").find((l) => l.includes(name));
+      expect(lockLine).toBeDefined();
+      expect(lockLine).toContain("agent-A");
+      expect(lockLine).toContain("1 waiting: agent-B");
+      expect(human.stdout).not.toContain("\x1b["); // NO_COLOR and a pipe: plain text
+
+      const json = await runCli(["status", "--json"], env);
+      expect(json.code).toBe(0);
+      const s = JSON.parse(json.stdout);
+      expect(s.source).toBe("daemon");
+      expect(s.locks[0]).toMatchObject({ name, agent_id: "agent-A", queue_depth: 1 });
+      expect(s.locks[0].waiters).toEqual([expect.objectContaining({ agent_id: "agent-B", blocked: true })]);
+    } finally {
+      abort.abort();
+      await waiter;
+      await d.call("unlock_resource", { name, lock_token: a.lock_token });
+    }
+  });
+
+  test("when the daemon is down, status reads the database and says so", async () => {
+    const own = await startDaemon();
+    try {
+      await own.call("lock_resource", { name: "kept-lock", agent_id: "ghost", ttl_seconds: 600 });
+      await own.call("increment_counter", { name: "c", by: 7 });
+      await own.kill("SIGKILL");
+      const ownEnv = { AIRLOCK_HOME: own.home, AIRLOCK_PORT: String(own.port) };
+
+      const json = await runCli(["status", "--json"], ownEnv);
+      expect(json.code).toBe(0);
+      const s = JSON.parse(json.stdout);
+      expect(s.source).toBe("database");
+      expect(s.locks).toEqual([expect.objectContaining({ name: "kept-lock", agent_id: "ghost", queue_depth: 0 })]);
+      expect(s.counters).toEqual([{ name: "c", value: 7 }]);
+
+      const human = await runCli(["status"], ownEnv);
+      expect(human.code).toBe(0);
+      expect(human.stdout).toContain("daemon not running");
+      expect(human.stdout).toContain("kept-lock");
+    } finally {
+      await own.kill(9);
+    }
+  });
+
+  test("with no daemon and no database, status exits 1 with a clear message", async () => {
+    const home = tempHome();
+    const r = await runCli(["status"], { AIRLOCK_HOME: home, AIRLOCK_PORT: String(freePort()) });
+    expect(r.code).toBe(1);
+    const out = r.stdout + r.stderr;
+    expect(out).toContain("no Airlock daemon answers");
+    expect(out).toContain(`no database at ${join(home, "state.db")}`);
+    expect(out).not.toMatch(STACK_LINE);
+  });
+});
+
+test("token prints the token path and a `claude mcp add --transport http airlock` line with the Authorization header", async () => {
+  const r = await runCli(["token"], env);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toContain(join(d.home, "token"));
+  const line = r.stdout.split("\n").find((l) => l.includes("claude mcp add"));
+  expect(line?.trim()).toBe(`claude mcp add --transport http airlock http://localhost:${d.port} --header "Authorization: Bearer ${d.token}"`);
+});
+
+test("a second daemon on a busy port exits 1 saying an Airlock already runs there, without a stack trace", async () => {
+  const home = tempHome();
+  const r = await runCli(["daemon", "--port", String(d.port), "--db", join(home, "state.db")], { AIRLOCK_HOME: home }, 10_000);
+  const out = r.stdout + r.stderr;
+  expect(r.code).toBe(1);
+  expect(out).toMatch(/Airlock daemon is already running on 127\.0\.0\.1:\d+/);
+  expect(out).not.toMatch(STACK_LINE);
+  // It binds before it opens anything: no database and no token are left behind.
+  expect(existsSync(join(home, "state.db"))).toBe(false);
+  expect(existsSync(join(home, "token"))).toBe(false);
+  // The first daemon is unharmed.
+  expect(await d.call("increment_counter", { name: "still-here" })).toEqual({ value: 1 });
+});
+
+test("a daemon on a port another program holds exits 1 saying the port is in use by another program", async () => {
+  const other = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  try {
+    const home = tempHome();
+    const r = await runCli(["daemon", "--port", String(other.port), "--db", join(home, "state.db")], { AIRLOCK_HOME: home }, 10_000);
+    const out = r.stdout + r.stderr;
+    expect(r.code).toBe(1);
+    expect(out).toContain(`port ${other.port} on 127.0.0.1 is already in use by another program`);
+    expect(out).not.toMatch(STACK_LINE);
+  } finally {
+    other.stop(true);
+  }
+});
+
+describe("a bad token file refuses to start, never runs without auth", () => {
+  for (const [what, content, mode, message] of [
+    ["empty", "", 0o600, "is empty"],
+    ["readable by others", "a".repeat(64), 0o644, "readable by other users"],
+  ] as const) {
+    test(`a token file that is ${what} makes the daemon exit 1 with a message`, async () => {
+      const home = tempHome();
+      mkdirSync(home, { recursive: true, mode: 0o700 });
+      writeFileSync(join(home, "token"), content, { mode });
+      const r = await runCli(["daemon", "--port", "0", "--db", join(home, "state.db")], { AIRLOCK_HOME: home }, 10_000);
+      const out = r.stdout + r.stderr;
+      expect(r.code).toBe(1);
+      expect(out).toContain(message);
+      expect(out).not.toContain("listening on");
+      expect(out).not.toMatch(STACK_LINE);
+    });
+  }
+});

@@ -1,5 +1,6 @@
 // Starting and stopping the daemon: settings, token, store, kernel, HTTP listener, signals.
-import { isLoopbackHost, resolveSettings } from "./config/settings.ts";
+import { hostname, networkInterfaces } from "node:os";
+import { boundHostNames, isLoopbackHost, resolveSettings } from "./config/settings.ts";
 import { resolveToken } from "./config/token.ts";
 import { createKernel, type Kernel } from "./domain/kernel.ts";
 import { AirlockError, errorMessage } from "./errors.ts";
@@ -57,7 +58,8 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
     store?.close();
     throw err;
   }
-  app = createApp({ kernel, token, extraHosts: loopback ? [] : [s.host.toLowerCase()] });
+  const machine = { addresses: Object.values(networkInterfaces()).flatMap((l) => (l ?? []).map((i) => i.address)), hostname: hostname() };
+  app = createApp({ kernel, token, extraHosts: boundHostNames(s.host, machine) });
 
   let stopped = false;
   const stop = async () => {

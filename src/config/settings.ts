@@ -34,6 +34,18 @@ export function resolveSettings(flags: { port?: string; host?: string; db?: stri
   };
 }
 
+/**
+ * The Host names a daemon bound to `host` answers besides localhost, 127.0.0.1 and [::1]: the
+ * bound address itself, and for a wildcard bind (0.0.0.0, ::) every address of this machine and
+ * its host name, or no client beyond loopback could reach it. (Beyond loopback a token is
+ * mandatory anyway; the Host check stays as the DNS-rebinding defence.)
+ */
+export function boundHostNames(host: string, machine: { addresses: string[]; hostname: string }): string[] {
+  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  if (h === "0.0.0.0" || h === "::") return [...machine.addresses.map((a) => a.toLowerCase()), machine.hostname.toLowerCase()];
+  return [h];
+}
+
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, "").toLowerCase();
   return h === "localhost" || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h);

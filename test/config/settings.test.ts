@@ -2,7 +2,7 @@
 // bind addresses count as loopback.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { DEFAULT_HOST, DEFAULT_PORT, isLoopbackHost, parsePort, resolveSettings } from "../../src/config/settings.ts";
+import { DEFAULT_HOST, DEFAULT_PORT, isLoopbackHost, parsePort, resolveSettings, boundHostNames } from "../../src/config/settings.ts";
 import { AirlockError } from "../../src/errors.ts";
 
 const KEYS = ["AIRLOCK_PORT", "AIRLOCK_HOST", "AIRLOCK_DB"] as const;
@@ -85,4 +85,17 @@ describe("isLoopbackHost", () => {
       expect(isLoopbackHost(h)).toBe(false);
     });
   }
+});
+
+describe("Host names a bound daemon answers", () => {
+  const machine = { addresses: ["127.0.0.1", "10.1.2.3", "fe80::1"], hostname: "Devbox" };
+  test("a specific address answers its own name, even a loopback one like 127.0.0.2", () => {
+    expect(boundHostNames("127.0.0.2", machine)).toEqual(["127.0.0.2"]);
+    expect(boundHostNames("192.168.5.9", machine)).toEqual(["192.168.5.9"]);
+    expect(boundHostNames("[FD00::1]", machine)).toEqual(["fd00::1"]);
+  });
+  test("a wildcard bind answers every address of the machine and its host name", () => {
+    expect(boundHostNames("0.0.0.0", machine)).toEqual(["127.0.0.1", "10.1.2.3", "fe80::1", "devbox"]);
+    expect(boundHostNames("::", machine)).toContain("10.1.2.3");
+  });
 });

@@ -188,6 +188,6 @@ describe("protocol versions and the MCP SDK", () => {
     const { PROTOCOL_VERSIONS, NEWEST_PROTOCOL_VERSION } = await import("../../src/mcp/jsonrpc.ts");
     expect(NEWEST_PROTOCOL_VERSION).toBe(sdk.LATEST_PROTOCOL_VERSION);
     const modern = sdk.SUPPORTED_PROTOCOL_VERSIONS.filter((v: string) => v >= "2024-11-05");
-    expect([...PROTOCOL_VERSIONS].sort()).toEqual([...modern].sort());
+    expect([...PROTOCOL_VERSIONS].sort() as string[]).toEqual([...modern].sort());
   });
 });

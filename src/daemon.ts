@@ -19,6 +19,7 @@ export interface DaemonFlags {
   port?: string | undefined;
   host?: string | undefined;
   db?: string | undefined;
+  durability?: string | undefined;
 }
 
 export interface Daemon {
@@ -51,7 +52,7 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
   try {
     token = resolveToken({ required: !loopback });
     if (!loopback && token === undefined) throw new AirlockError("config", "a token is required to listen beyond loopback");
-    store = openStore(s.dbPath);
+    store = openStore(s.dbPath, { durability: s.durability });
     kernel = createKernel({ store });
   } catch (err) {
     await listening.server.stop(true);
@@ -73,7 +74,7 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
     await listening.server.stop(true);
     store.close();
   };
-  log.info(`airlock ${VERSION} listening on ${listening.url} (db ${s.dbPath}${token ? ", bearer token required" : ""})`);
+  log.info(`airlock ${VERSION} listening on ${listening.url} (db ${s.dbPath}, durability ${s.durability}${token ? ", bearer token required" : ""})`);
   return { url: listening.url, port: listening.server.port ?? s.port, kernel, store, stop };
 }
 

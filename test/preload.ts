@@ -1,5 +1,6 @@
 // Every test run gets a private temporary home: no test ever touches the user's ~/.airlock,
 // and the user's own AIRLOCK_* settings never leak into a test.
+import { afterAll } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,10 +12,8 @@ process.env.AIRLOCK_HOME = join(home, ".airlock");
 process.env.AIRLOCK_LOG = process.env.AIRLOCK_TEST_LOG ?? "warn";
 process.env.NO_COLOR = "1";
 
-process.on("exit", () => {
-  try {
-    rmSync(home, { recursive: true, force: true });
-  } catch {
-    // best effort
-  }
+// A hook registered in the preload runs once, after every test file (exit handlers do not run
+// under bun test, so this is where the temporary home is removed).
+afterAll(() => {
+  rmSync(home, { recursive: true, force: true });
 });

@@ -22,6 +22,9 @@ export const env = {
   get db(): string | undefined {
     return str("AIRLOCK_DB");
   },
+  get durability(): string | undefined {
+    return str("AIRLOCK_DURABILITY");
+  },
   get token(): string | undefined {
     return str("AIRLOCK_TOKEN");
   },

@@ -12,6 +12,20 @@ export interface Settings {
   dbPath: string;
   /** True when the user chose the host explicitly (a non-loopback bind needs that). */
   hostExplicit: boolean;
+  durability: Durability;
+}
+
+/** full: every answer waits for its fsync (group commit); normal: survives a daemon crash, not a power loss. */
+export const DURABILITY_MODES = ["normal", "full"] as const;
+export type Durability = (typeof DURABILITY_MODES)[number];
+export const DEFAULT_DURABILITY: Durability = "full";
+
+export function parseDurability(raw: string, source: string): Durability {
+  const v = raw.trim().toLowerCase();
+  if (!(DURABILITY_MODES as readonly string[]).includes(v)) {
+    throw new AirlockError("config", `${source} must be one of ${DURABILITY_MODES.join(", ")} (got ${JSON.stringify(raw)})`);
+  }
+  return v as Durability;
 }
 
 export function parsePort(raw: string | number, source: string): number {
@@ -23,7 +37,7 @@ export function parsePort(raw: string | number, source: string): number {
   return n;
 }
 
-export function resolveSettings(flags: { port?: string; host?: string; db?: string }): Settings {
+export function resolveSettings(flags: { port?: string; host?: string; db?: string; durability?: string }): Settings {
   const portRaw = flags.port ?? env.port;
   const hostFlag = flags.host ?? env.host;
   return {
@@ -31,6 +45,12 @@ export function resolveSettings(flags: { port?: string; host?: string; db?: stri
     host: hostFlag ?? DEFAULT_HOST,
     hostExplicit: hostFlag !== undefined,
     dbPath: flags.db ?? defaultDbPath(),
+    durability:
+      flags.durability !== undefined
+        ? parseDurability(flags.durability, "--durability")
+        : env.durability !== undefined
+          ? parseDurability(env.durability, "AIRLOCK_DURABILITY")
+          : DEFAULT_DURABILITY,
   };
 }
 

@@ -51,7 +51,10 @@ export async function runTool(kernel: Kernel, name: unknown, rawArgs: unknown, s
   const parsed = v.safeParse(tool.args, args);
   if (!parsed.success) return errorResult(describeIssues(parsed.issues));
   try {
-    return textResult(await tool.run(parsed.output, { kernel, signal }));
+    const result = await tool.run(parsed.output, { kernel, signal });
+    // In "full" durability an answer leaves only once what the call did is on disk.
+    await kernel.store.durable();
+    return textResult(result);
   } catch (err) {
     if (err instanceof AirlockError) return errorResult(err.message);
     log.error(`${name} failed:`, err);

@@ -1,13 +1,24 @@
 // The store: opening the SQLite file with its pragmas, migrations, and the one transaction
 // helper. Only this folder imports bun:sqlite. The daemon holds a single connection and is
-// the only writer; every read-modify-write runs in one synchronous BEGIN IMMEDIATE transaction.
+// the only writer; every read-modify-write runs in one synchronous transaction.
+//
+// Two durability modes:
+// - "normal": synchronous=NORMAL; each transaction commits at once. An acknowledged write
+//   survives a crash of the daemon (it is in the WAL), not necessarily a power loss.
+// - "full": synchronous=FULL with group commit. Transactions that arrive while a batch is open
+//   (one turn of the event loop) run in one BEGIN IMMEDIATE, each in its own SAVEPOINT so a
+//   failing call undoes only itself, and the batch commits with one fsync. Callers wait on
+//   durable() before they answer, so an acknowledged write survives power loss.
 import { Database, type SQLQueryBindings, type Statement } from "bun:sqlite";
 import { chmodSync, existsSync } from "node:fs";
 import { ensureParentDir } from "../config/dirs.ts";
+import type { Durability } from "../config/settings.ts";
 import { AirlockError, errorMessage } from "../errors.ts";
 import { migrate } from "./migrate.ts";
 
 export type { SQLQueryBindings };
+
+export type { Durability };
 
 /** A callback that returns a Promise is rejected by the type: no await inside a transaction. */
 type SyncOnly<T> = T extends PromiseLike<unknown> ? never : T;
@@ -15,24 +26,43 @@ type SyncOnly<T> = T extends PromiseLike<unknown> ? never : T;
 export interface Store {
   readonly path: string;
   readonly db: Database;
-  /** Runs fn in one BEGIN IMMEDIATE transaction; after it commits, runs the afterCommit hooks fn queued. */
+  readonly durability: Durability;
+  /**
+   * Runs fn in one transaction (in "full" mode: a savepoint of the open batch); after it
+   * commits, runs the afterCommit hooks fn queued. Nested calls join the outer transaction.
+   */
   tx<T>(fn: () => SyncOnly<T>): T;
   /**
    * Queues work for after the current transaction commits; if it rolls back, `orElse` runs
    * instead (so that a waiter promised a grant by a transaction that failed is still answered).
    */
   afterCommit(fn: () => void, orElse?: () => void): void;
+  /** Resolves once everything done so far is on disk; null when it already is (no wait). */
+  durable(): Promise<void> | null;
   /** A cached prepared statement. */
   q<R = unknown>(sql: string): Statement<R, SQLQueryBindings[]>;
+  /** Commits any open batch and closes the connection. */
   close(): void;
 }
 
 export interface OpenOptions {
   readonly?: boolean;
+  durability?: Durability;
+}
+
+const noop = () => {};
+
+type Hook = { done: () => void; orElse?: (() => void) | undefined };
+
+interface Batch {
+  hooks: Hook[];
+  waiters: { resolve: () => void; reject: (err: unknown) => void }[];
+  promise?: Promise<void>;
 }
 
 export function openStore(path: string, opts: OpenOptions = {}): Store {
   const memory = path === ":memory:";
+  const durability: Durability = opts.durability ?? "normal";
   if (!memory && !opts.readonly) ensureParentDir(path);
   let db: Database;
   try {
@@ -42,7 +72,7 @@ export function openStore(path: string, opts: OpenOptions = {}): Store {
   }
   if (!opts.readonly) {
     db.exec("PRAGMA journal_mode = WAL");
-    db.exec("PRAGMA synchronous = NORMAL");
+    db.exec(`PRAGMA synchronous = ${durability === "full" ? "FULL" : "NORMAL"}`);
     db.exec("PRAGMA foreign_keys = ON");
     db.exec("PRAGMA busy_timeout = 5000");
     migrate(db);
@@ -52,31 +82,91 @@ export function openStore(path: string, opts: OpenOptions = {}): Store {
   }
 
   const statements = new Map<string, Statement<unknown, SQLQueryBindings[]>>();
-  type Hook = { done: () => void; orElse?: (() => void) | undefined };
-  let pending: Hook[] | null = null;
+  let pending: Hook[] | null = null; // hooks of the transaction running now
+  let batch: Batch | null = null; // "full" mode: the open group-commit batch
+  let savepoints = 0;
+
+  /** Runs fn with its own hook list; on failure its orElse hooks run and the error goes on. */
+  function runWithHooks<T>(fn: () => T, begin: () => void, commit: () => void, rollback: () => void): { out: T; hooks: Hook[] } {
+    const hooks: Hook[] = [];
+    pending = hooks;
+    let out: T;
+    try {
+      begin();
+      out = fn();
+      commit();
+    } catch (err) {
+      pending = null;
+      try {
+        rollback();
+      } finally {
+        for (const h of hooks) h.orElse?.();
+      }
+      throw err;
+    }
+    pending = null;
+    return { out, hooks };
+  }
+
+  function flush(): void {
+    const b = batch;
+    if (!b) return;
+    batch = null;
+    try {
+      db.exec("COMMIT");
+    } catch (err) {
+      try {
+        db.exec("ROLLBACK");
+      } catch {
+        // already rolled back by SQLite
+      }
+      for (const h of b.hooks) h.orElse?.();
+      for (const w of b.waiters) w.reject(err);
+      return;
+    }
+    for (const h of b.hooks) h.done();
+    for (const w of b.waiters) w.resolve();
+  }
 
   const store: Store = {
     path,
     db,
+    durability,
     tx<T>(fn: () => SyncOnly<T>): T {
       if (pending) return fn() as T; // nested: part of the outer transaction
-      const hooks: Hook[] = [];
-      pending = hooks;
-      let out: T;
-      try {
-        out = db.transaction(fn).immediate() as T;
-      } catch (err) {
-        pending = null;
-        for (const h of hooks) h.orElse?.();
-        throw err;
+      if (durability === "normal") {
+        // bun:sqlite's transaction() issues BEGIN IMMEDIATE, COMMIT, or ROLLBACK on a throw.
+        const { out, hooks } = runWithHooks(() => db.transaction(fn).immediate() as T, noop, noop, noop);
+        for (const h of hooks) h.done();
+        return out;
       }
-      pending = null;
-      for (const h of hooks) h.done();
+      if (!batch) {
+        db.exec("BEGIN IMMEDIATE");
+        batch = { hooks: [], waiters: [] };
+        setImmediate(flush);
+      }
+      const name = `s${++savepoints}`;
+      const { out, hooks } = runWithHooks(
+        fn as () => T,
+        () => db.exec(`SAVEPOINT ${name}`),
+        () => db.exec(`RELEASE ${name}`),
+        () => {
+          db.exec(`ROLLBACK TO ${name}`);
+          db.exec(`RELEASE ${name}`);
+        },
+      );
+      batch.hooks.push(...hooks);
       return out;
     },
     afterCommit(done, orElse) {
       if (pending) pending.push({ done, orElse });
       else done();
+    },
+    durable() {
+      const b = batch;
+      if (!b) return null;
+      b.promise ??= new Promise<void>((resolve, reject) => b.waiters.push({ resolve, reject }));
+      return b.promise;
     },
     q<R>(sql: string) {
       let s = statements.get(sql);
@@ -87,6 +177,7 @@ export function openStore(path: string, opts: OpenOptions = {}): Store {
       return s as Statement<R, SQLQueryBindings[]>;
     },
     close() {
+      flush();
       for (const s of statements.values()) s.finalize();
       statements.clear();
       db.close(false);

@@ -2,10 +2,10 @@
 // bind addresses count as loopback.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { DEFAULT_HOST, DEFAULT_PORT, isLoopbackHost, parsePort, resolveSettings, boundHostNames } from "../../src/config/settings.ts";
+import { DEFAULT_HOST, DEFAULT_PORT, isLoopbackHost, parsePort, resolveSettings, boundHostNames, DEFAULT_DURABILITY } from "../../src/config/settings.ts";
 import { AirlockError } from "../../src/errors.ts";
 
-const KEYS = ["AIRLOCK_PORT", "AIRLOCK_HOST", "AIRLOCK_DB"] as const;
+const KEYS = ["AIRLOCK_DURABILITY", "AIRLOCK_PORT", "AIRLOCK_HOST", "AIRLOCK_DB"] as const;
 let saved: Record<string, string | undefined>;
 
 beforeEach(() => {
@@ -23,7 +23,7 @@ afterEach(() => {
 describe("resolveSettings", () => {
   test("defaults to 127.0.0.1:27183 and state.db under the airlock home", () => {
     const s = resolveSettings({});
-    expect(s).toEqual({ host: DEFAULT_HOST, port: DEFAULT_PORT, hostExplicit: false, dbPath: join(process.env.AIRLOCK_HOME!, "state.db") });
+    expect(s).toEqual({ host: DEFAULT_HOST, port: DEFAULT_PORT, hostExplicit: false, dbPath: join(process.env.AIRLOCK_HOME!, "state.db"), durability: DEFAULT_DURABILITY });
     expect(DEFAULT_PORT).toBe(27183);
     expect(DEFAULT_HOST).toBe("127.0.0.1");
   });
@@ -32,17 +32,20 @@ describe("resolveSettings", () => {
     process.env.AIRLOCK_PORT = "4000";
     process.env.AIRLOCK_HOST = "::1";
     process.env.AIRLOCK_DB = "/tmp/x.db";
-    expect(resolveSettings({})).toEqual({ host: "::1", port: 4000, hostExplicit: true, dbPath: "/tmp/x.db" });
+    process.env.AIRLOCK_DURABILITY = "NORMAL";
+    expect(resolveSettings({})).toEqual({ host: "::1", port: 4000, hostExplicit: true, dbPath: "/tmp/x.db", durability: "normal" });
   });
 
   test("flags override the environment", () => {
     process.env.AIRLOCK_PORT = "4000";
     process.env.AIRLOCK_HOST = "localhost";
-    expect(resolveSettings({ port: "5000", host: "127.0.0.1", db: "/tmp/y.db" })).toEqual({
+    process.env.AIRLOCK_DURABILITY = "normal";
+    expect(resolveSettings({ port: "5000", host: "127.0.0.1", db: "/tmp/y.db", durability: "full" })).toEqual({
       host: "127.0.0.1",
       port: 5000,
       hostExplicit: true,
       dbPath: "/tmp/y.db",
+      durability: "full",
     });
   });
 
@@ -97,5 +100,13 @@ describe("Host names a bound daemon answers", () => {
   test("a wildcard bind answers every address of the machine and its host name", () => {
     expect(boundHostNames("0.0.0.0", machine)).toEqual(["127.0.0.1", "10.1.2.3", "fe80::1", "devbox"]);
     expect(boundHostNames("::", machine)).toContain("10.1.2.3");
+  });
+});
+
+describe("durability", () => {
+  test("an unknown mode is refused, naming the flag or variable and the choices", () => {
+    expect(() => resolveSettings({ durability: "fast" })).toThrow('--durability must be one of normal, full (got "fast")');
+    process.env.AIRLOCK_DURABILITY = "sync";
+    expect(() => resolveSettings({})).toThrow("AIRLOCK_DURABILITY must be one of normal, full");
   });
 });

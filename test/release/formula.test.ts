@@ -254,7 +254,7 @@ describe("as Ruby", () => {
     expect(report.installed).toEqual(["airlock"]);
     expect(report.test, stderr).toBe("passed");
     expect(code).toBe(0);
-  });
+  }, 60_000);
 
   withRuby("its test block fails for a binary of another version", () => {
     const host = hostTarget()!;

@@ -122,10 +122,11 @@ function pathWithout(without: string[]): string {
 describe("install.sh with the real binary", () => {
   let real: { url: string; id: string };
 
+  // In a clean clone the tarball is built here first (about 10 s).
   beforeAll(() => {
     const bytes = releaseTarball(HOST);
     real = publish({ [ASSET]: bytes, SHA256SUMS: sumsFor({ [ASSET]: bytes }) });
-  });
+  }, 60_000);
 
   test("installs the verified binary for this machine, executable, printing the package version", async () => {
     const home = tmp("home");

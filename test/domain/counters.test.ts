@@ -1,16 +1,7 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { makeKernel, type TestKernel } from "../helpers/kernel.ts";
+import { describe, expect, test } from "bun:test";
+import { useKernel } from "../helpers/kernel.ts";
 
-let t: TestKernel;
-
-beforeEach(() => {
-  t = makeKernel();
-});
-
-afterEach(() => {
-  t.kernel.close();
-  t.store.close();
-});
+const t = useKernel();
 
 const inc = (name: string, by = 1) => t.kernel.counters.increment(name, by);
 

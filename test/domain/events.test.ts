@@ -1,20 +1,10 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { makeKernel, type TestKernel } from "../helpers/kernel.ts";
+import { describe, expect, test } from "bun:test";
+import { useKernel } from "../helpers/kernel.ts";
 import { flush, track } from "./support.ts";
 
 const WAIT = 25_000;
 
-let t: TestKernel;
-
-beforeEach(() => {
-  t = makeKernel();
-});
-
-afterEach(async () => {
-  t.kernel.close();
-  await flush(); // calls answered by close finish on the open store
-  t.store.close();
-});
+const t = useKernel();
 
 const ev = () => t.kernel.events;
 

@@ -1,21 +1,11 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { AcquireRequest, AcquireResult, Grant } from "../../src/domain/locks.ts";
-import { makeKernel, type TestKernel } from "../helpers/kernel.ts";
+import { makeKernel, useKernel } from "../helpers/kernel.ts";
 import { flush, LateClock, tempDbPath, track } from "./support.ts";
 
 const TTL = 60_000;
 
-let t: TestKernel;
-
-beforeEach(() => {
-  t = makeKernel();
-});
-
-afterEach(async () => {
-  t.kernel.close();
-  await flush(); // calls answered by close finish on the open store
-  t.store.close();
-});
+const t = useKernel();
 
 function acquire(name: string, agentId: string, more: Partial<AcquireRequest> = {}, signal?: AbortSignal) {
   return t.kernel.locks.acquire({ name, agentId, ttlMs: TTL, waitMs: 0, ...more }, signal);

@@ -1,16 +1,7 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { makeKernel, type TestKernel } from "../helpers/kernel.ts";
+import { describe, expect, test } from "bun:test";
+import { useKernel } from "../helpers/kernel.ts";
 
-let t: TestKernel;
-
-beforeEach(() => {
-  t = makeKernel();
-});
-
-afterEach(() => {
-  t.kernel.close();
-  t.store.close();
-});
+const t = useKernel();
 
 const notes = () => t.kernel.notes;
 const rowCount = () => t.store.q<{ n: number }>("SELECT COUNT(*) AS n FROM notes").get()!.n;

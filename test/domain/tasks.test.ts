@@ -1,21 +1,11 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { type ClaimResult, TASK_RETENTION_MS } from "../../src/domain/tasks.ts";
-import { makeKernel, type TestKernel } from "../helpers/kernel.ts";
+import { makeKernel, useKernel } from "../helpers/kernel.ts";
 import { flush, LateClock, track } from "./support.ts";
 
 const LEASE = 120_000;
 
-let t: TestKernel;
-
-beforeEach(() => {
-  t = makeKernel();
-});
-
-afterEach(async () => {
-  t.kernel.close();
-  await flush(); // calls answered by close finish on the open store
-  t.store.close();
-});
+const t = useKernel();
 
 type Claimed = Extract<ClaimResult, { claimed: true }>;
 

@@ -1,19 +1,13 @@
 // Airlock v2's invariants, checked over real concurrent HTTP against a real daemon process:
 // mutual exclusion, atomic counters, compare-and-set, exactly-once claims, and FIFO waits.
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { type DaemonProcess, startDaemon } from "../helpers/daemon.ts";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { useDaemon } from "../helpers/daemon.ts";
 import { track, until } from "../helpers/until.ts";
 
 // Bun's default is 5 s; a blocked waiter below may legitimately take longer when a test fails.
 setDefaultTimeout(20_000);
 
-let d: DaemonProcess;
-beforeAll(async () => {
-  d = await startDaemon();
-});
-afterAll(async () => {
-  await d.kill();
-});
+const d = useDaemon();
 
 interface LockEntry {
   name: string;

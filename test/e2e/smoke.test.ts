@@ -1,13 +1,7 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type DaemonProcess, startDaemon } from "../helpers/daemon.ts";
+import { expect, test } from "bun:test";
+import { useDaemon } from "../helpers/daemon.ts";
 
-let d: DaemonProcess;
-beforeAll(async () => {
-  d = await startDaemon();
-});
-afterAll(async () => {
-  await d.kill();
-});
+const d = useDaemon();
 
 test("a started daemon answers healthz and a tool call with its generated token", async () => {
   const h = await fetch(`${d.url}/healthz`);

@@ -1,20 +1,14 @@
 // The HTTP transport as real clients see it: v2's curl-style requests with no Accept header,
 // MCP clients that send Accept and Mcp-Protocol-Version, notifications, and a tool call that
 // blocks longer than Bun's default 10 s idle timeout.
-import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { connect } from "node:net";
-import { type DaemonProcess, startDaemon } from "../helpers/daemon.ts";
+import { useDaemon } from "../helpers/daemon.ts";
 
 // Bun's default is 5 s; a blocked waiter below may legitimately take longer when a test fails.
 setDefaultTimeout(20_000);
 
-let d: DaemonProcess;
-beforeAll(async () => {
-  d = await startDaemon();
-});
-afterAll(async () => {
-  await d.kill();
-});
+const d = useDaemon();
 
 interface RawResponse {
   status: number;

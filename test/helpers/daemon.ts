@@ -1,5 +1,6 @@
 // A real daemon process over real HTTP. It runs the source (`bun src/main.ts`) or, when
 // AIRLOCK_BIN names one, the compiled binary, so the same e2e suite covers both.
+import { afterAll, beforeAll } from "bun:test";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -146,4 +147,22 @@ export async function runCli(args: string[], env: Record<string, string | undefi
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   clearTimeout(timer);
   return { stdout, stderr, code };
+}
+
+/** One daemon for the whole file: started before its tests, killed after them. */
+export function useDaemon(o: StartOptions = {}): DaemonProcess {
+  let current: DaemonProcess | undefined;
+  beforeAll(async () => {
+    current = await startDaemon(o);
+  });
+  afterAll(async () => {
+    await current?.kill();
+  });
+  return new Proxy({} as DaemonProcess, {
+    get(_t, key) {
+      if (!current) throw new Error("useDaemon: used outside a test");
+      const v = (current as unknown as Record<PropertyKey, unknown>)[key];
+      return typeof v === "function" ? v.bind(current) : v;
+    },
+  });
 }

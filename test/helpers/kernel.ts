@@ -1,3 +1,4 @@
+import { afterEach, beforeEach } from "bun:test";
 // A kernel on :memory: with a manual clock: domain tests drive time exactly, with no sleeps.
 import { ManualClock } from "../../src/domain/clock.ts";
 import { createKernel, type Kernel } from "../../src/domain/kernel.ts";
@@ -19,4 +20,35 @@ export function makeKernel(opts: { path?: string; clock?: ManualClock } = {}): T
 /** Lets pending promise continuations (answers after commit) run. */
 export async function settle(): Promise<void> {
   for (let i = 0; i < 5; i++) await Promise.resolve();
+}
+
+/**
+ * A fresh kernel for every test of the file: registers the hooks and returns an object whose
+ * fields always point at the current test's kernel, clock and store.
+ */
+export function useKernel(): TestKernel {
+  let current: TestKernel | undefined;
+  beforeEach(() => {
+    current = makeKernel();
+  });
+  afterEach(async () => {
+    current!.kernel.close();
+    await settle(); // calls answered by close finish on the open store
+    current!.store.close();
+  });
+  const now = () => {
+    if (!current) throw new Error("useKernel: used outside a test");
+    return current;
+  };
+  return {
+    get kernel() {
+      return now().kernel;
+    },
+    get clock() {
+      return now().clock;
+    },
+    get store() {
+      return now().store;
+    },
+  };
 }

@@ -3,8 +3,11 @@
 // lease or heartbeat as live, even when the timer has not fired yet.
 import type { Store } from "../store/db.ts";
 import type { Clock } from "./clock.ts";
+import { createLog } from "../log.ts";
 import { Scheduler } from "./timers.ts";
 import { WaitQueue } from "./wait.ts";
+
+const log = createLog("scheduler");
 
 type SyncOnly<T> = T extends PromiseLike<unknown> ? never : T;
 
@@ -20,7 +23,11 @@ export interface Ctx {
 }
 
 export function createCtx(store: Store, clock: Clock): Ctx {
-  const scheduler = new Scheduler(clock, (work) => store.tx(work));
+  const scheduler = new Scheduler(
+    clock,
+    (work) => store.tx(work),
+    (err) => log.error("an expiry failed (it will not be retried):", err),
+  );
   const ctx: Ctx = {
     store,
     clock,

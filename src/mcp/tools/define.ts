@@ -1,6 +1,7 @@
 // The shape of one tool: wire name, agent-facing description, valibot argument schema and a
 // handler that maps wire arguments onto the domain and the domain's answer onto v2's result.
 import type * as v from "valibot";
+import { secondsUntil } from "../../domain/context.ts";
 import type { Kernel } from "../../domain/kernel.ts";
 
 export interface ToolContext {
@@ -29,7 +30,7 @@ export function defineTool<S extends ArgsSchema>(tool: Tool<S>): Tool {
 
 /** Seconds remaining, rounded up, for v2's expires_in_seconds fields. */
 export function inSeconds(kernel: Kernel, at: number): number {
-  return Math.max(0, Math.ceil((at - kernel.clock.now()) / 1000));
+  return secondsUntil(at, kernel.clock.now());
 }
 
 /** Copies only the keys whose value is present: optional keys are omitted, never null. */

@@ -16,15 +16,13 @@ export function plain(status: number, body: string, headers: Record<string, stri
   return new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8", ...headers } });
 }
 
-/** The host name of a Host header value, without its port. */
+/**
+ * The host name of a Host header value, without its port; "" when the value is not
+ * `host[:port]` with a numeric port ("localhost:80@evil.com", "[::1]x"), so that it matches no name.
+ */
 export function hostName(hostHeader: string): string {
-  const h = hostHeader.trim().toLowerCase();
-  if (h.startsWith("[")) {
-    const end = h.indexOf("]");
-    return end < 0 ? h : h.slice(0, end + 1);
-  }
-  const colon = h.lastIndexOf(":");
-  return colon < 0 ? h : h.slice(0, colon);
+  const m = /^(\[[^\]]*\]|[^:[\]]*)(?::\d*)?$/.exec(hostHeader.trim().toLowerCase());
+  return m ? m[1]! : "";
 }
 
 export function isLoopbackHostHeader(hostHeader: string | null, extra: readonly string[] = []): boolean {

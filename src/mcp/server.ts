@@ -22,12 +22,12 @@ const JSON_HEADERS = { "content-type": "application/json" };
 export function createApp(o: AppOptions): App {
   return {
     async fetch(req) {
-      const url = new URL(req.url);
-      if (url.pathname === "/healthz") {
+      const pathname = pathOf(req.url);
+      if (pathname === "/healthz") {
         if (req.method !== "GET" && req.method !== "HEAD") return plain(405, "method not allowed", { allow: "GET" });
         return checkHost(req, o) ?? plain(200, "ok");
       }
-      if (url.pathname !== "/") return plain(404, "not found");
+      if (pathname !== "/") return plain(404, "not found");
       if (req.method !== "POST") return plain(405, "method not allowed", { allow: "POST" });
       const refused = checkRpcRequest(req, o);
       if (refused) return refused;
@@ -38,6 +38,24 @@ export function createApp(o: AppOptions): App {
       return new Response(JSON.stringify(r.body), { status: 200, headers: JSON_HEADERS });
     },
   };
+}
+
+/**
+ * The request's path. Bun hands over a relative URL ("/healthz") when the Host header is
+ * missing, empty or no valid authority ("a b", "user@localhost", "[::1"), and new URL() throws
+ * on those: such a request must reach the Host guard (403), not the error handler (500).
+ */
+export function pathOf(url: string): string {
+  try {
+    return new URL(url).pathname;
+  } catch {
+    const start = url.startsWith("/") ? 0 : url.indexOf("/", url.indexOf("//") + 2);
+    try {
+      return new URL(start < 0 ? "/" : url.slice(start), "http://host.invalid").pathname;
+    } catch {
+      return "/";
+    }
+  }
 }
 
 export interface Listening {

@@ -6,10 +6,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const home = mkdtempSync(join(tmpdir(), "airlock-test-"));
+const testLog = process.env.AIRLOCK_TEST_LOG; // read before the AIRLOCK_* variables are cleared
 for (const k of Object.keys(process.env)) if (k.startsWith("AIRLOCK_") && k !== "AIRLOCK_BIN") delete process.env[k];
 process.env.HOME = home;
 process.env.AIRLOCK_HOME = join(home, ".airlock");
-process.env.AIRLOCK_LOG = process.env.AIRLOCK_TEST_LOG ?? "warn";
+process.env.AIRLOCK_LOG = testLog ?? "warn";
 process.env.NO_COLOR = "1";
 
 // A hook registered in the preload runs once, after every test file (exit handlers do not run

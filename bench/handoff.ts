@@ -1,10 +1,11 @@
 // Hand-off latency: from sending unlock_resource to the blocked waiter's answer, over real
 // HTTP against a real daemon process, reported with a same-run ping round trip as baseline.
-//   bun bench/handoff.ts [rounds=100]
+//   bun bench/handoff.ts [rounds=100] [durability=full]
 import { startDaemon } from "../test/helpers/daemon.ts";
 
 const rounds = Number(process.argv[2] ?? 100);
-const d = await startDaemon();
+const durability = process.argv[3] ?? "full";
+const d = await startDaemon({ args: ["--durability", durability] });
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -41,6 +42,7 @@ try {
   const ms = (x: number) => `${x.toFixed(3)} ms`;
   const pingP50 = pct(pings, 50);
   console.log(`ping round trip      p50 ${ms(pingP50)}  p99 ${ms(pct(pings, 99))}`);
+  console.log(`durability ${durability}`);
   console.log(`hand-off (${rounds} rounds) p50 ${ms(pct(lags, 50))}  p99 ${ms(pct(lags, 99))}  = ${(pct(lags, 50) / pingP50).toFixed(2)}× a ping`);
 } finally {
   await d.kill();

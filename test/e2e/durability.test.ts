@@ -1,20 +1,12 @@
 // Durability: an acknowledged write survives kill -9 and a restart on the same database and
 // home; SIGTERM shuts down cleanly.
-import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
-import { type DaemonProcess, startDaemon } from "../helpers/daemon.ts";
+import { expect, setDefaultTimeout, test } from "bun:test";
+import { useDaemonStarter } from "../helpers/daemon.ts";
 
 // Bun's default is 5 s; a blocked waiter below may legitimately take longer when a test fails.
 setDefaultTimeout(20_000);
 
-const started: DaemonProcess[] = [];
-async function start(o: Parameters<typeof startDaemon>[0] = {}): Promise<DaemonProcess> {
-  const d = await startDaemon(o);
-  started.push(d);
-  return d;
-}
-afterAll(async () => {
-  for (const d of started) await d.kill(9);
-});
+const start = useDaemonStarter();
 
 test("after kill -9 and a restart on the same --db and home, notes, counters, locks, agents, tasks and event generations are kept", async () => {
   const first = await start();

@@ -166,3 +166,16 @@ export function useDaemon(o: StartOptions = {}): DaemonProcess {
     },
   });
 }
+
+/** Daemons started on demand by this file's tests; every one is killed (SIGKILL) after them. */
+export function useDaemonStarter(): (o?: StartOptions) => Promise<DaemonProcess> {
+  const started: DaemonProcess[] = [];
+  afterAll(async () => {
+    for (const d of started) await d.kill(9);
+  });
+  return async (o = {}) => {
+    const d = await startDaemon(o);
+    started.push(d);
+    return d;
+  };
+}

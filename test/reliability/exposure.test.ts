@@ -6,20 +6,12 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type DaemonProcess, runCli, startDaemon, tempHome } from "../helpers/daemon.ts";
+import { type DaemonProcess, runCli, tempHome, useDaemonStarter } from "../helpers/daemon.ts";
 import { MiB, rawHttp, rawRequest } from "./support.ts";
 
 setDefaultTimeout(30_000);
 
-const started: DaemonProcess[] = [];
-async function start(o: Parameters<typeof startDaemon>[0] = {}): Promise<DaemonProcess> {
-  const d = await startDaemon(o);
-  started.push(d);
-  return d;
-}
-afterAll(async () => {
-  for (const d of started) await d.kill(9);
-});
+const start = useDaemonStarter();
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 const octal = (m: number) => m.toString(8).padStart(4, "0");

@@ -19,7 +19,7 @@ export function daemonUrl(o: ClientOptions = {}): string {
 
 let rpcId = 0;
 
-/** One JSON-RPC call; throws AirlockError("unavailable") when nothing answers. */
+/** One JSON-RPC call; throws AirlockError("unavailable") when nothing answers, "internal" when it answered an error. */
 export async function rpc(method: string, params: unknown, o: ClientOptions = {}, timeoutMs = 65_000): Promise<unknown> {
   const url = daemonUrl(o);
   const headers: Record<string, string> = { "content-type": "application/json" };
@@ -37,7 +37,8 @@ export async function rpc(method: string, params: unknown, o: ClientOptions = {}
     throw new AirlockError("unavailable", `no Airlock daemon answers at ${url} (${errorMessage(err)}); start one with \`airlock daemon\``);
   }
   const text = await res.text();
-  if (res.status !== 200) throw new AirlockError("unavailable", `the daemon at ${url} answered ${res.status}: ${text.trim()}`);
+  // It answered: whatever went wrong, a daemon is there (only "unavailable" means none is).
+  if (res.status !== 200) throw new AirlockError("internal", `the daemon at ${url} answered ${res.status}: ${text.trim()}`);
   const body = JSON.parse(text) as { result?: unknown; error?: { message: string } };
   if (body.error) throw new AirlockError("internal", body.error.message);
   return body.result;

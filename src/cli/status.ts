@@ -14,7 +14,7 @@ export async function loadSnapshot(port?: string, db?: string): Promise<{ snapsh
   try {
     return { snapshot: (await rpc("airlock/status", {}, { port }, 5000)) as Snapshot, where: url.replace(/^http:\/\//, "") };
   } catch (err) {
-    if (!(err instanceof AirlockError) || err.code !== "unavailable" || /answered/.test(err.message)) throw err;
+    if (!(err instanceof AirlockError) || err.code !== "unavailable") throw err;
     const path = db ?? defaultDbPath();
     if (!existsSync(path)) {
       throw new AirlockError("unavailable", `no Airlock daemon answers at ${url} and there is no database at ${path}; start one with \`airlock daemon\` or \`airlock install-service\``);

@@ -125,20 +125,6 @@ export class Tasks {
     return this.c.read(() => this.c.store.q<TaskRow>("SELECT * FROM tasks WHERE queue = ? ORDER BY id").all(queue));
   }
 
-  /** Every queue with its counts by state (for status). */
-  queues(): { queue: string; pending: number; claimed: number; done: number; failed: number; waiters: number }[] {
-    const rows = this.c.store
-      .q<{ queue: string; state: TaskState; n: number }>("SELECT queue, state, COUNT(*) AS n FROM tasks GROUP BY queue, state ORDER BY queue")
-      .all();
-    const out = new Map<string, { queue: string; pending: number; claimed: number; done: number; failed: number; waiters: number }>();
-    for (const r of rows) {
-      let q = out.get(r.queue);
-      if (!q) out.set(r.queue, (q = { queue: r.queue, pending: 0, claimed: 0, done: 0, failed: 0, waiters: this.waits.line(r.queue).length }));
-      q[r.state] = r.n;
-    }
-    return [...out.values()];
-  }
-
   claimedBy(agentId: string): number[] {
     return this.c.store
       .q<{ id: number }>("SELECT id FROM tasks WHERE lease_agent = ? AND state = 'claimed' ORDER BY id")

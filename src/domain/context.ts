@@ -5,7 +5,7 @@ import type { Store } from "../store/db.ts";
 import type { Clock } from "./clock.ts";
 import { createLog } from "../log.ts";
 import { Scheduler } from "./timers.ts";
-import { WaitQueue } from "./wait.ts";
+import { WaitQueue, type WaitQueueOptions } from "./wait.ts";
 
 const log = createLog("scheduler");
 
@@ -19,7 +19,8 @@ export interface Ctx {
   tx<T>(fn: () => SyncOnly<T>): T;
   /** A read of current state (due expiries processed first, if any). */
   read<T>(fn: () => T): T;
-  waitQueue<Req, R>(name: string, graceMs: number): WaitQueue<Req, R>;
+  /** A waiter queue whose detached waiters keep their place for graceMs; hooks give its policy. */
+  waitQueue<Req, R>(name: string, graceMs: number, hooks?: Pick<WaitQueueOptions<Req, R>, "onDetach" | "onExpire">): WaitQueue<Req, R>;
 }
 
 export function createCtx(store: Store, clock: Clock): Ctx {
@@ -46,8 +47,17 @@ export function createCtx(store: Store, clock: Clock): Ctx {
       if (scheduler.hasDue()) store.tx(() => scheduler.runDue());
       return fn();
     },
-    waitQueue(name, graceMs) {
-      return new WaitQueue({ name, clock, scheduler, afterCommit: store.afterCommit, graceMs });
+    waitQueue(name, graceMs, hooks = {}) {
+      return new WaitQueue({
+        name,
+        clock,
+        scheduler,
+        afterCommit: store.afterCommit,
+        tx: (fn) => store.tx(fn),
+        graceMs,
+        onError: (err) => log.error(`a ${name} waiter's hand-back failed:`, err),
+        ...hooks,
+      });
     },
   };
   return ctx;

@@ -49,10 +49,22 @@ export interface AcquireRequest {
   wakeToken?: string | undefined;
 }
 
+export interface GroupRequest {
+  names: string[];
+  agentId: string;
+  ttlMs: number;
+  waitMs?: number | undefined;
+  wakeToken?: string | undefined;
+}
+
 interface LockWait {
   agentId: string;
   ttlMs: number;
 }
+
+/** What a waiter is handed: one grant per name it waited for. */
+type Grants = Record<string, Grant>;
+type LockWaiter = Waiter<LockWait, Grants>;
 
 export type RenewResult = { renewed: true; expiresAt: number } | { renewed: false; error: string };
 
@@ -62,68 +74,76 @@ export interface MultiResult {
   fences?: Record<string, number>;
   expiresAt?: number;
   heldBy?: string;
+  wake?: { token: string; position: number };
 }
 
 export class Locks {
-  readonly waits: WaitQueue<LockWait, Grant>;
+  readonly waits: WaitQueue<LockWait, Grants>;
 
   constructor(private readonly c: Ctx) {
-    this.waits = c.waitQueue<LockWait, Grant>("lock", LOCK_WAKE_GRACE_MS);
+    // A group that stops waiting no longer reserves its free names: they go to the next in line.
+    this.waits = c.waitQueue<LockWait, Grants>("lock", LOCK_WAKE_GRACE_MS, {
+      onDetach: (w) => {
+        if (w.keys.length > 1) for (const k of w.keys) this.serve(k);
+      },
+    });
     for (const row of c.store.q<LockRow>("SELECT * FROM locks").all()) this.arm(row.name, row.expires_at);
   }
 
   async acquire(req: AcquireRequest, signal?: AbortSignal): Promise<AcquireResult> {
+    const r = await this.take([req.name], req, signal);
+    return "grants" in r ? r.grants[req.name]! : r;
+  }
+
+  /**
+   * All-or-nothing over the deduplicated, byte-sorted names. With waitMs it blocks until every
+   * name can be taken at once, in line on every name: fair on each, and never a partial hold.
+   */
+  async acquireMany(req: GroupRequest, signal?: AbortSignal): Promise<MultiResult> {
+    const names = byteSortedUnique(req.names);
+    const r = await this.take(names, { ...req, waitMs: req.waitMs ?? 0 }, signal);
+    if (!("grants" in r)) return { locked: false, heldBy: r.heldBy, ...(r.wake ? { wake: r.wake } : {}) };
+    const tokens: Record<string, string> = {};
+    const fences: Record<string, number> = {};
+    for (const name of names) {
+      tokens[name] = r.grants[name]!.token;
+      fences[name] = r.grants[name]!.fence;
+    }
+    return { locked: true, tokens, fences, expiresAt: r.grants[names[0]!]!.expiresAt };
+  }
+
+  /** One request over one or more names: take them all now, or wait in line on each. */
+  private async take(names: string[], req: Omit<AcquireRequest, "name">, signal?: AbortSignal): Promise<{ grants: Grants } | Denied> {
     assertTtl(req.ttlMs);
-    const first = this.c.tx((): { done: AcquireResult } | { wait: Waiter<LockWait, Grant> } => {
-      let w = this.waits.find(req.wakeToken, req.name);
-      if (!this.holder(req.name)) {
+    const want: LockWait = { agentId: req.agentId, ttlMs: req.ttlMs };
+    const first = this.c.tx((): { done: { grants: Grants } | Denied } | { wait: LockWaiter } => {
+      let w = this.waits.find(req.wakeToken, names, req.agentId);
+      if (this.grantable(names, w)) {
         if (w) this.waits.remove(w);
-        return { done: this.grant(req.name, req.agentId, req.ttlMs) };
+        return { done: { grants: this.grantAll(names, want) } };
       }
-      if (w) w.req = { agentId: req.agentId, ttlMs: req.ttlMs };
+      if (w) w.req = want;
       if (req.waitMs <= 0) {
         // A poll with its wake_token is proof of interest: its place is kept for a fresh grace.
         if (w) this.waits.keep(w);
-        return { done: this.denied(req.name, w) };
+        return { done: this.denied(names, w) };
       }
-      w ??= this.waits.enqueue(req.name, { agentId: req.agentId, ttlMs: req.ttlMs });
+      w ??= this.waits.enqueue(names, want, req.agentId);
       return { wait: w };
     });
     if ("done" in first) return first.done;
 
     const w = first.wait;
     const outcome = await this.waits.block(w, this.c.clock.now() + req.waitMs, signal);
-    if (outcome.kind === "granted") return outcome.value;
-    return this.c.tx(() => {
-      // The lock may have freed in the same instant the wait ended: take it rather than
-      // report a free lock as held. A client that went away is never handed anything.
-      if (outcome.kind === "timeout" && !this.holder(req.name)) {
+    if (outcome.kind === "granted") return { grants: outcome.value };
+    return this.c.tx((): { grants: Grants } | Denied => {
+      // The names may have freed in the same instant the wait ended: take them rather than
+      // report them as held. A client that went away is never handed anything.
+      if (outcome.kind === "timeout" && this.waits.find(w.token, names) && this.grantable(names, w)) {
         this.waits.remove(w);
-        return this.grant(req.name, w.req.agentId, w.req.ttlMs);
+        return { grants: this.grantAll(names, w.req) };
       }
-      return this.denied(req.name, this.waits.find(w.token, req.name));
-    });
-  }
-
-  /** All-or-nothing over the deduplicated, byte-sorted names. */
-  acquireMany(names: string[], agentId: string, ttlMs: number): MultiResult {
-    assertTtl(ttlMs);
-    const sorted = byteSortedUnique(names);
-    return this.c.tx(() => {
-      for (const name of sorted) {
-        const h = this.holder(name);
-        if (h) return { locked: false, heldBy: h.agent_id };
-      }
-      const tokens: Record<string, string> = {};
-      const fences: Record<string, number> = {};
-      let expiresAt = 0;
-      for (const name of sorted) {
-        const g = this.grant(name, agentId, ttlMs);
-        tokens[name] = g.token;
-        fences[name] = g.fence;
-        expiresAt = g.expiresAt;
-      }
-      return { locked: true, tokens, fences, expiresAt };
+      return this.denied(names, this.waits.find(w.token, names));
     });
   }
 
@@ -163,7 +183,7 @@ export class Locks {
     const names = this.c.store.q<{ name: string }>("SELECT name FROM locks WHERE agent_id = ? ORDER BY name").all(agentId);
     for (const { name } of names) this.free(name);
     // Its places in line go too: a dead agent must never be handed a lock later.
-    this.waits.removeWhere((w) => !w.attached && w.req.agentId === agentId);
+    this.waits.removeWhere((w) => !w.attached && w.agentId === agentId);
     return names.map((n) => n.name);
   }
 
@@ -176,7 +196,7 @@ export class Locks {
         .map((row) => ({
           ...row,
           waiters: this.waits.line(row.name).map((w) => ({
-            agentId: w.req.agentId,
+            agentId: w.agentId!,
             attached: w.attached,
             waitingSeconds: secondsSince(w.since, now),
           })),
@@ -211,18 +231,63 @@ export class Locks {
     return g;
   }
 
-  /** Deletes the holder row and hands the lock to the earliest attached waiter, if any. */
+  /**
+   * A name can be taken by `w` (or by a newcomer, when w is undefined) when nobody holds it and
+   * no waiter ahead of w is blocked on it: a free name with a blocked waiter is reserved for
+   * that waiter (a group still waiting for its other names), so nobody barges past it.
+   */
+  private grantable(names: readonly string[], w: LockWaiter | undefined): boolean {
+    return names.every((name) => {
+      if (this.holder(name)) return false;
+      const f = this.waits.firstAttached(name);
+      return f === undefined || f === w || (w !== undefined && w.order < f.order);
+    });
+  }
+
+  private grantAll(names: readonly string[], want: LockWait): Grants {
+    const out: Grants = {};
+    for (const name of names) out[name] = this.grant(name, want.agentId, want.ttlMs);
+    return out;
+  }
+
+  /** Deletes the holder row and hands the lock on. */
   private free(name: string): void {
     this.c.store.q("DELETE FROM locks WHERE name = ?").run(name);
     this.c.scheduler.cancel(`lock:${name}`);
-    const next = this.waits.firstAttached(name);
-    if (next) this.waits.grant(next, this.grant(name, next.req.agentId, next.req.ttlMs));
+    this.serve(name);
   }
 
-  private denied(name: string, w: Waiter<LockWait, Grant> | undefined): Denied {
-    // No holder happens only for a caller that went away while the lock freed; its answer is dropped.
-    const h = this.holder(name);
-    const d: Denied = { locked: false, heldBy: h?.agent_id ?? "", expiresAt: h?.expires_at ?? this.c.clock.now() };
+  /**
+   * Hands a free name to the earliest blocked waiter: a single waiter takes it; a group takes
+   * all its names once each is free and it is the earliest blocked waiter on each.
+   */
+  private serve(name: string): void {
+    if (this.holder(name)) return;
+    const next = this.waits.firstAttached(name);
+    if (!next || !this.grantable(next.keys, next)) return;
+    this.waits.grant(next, this.grantAll(next.keys, next.req), (grants) => this.revoke(next, grants));
+  }
+
+  /** The granted call's client was gone: the locks pass on, and it keeps its place, detached. */
+  private revoke(w: LockWaiter, grants: Grants): void {
+    this.waits.reinstate(w);
+    for (const [name, g] of Object.entries(grants)) {
+      if (this.holder(name)?.token === g.token) this.free(name);
+    }
+  }
+
+  private denied(names: readonly string[], w: LockWaiter | undefined): Denied {
+    // The first name that cannot be taken: held, or reserved for a blocked group.
+    for (const name of names) {
+      const h = this.holder(name);
+      const reservedFor = h ? undefined : this.waits.firstAttached(name);
+      if (!h && (!reservedFor || reservedFor === w)) continue;
+      const d: Denied = { locked: false, heldBy: h?.agent_id ?? reservedFor!.agentId!, expiresAt: h?.expires_at ?? this.c.clock.now() };
+      if (w) d.wake = { token: w.token, position: this.waits.position(w, name) };
+      return d;
+    }
+    // Only for a caller that went away while the names freed; its answer is dropped.
+    const d: Denied = { locked: false, heldBy: "", expiresAt: this.c.clock.now() };
     if (w) d.wake = { token: w.token, position: this.waits.position(w) };
     return d;
   }

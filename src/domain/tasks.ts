@@ -77,7 +77,7 @@ export class Tasks {
     const first = this.c.tx(() => {
       const got = this.claimOne(queue, agentId, leaseMs);
       if (got.claimed || waitMs <= 0) return got;
-      return this.waits.enqueue(queue, { agentId, leaseMs });
+      return this.waits.enqueue(queue, { agentId, leaseMs }, agentId);
     });
     if ("claimed" in first) return first;
     const outcome = await this.waits.block(first, this.c.clock.now() + waitMs, signal);
@@ -175,8 +175,20 @@ export class Tasks {
     for (let w = this.waits.firstAttached(queue); w; w = this.waits.firstAttached(queue)) {
       const got = this.claimOne(queue, w.req.agentId, w.req.leaseMs);
       if (!got.claimed) return;
-      this.waits.grant(w, got);
+      this.waits.grant(w, got, (g) => this.unclaim(g));
     }
+  }
+
+  /** A claim handed to a call whose client was gone: the task goes back, its attempt uncounted. */
+  private unclaim(got: ClaimResult): void {
+    if (!got.claimed) return;
+    const t = this.c.store.q<TaskRow>("SELECT * FROM tasks WHERE id = ? AND lease_token = ? AND state = 'claimed'").get(got.id, got.leaseToken);
+    if (!t) return;
+    this.c.scheduler.cancel(`task:${t.id}`);
+    this.c.store
+      .q("UPDATE tasks SET state = 'pending', lease_agent = NULL, lease_token = NULL, lease_expires_at = NULL, attempts = attempts - 1 WHERE id = ?")
+      .run(t.id);
+    this.offer(t.queue);
   }
 
   private arm(id: number, expiresAt: number): void {

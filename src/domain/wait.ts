@@ -1,15 +1,23 @@
-// The one waiter mechanism. Every primitive that can block (locks, task claims, events, and
-// later slots and path claims) keeps its waiters here: a FIFO per resource key, where each
+// The one waiter mechanism. Every primitive that can block (locks, lock groups, task claims,
+// events, slots, path claims) keeps its waiters here: a FIFO per resource key, where each
 // waiter is either *attached* (its call is blocked right now) or *detached* (its call returned,
 // it holds a wake_token and keeps its place for a grace period).
 //
 // The rules that fix v2's stale heads live here, once:
 // - a call blocks with a deadline and an AbortSignal; on timeout or client disconnect it is
 //   detached at once, so it never stalls the waiters behind it;
+// - one agent holds at most one place in a line: a waiter is found by its wake_token, or else
+//   by (agent_id, resource), so an agent whose client dropped before the token arrived resumes
+//   its own place instead of taking a second one;
 // - a grant removes the waiter inside the granting transaction and answers its call only after
-//   that transaction commits;
-// - a detached waiter that calls again with its token resumes its place in line.
-// What a primitive does with detached waiters (pass over, offer, ...) is its own policy.
+//   that transaction commits; if the call's client is gone by then, the grant is handed back
+//   (the primitive's `revoke`) so that it passes to the next waiter instead of sitting with an
+//   agent that never learns it holds it;
+// - a detached waiter that calls again resumes its place in line.
+// A waiter may stand in several lines at once (an all-or-nothing lock group): its place in
+// each line is its global arrival order, so every line orders any two waiters the same way
+// and waiters that reserve resources in that order can never wait on each other in a cycle.
+// What a primitive does with detached waiters (pass over, offer, pause) is its own policy.
 import type { Clock } from "./clock.ts";
 import { newToken } from "./tokens.ts";
 import type { Scheduler } from "./timers.ts";
@@ -18,50 +26,92 @@ export type Outcome<R> = { kind: "granted"; value: R } | { kind: "timeout" } | {
 
 export interface Waiter<Req, R> {
   readonly id: number;
+  /** The lines it stands in (one for most primitives; several for a lock group). */
+  readonly keys: readonly string[];
+  /** keys[0]. */
   readonly key: string;
   readonly token: string;
+  /** Who asked; with the keys, what finds a waiter whose caller lost its token. */
+  readonly agentId: string | undefined;
   req: Req;
-  /** When it joined the line (ms). */
-  readonly since: number;
+  /** When it joined the line (ms); reset when it rejoins at the tail. */
+  since: number;
+  /** Arrival order, shared by every line; rejoining at the tail takes a new one. */
+  order: number;
   attached: boolean;
+  /** @internal the blocked call's client; a grant to a call whose client is gone is revoked */
+  signal?: AbortSignal | undefined;
   /** @internal the blocked call's resolver, while attached */
   settle?: ((o: Outcome<R>) => void) | undefined;
 }
 
-export interface WaitQueueOptions {
+export interface WaitQueueOptions<Req, R> {
   /** Prefix for this queue's scheduler keys, e.g. "lock". */
   name: string;
   clock: Clock;
   scheduler: Scheduler;
   /** Runs fn after the current transaction commits, or orElse if it rolls back. */
   afterCommit: (fn: () => void, orElse?: () => void) => void;
+  /** Runs fn in a transaction (joining the current one, if any). */
+  tx: (fn: () => void) => void;
   /** How long a detached waiter keeps its place; 0 removes it as soon as its call returns. */
   graceMs: number;
+  /** Runs (in a transaction) when a blocked call ends without a grant: timeout or disconnect. */
+  onDetach?: (w: Waiter<Req, R>) => void;
+  /** Runs (in a transaction) when a detached waiter's grace ends and it leaves the line. */
+  onExpire?: (w: Waiter<Req, R>) => void;
+  /** Reports a revoke that failed; the waiter's call is answered as aborted regardless. */
+  onError?: (err: unknown) => void;
+}
+
+export interface EnqueueOptions {
+  /** Restoring a persisted waiter: its token and arrival time. */
+  token?: string;
+  since?: number;
 }
 
 let waiterSeq = 0;
+let orderSeq = 0;
+
+const agentKey = (agentId: string, keys: readonly string[]) => `${agentId}\u0000${keys.join("\u0000")}`;
+const sameKeys = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((k, i) => k === b[i]);
 
 export class WaitQueue<Req, R> {
   private readonly lines = new Map<string, Waiter<Req, R>[]>();
   private readonly byToken = new Map<string, Waiter<Req, R>>();
+  private readonly byAgent = new Map<string, Waiter<Req, R>>();
 
-  constructor(private readonly o: WaitQueueOptions) {}
+  constructor(private readonly o: WaitQueueOptions<Req, R>) {}
 
-  /** Puts a new, detached waiter at the tail of key's line. */
-  enqueue(key: string, req: Req): Waiter<Req, R> {
-    const w: Waiter<Req, R> = { id: ++waiterSeq, key, token: newToken(), req, since: this.o.clock.now(), attached: false };
-    let line = this.lines.get(key);
-    if (!line) this.lines.set(key, (line = []));
-    line.push(w);
-    this.byToken.set(w.token, w);
+  /** Puts a new, detached waiter at the tail of each of its keys' lines. */
+  enqueue(keys: string | readonly string[], req: Req, agentId?: string, opts: EnqueueOptions = {}): Waiter<Req, R> {
+    const ks = typeof keys === "string" ? [keys] : [...keys];
+    const w: Waiter<Req, R> = {
+      id: ++waiterSeq,
+      keys: ks,
+      key: ks[0]!,
+      token: opts.token ?? newToken(),
+      agentId,
+      req,
+      since: opts.since ?? this.o.clock.now(),
+      order: ++orderSeq,
+      attached: false,
+    };
+    this.link(w);
     return w;
   }
 
-  /** The waiter holding this wake_token on this key, if it is still in line. */
-  find(token: string | undefined, key: string): Waiter<Req, R> | undefined {
-    if (!token) return undefined;
-    const w = this.byToken.get(token);
-    return w && w.key === key ? w : undefined;
+  /**
+   * The waiter in line for exactly these keys that holds this wake_token, or else the one
+   * this agent already has there: one agent never takes two places in one line.
+   */
+  find(token: string | undefined, keys: string | readonly string[], agentId?: string): Waiter<Req, R> | undefined {
+    const ks = typeof keys === "string" ? [keys] : keys;
+    if (token) {
+      const w = this.byToken.get(token);
+      if (w && sameKeys(w.keys, ks)) return w;
+    }
+    return agentId === undefined ? undefined : this.byAgent.get(agentKey(agentId, ks));
   }
 
   /** key's line, earliest first. */
@@ -69,17 +119,22 @@ export class WaitQueue<Req, R> {
     return this.lines.get(key) ?? [];
   }
 
+  /** The earliest waiter in key's line whose call is blocked now and whose client is still there. */
   firstAttached(key: string): Waiter<Req, R> | undefined {
-    return this.line(key).find((w) => w.attached);
+    return this.line(key).find((w) => w.attached && !w.signal?.aborted);
   }
 
-  /** 1-based place in line. */
-  position(w: Waiter<Req, R>): number {
-    return this.line(w.key).indexOf(w) + 1;
+  /** 1-based place in line (in key's line; the first key's by default). */
+  position(w: Waiter<Req, R>, key: string = w.key): number {
+    return this.line(key).indexOf(w) + 1;
   }
 
   keys(): IterableIterator<string> {
     return this.lines.keys();
+  }
+
+  all(): IterableIterator<Waiter<Req, R>> {
+    return this.byToken.values();
   }
 
   get size(): number {
@@ -91,14 +146,16 @@ export class WaitQueue<Req, R> {
    * (the client went away). On timeout or abort it is detached and keeps its place.
    */
   block(w: Waiter<Req, R>, deadline: number, signal?: AbortSignal): Promise<Outcome<R>> {
-    if (w.settle) w.settle({ kind: "aborted" }); // the same token blocking twice: the newer call wins
+    if (w.settle) w.settle({ kind: "aborted" }); // the same waiter blocking twice: the newer call wins
     this.o.scheduler.cancel(this.graceKey(w));
     return new Promise<Outcome<R>>((resolve) => {
       const onAbort = () => this.detach(w, { kind: "aborted" });
       w.attached = true;
+      w.signal = signal;
       w.settle = (outcome) => {
         w.settle = undefined;
         w.attached = false;
+        if (w.signal === signal) w.signal = undefined;
         this.o.scheduler.cancel(this.deadlineKey(w));
         signal?.removeEventListener("abort", onAbort);
         resolve(outcome);
@@ -109,22 +166,58 @@ export class WaitQueue<Req, R> {
     });
   }
 
-  /** Hands value to the waiter: it leaves the line now, and its call is answered after commit. */
-  grant(w: Waiter<Req, R>, value: R): void {
+  /**
+   * Hands value to the waiter: it leaves its lines now, and its call is answered after commit.
+   * If the call's client is gone by then, the call is answered as aborted and `revoke(value)`
+   * runs in a new transaction: the primitive takes the grant back and passes it on.
+   */
+  grant(w: Waiter<Req, R>, value: R, revoke?: (value: R) => void): void {
     this.unlink(w);
+    this.o.scheduler.cancel(this.graceKey(w));
     const settle = w.settle;
+    const signal = w.signal;
     w.settle = undefined;
     w.attached = false;
     this.o.scheduler.cancel(this.deadlineKey(w));
+    if (!settle) return;
     // If the granting transaction rolls back, the grant never happened: the call is answered
     // as aborted (its primitive reports the resource as held) rather than left hanging.
-    if (settle) this.o.afterCommit(() => settle({ kind: "granted", value }), () => settle({ kind: "aborted" }));
+    this.o.afterCommit(
+      () => {
+        if (!signal?.aborted || !revoke) return settle({ kind: "granted", value });
+        settle({ kind: "aborted" });
+        try {
+          this.o.tx(() => revoke(value));
+        } catch (err) {
+          this.o.onError?.(err);
+        }
+      },
+      () => settle({ kind: "aborted" }),
+    );
   }
 
   /** A detached waiter whose caller came back without blocking keeps its place for a fresh grace. */
   keep(w: Waiter<Req, R>): void {
     if (w.attached || !this.byToken.has(w.token) || this.o.graceMs <= 0) return;
-    this.o.scheduler.at(this.graceKey(w), this.o.clock.now() + this.o.graceMs, () => this.remove(w));
+    this.o.scheduler.at(this.graceKey(w), this.o.clock.now() + this.o.graceMs, () => {
+      this.remove(w);
+      this.o.onExpire?.(w);
+    });
+  }
+
+  /** Puts a waiter that left its lines (a revoked grant) back at its old place, detached. */
+  reinstate(w: Waiter<Req, R>): void {
+    if (this.byToken.has(w.token)) return;
+    this.link(w);
+    this.keep(w);
+  }
+
+  /** Sends a waiter to the tail of its lines (a paused slot request rejoining). */
+  moveToTail(w: Waiter<Req, R>): void {
+    this.unlink(w);
+    w.order = ++orderSeq;
+    w.since = this.o.clock.now();
+    this.link(w);
   }
 
   /** Takes the waiter out of line; a blocked call is answered as aborted. */
@@ -135,10 +228,10 @@ export class WaitQueue<Req, R> {
   }
 
   /** Removes every waiter, in any line, that matches. */
-  removeWhere(pred: (w: Waiter<Req, R>) => boolean): number {
+  removeWhere(pred: (w: Waiter<Req, R>) => boolean): Waiter<Req, R>[] {
     const doomed = [...this.byToken.values()].filter(pred);
     for (const w of doomed) this.remove(w);
-    return doomed.length;
+    return doomed;
   }
 
   /** Shutdown: every blocked call is answered as aborted and the lines are emptied. */
@@ -149,17 +242,48 @@ export class WaitQueue<Req, R> {
   private detach(w: Waiter<Req, R>, outcome: Outcome<R>): void {
     w.settle?.(outcome);
     if (!this.byToken.has(w.token)) return;
-    if (this.o.graceMs <= 0) return this.remove(w);
-    this.keep(w);
+    if (this.o.graceMs <= 0) this.remove(w);
+    else this.keep(w);
+    if (this.o.onDetach) {
+      try {
+        this.o.tx(() => this.o.onDetach!(w));
+      } catch (err) {
+        this.o.onError?.(err);
+      }
+    }
+  }
+
+  /** Inserts w into each of its lines by arrival order (at the tail, unless reinstated). */
+  private link(w: Waiter<Req, R>): void {
+    if (w.agentId !== undefined) {
+      const k = agentKey(w.agentId, w.keys);
+      const other = this.byAgent.get(k);
+      if (other && other !== w) this.remove(other); // never two places for one agent
+      this.byAgent.set(k, w);
+    }
+    this.byToken.set(w.token, w);
+    for (const key of w.keys) {
+      let line = this.lines.get(key);
+      if (!line) this.lines.set(key, (line = []));
+      let i = line.length;
+      while (i > 0 && line[i - 1]!.order > w.order) i--;
+      line.splice(i, 0, w);
+    }
   }
 
   private unlink(w: Waiter<Req, R>): void {
     if (!this.byToken.delete(w.token)) return;
-    const line = this.lines.get(w.key);
-    if (!line) return;
-    const i = line.indexOf(w);
-    if (i >= 0) line.splice(i, 1);
-    if (line.length === 0) this.lines.delete(w.key);
+    if (w.agentId !== undefined) {
+      const k = agentKey(w.agentId, w.keys);
+      if (this.byAgent.get(k) === w) this.byAgent.delete(k);
+    }
+    for (const key of w.keys) {
+      const line = this.lines.get(key);
+      if (!line) continue;
+      const i = line.indexOf(w);
+      if (i >= 0) line.splice(i, 1);
+      if (line.length === 0) this.lines.delete(key);
+    }
   }
 
   private deadlineKey(w: Waiter<Req, R>): string {

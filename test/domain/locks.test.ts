@@ -46,7 +46,7 @@ describe("acquire", () => {
   test("refuses a ttl of zero or less with v2's message", async () => {
     for (const ttlMs of [0, -1_000]) {
       await expect(acquire("db", "A", { ttlMs })).rejects.toThrow("store: ttlSeconds must be > 0");
-      expect(() => t.kernel.locks.acquireMany(["db"], "A", ttlMs)).toThrow("store: ttlSeconds must be > 0");
+      await expect(t.kernel.locks.acquireMany({ names: ["db"], agentId: "A", ttlMs })).rejects.toThrow("store: ttlSeconds must be > 0");
     }
     expect(t.kernel.locks.list()).toEqual([]);
     const g = await grant("db", "A");
@@ -435,9 +435,9 @@ describe("fencing", () => {
 });
 
 describe("acquireMany", () => {
-  test("takes every name at once over the deduplicated names", () => {
+  test("takes every name at once over the deduplicated names", async () => {
     const now = t.clock.now();
-    const r = t.kernel.locks.acquireMany(["b", "a", "b"], "A", TTL);
+    const r = await t.kernel.locks.acquireMany({ names: ["b", "a", "b"], agentId: "A", ttlMs: TTL });
     expect(r.locked).toBe(true);
     expect(Object.keys(r.tokens!).sort()).toEqual(["a", "b"]);
     expect(r.expiresAt).toBe(now + TTL);
@@ -451,7 +451,7 @@ describe("acquireMany", () => {
   test("takes nothing when any name is held, naming the holder of the first held name in byte order", async () => {
     await grant("z", "Z");
     await grant("m", "M");
-    const r = t.kernel.locks.acquireMany(["z", "a", "m"], "A", TTL);
+    const r = await t.kernel.locks.acquireMany({ names: ["z", "a", "m"], agentId: "A", ttlMs: TTL });
     expect(r).toEqual({ locked: false, heldBy: "M" });
     expect(holderOf("a")).toBeUndefined();
   });
@@ -460,13 +460,13 @@ describe("acquireMany", () => {
     // U+FFFF sorts before U+1F600 in UTF-8 bytes but after it in UTF-16 units.
     await grant("\u{FFFF}", "BMP");
     await grant("\u{1F600}", "ASTRAL");
-    expect(t.kernel.locks.acquireMany(["\u{1F600}", "\u{FFFF}"], "A", TTL)).toEqual({ locked: false, heldBy: "BMP" });
+    expect(await t.kernel.locks.acquireMany({ names: ["\u{1F600}", "\u{FFFF}"], agentId: "A", ttlMs: TTL })).toEqual({ locked: false, heldBy: "BMP" });
   });
 
   test("gives each name its own fence", async () => {
     const a = await grant("a", "A");
     t.kernel.locks.release("a", a.token, undefined);
-    const r = t.kernel.locks.acquireMany(["a", "b"], "B", TTL);
+    const r = await t.kernel.locks.acquireMany({ names: ["a", "b"], agentId: "B", ttlMs: TTL });
     expect(r.fences).toEqual({ a: 2, b: 1 });
   });
 });

@@ -239,7 +239,7 @@ describe("WaitQueue", () => {
     const blocked = q.enqueue("s", { who: "dead" });
     q.enqueue("s", { who: "live" });
     const call = q.block(blocked, t.clock.now() + 10_000);
-    expect(q.removeWhere((w) => w.req.who === "dead")).toBe(2);
+    expect(q.removeWhere((w) => w.req.who === "dead").length).toBe(2);
     expect(await call).toEqual({ kind: "aborted" });
     expect(whos("r")).toEqual(["live"]);
     expect(whos("s")).toEqual(["live"]);

@@ -9,6 +9,9 @@ import { compact, defineTool, inSeconds } from "./define.ts";
 export const DEFAULT_LOCK_TTL_SECONDS = 900; // v2's default: long enough for an npm install
 const RETRY_WITH = (token: string) => `call lock_resource again with wake_token=${token} to keep your place in line`;
 
+const RETRY_MANY_WITH = (token: string) =>
+  `call lock_resources again with the same names and wake_token=${token} to keep your place in line`;
+
 const agentId = (what: string) => text("agent_id", what, MAX_ID_LENGTH);
 
 function acquireResult(k: Kernel, r: AcquireResult) {
@@ -119,18 +122,44 @@ export const lockTools = [
   defineTool({
     name: "lock_resources",
     title: "Lock several resources at once",
+    blocking: true,
     description:
       "Take several locks at once, all or nothing, so two agents that need overlapping sets can never deadlock. " +
       "Names are deduplicated and taken in byte order. On success you get one token per name in tokens; release " +
-      "each with unlock_resource. If any is held you get nothing and held_by names the holder of the first held name.",
+      "each with unlock_resource. If any is held you get nothing and held_by names the holder of the first held name. " +
+      "Pass wait_seconds (up to 50) to block until every name is free and take them together: you wait in line on " +
+      "each name, nobody barges past you, and you never hold some of them while waiting. If the wait times out you " +
+      "get wake_token: call again with the same names and it to keep your place.",
     args: v.object({
       names: textList("names", "The resources to lock together."),
       agent_id: agentId("Who you are."),
       ...ttlArgs("Lifetime of every lock taken, in seconds (> 0).", DEFAULT_LOCK_TTL_SECONDS),
+      wait_seconds: v.optional(
+        clampedSeconds("wait_seconds", "Block up to this many seconds (0–50) until all names are free. Default 0: answer at once."),
+        0,
+      ),
+      wake_token: v.optional(text("wake_token", "The wake_token from an earlier timed-out wait for the same names.", 64)),
     }),
-    run(a, { kernel }) {
-      const r = kernel.locks.acquireMany(a.names, a.agent_id, ttlSeconds(a, DEFAULT_LOCK_TTL_SECONDS)! * 1000);
-      if (!r.locked) return { locked: false, held_by: r.heldBy };
+    async run(a, { kernel, signal }) {
+      const r = await kernel.locks.acquireMany(
+        {
+          names: a.names,
+          agentId: a.agent_id,
+          ttlMs: ttlSeconds(a, DEFAULT_LOCK_TTL_SECONDS)! * 1000,
+          waitMs: a.wait_seconds * 1000,
+          wakeToken: a.wake_token,
+        },
+        signal,
+      );
+      if (!r.locked) {
+        return compact({
+          locked: false,
+          held_by: r.heldBy,
+          wake_token: r.wake?.token,
+          queue_position: r.wake?.position,
+          retry_with: r.wake ? RETRY_MANY_WITH(r.wake.token) : undefined,
+        });
+      }
       return { locked: true, tokens: r.tokens, fences: r.fences, expires_in_seconds: inSeconds(kernel, r.expiresAt!) };
     },
   }),

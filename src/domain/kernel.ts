@@ -6,8 +6,10 @@ import { type Clock, systemClock } from "./clock.ts";
 import { createCtx, type Ctx } from "./context.ts";
 import { Counters } from "./counters.ts";
 import { Events } from "./events.ts";
+import { Journal } from "./journal.ts";
 import { Locks } from "./locks.ts";
 import { Notes } from "./notes.ts";
+import { Pools } from "./pools.ts";
 import { Presence } from "./presence.ts";
 import { Tasks } from "./tasks.ts";
 
@@ -21,6 +23,8 @@ export interface Kernel {
   readonly presence: Presence;
   readonly events: Events;
   readonly tasks: Tasks;
+  readonly journal: Journal;
+  readonly pools: Pools;
   /** Stops every timer and answers every blocked call; the store stays open. */
   close(): void;
 }
@@ -34,10 +38,13 @@ export function createKernel(opts: { store: Store; clock?: Clock }): Kernel {
   const presence = new Presence(ctx);
   const events = new Events(ctx);
   const tasks = new Tasks(ctx);
+  const journal = new Journal(ctx);
+  const pools = new Pools(ctx, journal);
 
   presence.onDeparture((agentId) => {
     locks.releaseAllOf(agentId);
     tasks.requeueClaimsOf(agentId);
+    pools.releaseAllOf(agentId);
   });
 
   // Expiries that fell due while the daemon was down are processed now, before any call.
@@ -53,11 +60,14 @@ export function createKernel(opts: { store: Store; clock?: Clock }): Kernel {
     presence,
     events,
     tasks,
+    journal,
+    pools,
     close() {
       ctx.scheduler.stop();
       locks.waits.clear();
       events.waits.clear();
       tasks.waits.clear();
+      pools.waits.clear();
     },
   };
 }

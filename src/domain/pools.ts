@@ -1,0 +1,653 @@
+// The machine-wide heavy-work budget: pools are named counting semaphores (weights in units
+// of capacity). An agent takes a slot before a build or a test suite and keeps coding while it
+// is queued. Pools are the second policy of the one waiter mechanism:
+// - FIFO with offers: when capacity frees, the earliest request gets it — at once if its call
+//   is blocked right now, else as an *offer* reserved for the pool's offer_seconds, claimed by
+//   its next call. An offer not claimed in time passes on and the absent request is *paused*
+//   (skipped) until it calls again, which puts it back in line at the tail.
+//   Invariant: held + offered ≤ capacity (held may exceed a lowered capacity: nothing is revoked).
+// - Weights: a request that does not fit blocks the ones behind it (no overtaking at the head).
+// - Requests persist (an agent may wait twenty minutes for a build slot), and so do holders.
+// - A slot bound to a pid lives exactly as long as that process group: checked every
+//   PROCESS_WATCH_MS, and at start, never released merely for being old. Without a pid a slot
+//   has a TTL with renewal, and its agent's departure releases it.
+// Every change is recorded in the journal with a reason.
+import { AirlockError } from "../errors.ts";
+import { bindProcess, groupAlive, type ProcessBinding, processUid } from "../machine/process.ts";
+import { type Ctx, secondsSince } from "./context.ts";
+import { nextFence } from "./fences.ts";
+import type { Journal } from "./journal.ts";
+import { assertTtl } from "./locks.ts";
+import { newToken } from "./tokens.ts";
+import type { Waiter, WaitQueue } from "./wait.ts";
+
+export const DEFAULT_POOL = "heavy";
+export const DEFAULT_OFFER_SECONDS = 30;
+// A queued request is long-lived (the agent codes while it waits); one whose agent has not
+// called for an hour is taken to be abandoned. Each call, and each offer, renews it.
+export const POOL_WAKE_GRACE_MS = 3600 * 1000;
+// The spec asks for release within 1 s of the last exit; a quarter of that leaves room for a
+// busy event loop, and reading /proc for a handful of groups four times a second costs nothing.
+export const PROCESS_WATCH_MS = 250;
+
+export type RequestState = "queued" | "offered" | "paused";
+
+interface SlotWait {
+  agentId: string;
+  weight: number;
+  reason: string | null;
+  ttlMs: number;
+  binding: ProcessBinding | null;
+  state: RequestState;
+  offerExpiresAt: number | null;
+}
+type SlotWaiter = Waiter<SlotWait, SlotGrant>;
+
+export interface PoolRow {
+  name: string;
+  capacity: number;
+  offer_seconds: number;
+  version: number;
+  updated_at: number;
+  updated_by: string;
+  reason: string;
+}
+
+export interface SlotRow {
+  token: string;
+  pool: string;
+  agent_id: string;
+  weight: number;
+  reason: string | null;
+  fence: number;
+  acquired_at: number;
+  expires_at: number | null;
+  pid: number | null;
+  pgid: number | null;
+  pid_start: string | null;
+}
+
+interface RequestRow {
+  token: string;
+  pool: string;
+  agent_id: string;
+  weight: number;
+  reason: string | null;
+  ttl_ms: number;
+  pid: number | null;
+  pgid: number | null;
+  pid_start: string | null;
+  state: RequestState;
+  offer_expires_at: number | null;
+  since: number;
+  seq: number;
+}
+
+export interface SlotGrant {
+  granted: true;
+  token: string;
+  pool: string;
+  weight: number;
+  fence: number;
+  /** null for a slot bound to a process group: it has no expiry. */
+  expiresAt: number | null;
+  pid?: number;
+}
+
+export interface Holder {
+  agentId: string;
+  reason: string | null;
+  weight: number;
+  heldSeconds: number;
+  pid?: number;
+}
+
+export interface Queued {
+  agentId: string;
+  reason: string | null;
+  weight: number;
+  waitingSeconds: number;
+  state: RequestState;
+  blocked: boolean;
+  /** For an offered request: when the offer lapses (ms). */
+  offerExpiresAt?: number;
+}
+
+export interface SlotRefusal {
+  granted: false;
+  pool: string;
+  capacity: number;
+  inUse: number;
+  position: number;
+  wakeToken: string;
+  holders: Holder[];
+  ahead: Queued[];
+}
+
+export type SlotResult = SlotGrant | SlotRefusal;
+
+export interface SlotRequest {
+  agentId: string;
+  pool: string;
+  reason?: string | undefined;
+  weight: number;
+  waitMs: number;
+  wakeToken?: string | undefined;
+  ttlMs: number;
+  pid?: number | undefined;
+}
+
+export interface PoolView {
+  pool: string;
+  capacity: number;
+  inUse: number;
+  offered: number;
+  queued: number;
+  version: number;
+  offerSeconds: number;
+  holders: Holder[];
+  waiters: Queued[];
+}
+
+export type ConfigureResult = { configured: true; version: number } | { configured: false; version: number; error: string };
+export type SlotRenewResult = { renewed: true; expiresAt: number | null; pid?: number } | { renewed: false; error: string };
+
+export interface ConfigureRequest {
+  pool: string;
+  capacity: number;
+  expectedVersion: number;
+  author: string;
+  reason: string;
+  offerSeconds?: number | undefined;
+}
+
+export class Pools {
+  readonly waits: WaitQueue<SlotWait, SlotGrant>;
+  private watching = false;
+
+  constructor(
+    private readonly c: Ctx,
+    private readonly journal: Journal,
+  ) {
+    this.waits = c.waitQueue<SlotWait, SlotGrant>("slot", POOL_WAKE_GRACE_MS, {
+      onExpire: (w) => {
+        this.c.store.q("DELETE FROM slot_requests WHERE token = ?").run(w.token);
+        this.record("pool.released", w, "request abandoned: no call for an hour", { withdrawn: true });
+        if (w.req.state === "offered") this.serve(w.key);
+      },
+    });
+    this.restore();
+  }
+
+  async acquire(req: SlotRequest, signal?: AbortSignal): Promise<SlotResult> {
+    assertTtl(req.ttlMs);
+    const binding = req.pid === undefined ? null : checkPid(req.pid);
+    const first = this.c.tx((): { done: SlotResult } | { wait: SlotWaiter } => {
+      const pool = this.pool(req.pool);
+      if (req.weight > pool.capacity) {
+        throw new AirlockError("invalid_argument", `weight must be <= the pool's capacity (${pool.capacity}) (got ${req.weight})`);
+      }
+      const want = { agentId: req.agentId, weight: req.weight, reason: req.reason ?? null, ttlMs: req.ttlMs, binding };
+      let w = this.waits.find(req.wakeToken, req.pool, req.agentId);
+      if (w) {
+        // An offer is claimed; asking for more than was offered needs the difference free too.
+        if (w.req.state === "offered" && want.weight <= w.req.weight + this.free(pool)) return { done: this.grantRequest(w, want) };
+        if (w.req.state === "offered") this.unoffer(w);
+        Object.assign(w.req, want);
+        if (w.req.state === "paused") {
+          // Back from a missed offer: it rejoins at the tail.
+          this.waits.moveToTail(w);
+          w.req.state = "queued";
+          this.record("pool.queued", w, "rejoined after a missed offer");
+        }
+        this.persist(w);
+        this.waits.keep(w);
+      } else {
+        if (!this.activeLine(req.pool).length && req.weight <= this.free(pool)) return { done: this.grantNew(pool.name, want) };
+        w = this.waits.enqueue(req.pool, { ...want, state: "queued", offerExpiresAt: null }, req.agentId);
+        this.persist(w);
+        this.waits.keep(w);
+        this.record("pool.queued", w, req.reason ?? null);
+      }
+      if (binding) this.watch();
+      this.serve(req.pool);
+      // The caller is here right now: an offer made to it is claimed at once.
+      if (w.req.state === "offered") return { done: this.grantRequest(w, w.req) };
+      if (req.waitMs <= 0) return { done: this.refusal(w) };
+      return { wait: w };
+    });
+    if ("done" in first) return first.done;
+
+    const w = first.wait;
+    const outcome = await this.waits.block(w, this.c.clock.now() + req.waitMs, signal);
+    if (outcome.kind === "granted") return outcome.value;
+    return this.c.tx((): SlotResult => {
+      const still = this.waits.find(w.token, req.pool);
+      // Offered in the instant the wait ended, to a caller that is still here: it is claimed.
+      if (outcome.kind === "timeout" && still?.req.state === "offered") return this.grantRequest(still, still.req);
+      if (!still) throw new AirlockError("unavailable", "the request left the line while it waited (its agent departed or its process exited)");
+      return this.refusal(still);
+    });
+  }
+
+  /** Releases a held slot, or withdraws a queued request (by its wake_token). Idempotent. */
+  release(token: string): boolean {
+    return this.c.tx(() => {
+      const slot = this.c.store.q<SlotRow>("SELECT * FROM slots WHERE token = ?").get(token);
+      if (slot) {
+        this.releaseSlot(slot, "released");
+        return true;
+      }
+      const w = [...this.waits.all()].find((x) => x.token === token);
+      if (!w) return false;
+      this.withdraw(w, "withdrawn by its agent");
+      return true;
+    });
+  }
+
+  /** A slot lives ttl from now; with a pid it is (re)bound to that process group instead. */
+  renew(token: string, ttlMs: number, pid?: number): SlotRenewResult {
+    assertTtl(ttlMs);
+    const binding = pid === undefined ? null : checkPid(pid);
+    return this.c.tx((): SlotRenewResult => {
+      const slot = this.c.store.q<SlotRow>("SELECT * FROM slots WHERE token = ?").get(token);
+      if (!slot) return { renewed: false, error: "store: slot not found" };
+      if (binding) {
+        this.c.store
+          .q("UPDATE slots SET pid = ?, pgid = ?, pid_start = ?, expires_at = NULL WHERE token = ?")
+          .run(binding.pid, binding.pgid, binding.startTime, token);
+        this.c.scheduler.cancel(`slot:${token}`);
+        this.watch();
+        return { renewed: true, expiresAt: null, pid: binding.pid };
+      }
+      if (slot.pid !== null) return { renewed: true, expiresAt: null, pid: slot.pid }; // bound: no expiry to move
+      const expiresAt = this.c.clock.now() + ttlMs;
+      this.c.store.q("UPDATE slots SET expires_at = ? WHERE token = ?").run(expiresAt, token);
+      this.armSlot(token, expiresAt);
+      return { renewed: true, expiresAt };
+    });
+  }
+
+  configure(req: ConfigureRequest): ConfigureResult {
+    return this.c.tx((): ConfigureResult => {
+      const row = this.c.store.q<PoolRow>("SELECT * FROM pools WHERE name = ?").get(req.pool);
+      const version = row?.version ?? 0;
+      if (version !== req.expectedVersion) {
+        const what = row ? `is at version ${version}` : "does not exist yet (create it with expected_version 0)";
+        return { configured: false, version, error: `expected_version ${req.expectedVersion} does not match: pool ${req.pool} ${what}; read list_pools and try again` };
+      }
+      const offerSeconds = req.offerSeconds ?? row?.offer_seconds ?? DEFAULT_OFFER_SECONDS;
+      const now = this.c.clock.now();
+      this.c.store
+        .q(
+          "INSERT INTO pools (name, capacity, offer_seconds, version, updated_at, updated_by, reason) VALUES (?, ?, ?, ?, ?, ?, ?) " +
+            "ON CONFLICT(name) DO UPDATE SET capacity = excluded.capacity, offer_seconds = excluded.offer_seconds, version = excluded.version, " +
+            "updated_at = excluded.updated_at, updated_by = excluded.updated_by, reason = excluded.reason",
+        )
+        .run(req.pool, req.capacity, offerSeconds, version + 1, now, req.author, req.reason);
+      this.journal.record("pool.configured", req.pool, {
+        agentId: req.author,
+        reason: req.reason,
+        data: { capacity: req.capacity, previous_capacity: row?.capacity ?? null, offer_seconds: offerSeconds, version: version + 1 },
+      });
+      this.withdrawExcessOffers(req.pool);
+      this.serve(req.pool);
+      return { configured: true, version: version + 1 };
+    });
+  }
+
+  list(): PoolView[] {
+    return this.c.read(() => this.c.store.q<PoolRow>("SELECT * FROM pools ORDER BY name").all().map((p) => this.view(p)));
+  }
+
+  /** Slots an agent holds, by pool (for list_agents and status). */
+  heldBy(agentId: string): string[] {
+    return this.c.store
+      .q<{ pool: string }>("SELECT pool FROM slots WHERE agent_id = ? ORDER BY acquired_at")
+      .all(agentId)
+      .map((r) => r.pool);
+  }
+
+  /** Presence hook: an agent that departs releases its unbound slots and leaves every unbound line. */
+  releaseAllOf(agentId: string): void {
+    const slots = this.c.store.q<SlotRow>("SELECT * FROM slots WHERE agent_id = ? AND pid IS NULL").all(agentId);
+    for (const s of slots) this.releaseSlot(s, "agent departed");
+    for (const w of [...this.waits.all()]) if (w.agentId === agentId && !w.req.binding) this.withdraw(w, "agent departed");
+  }
+
+  // ---- policy ----
+
+  /** Hands free capacity to the line, earliest first: a blocked call is granted, an absent one offered. */
+  private serve(poolName: string): void {
+    const pool = this.c.store.q<PoolRow>("SELECT * FROM pools WHERE name = ?").get(poolName);
+    if (!pool) return;
+    let free = this.free(pool);
+    for (const w of this.activeLine(poolName)) {
+      if (free <= 0) break;
+      if (w.req.state !== "queued") continue; // an offer already holds its share
+      if (w.req.weight > pool.capacity) continue; // can never fit (capacity was lowered): it blocks nobody
+      if (w.req.weight > free) break; // a heavier request at the head is not overtaken
+      free -= w.req.weight;
+      if (w.attached && !w.signal?.aborted) {
+        const g = this.grantRequest(w, w.req, true);
+        this.waits.grant(w, g, (granted) => this.revoke(w, granted));
+      } else {
+        this.offer(w, pool);
+      }
+    }
+  }
+
+  private offer(w: SlotWaiter, pool: PoolRow): void {
+    w.req.state = "offered";
+    w.req.offerExpiresAt = this.c.clock.now() + pool.offer_seconds * 1000;
+    this.persist(w);
+    this.waits.keep(w);
+    this.record("pool.offered", w, w.req.reason, { offer_seconds: pool.offer_seconds });
+    this.armOffer(w);
+  }
+
+  private armOffer(w: SlotWaiter): void {
+    this.c.scheduler.at(`slot-offer:${w.token}`, w.req.offerExpiresAt!, () => {
+      if (this.waits.find(w.token, w.key) !== w || w.req.state !== "offered") return;
+      w.req.state = "paused";
+      w.req.offerExpiresAt = null;
+      this.persist(w);
+      this.record("pool.offer_expired", w, "the offer was not claimed in time");
+      this.record("pool.paused", w, "skipped until it calls again, then it rejoins at the tail");
+      this.serve(w.key);
+    });
+  }
+
+  /** The granted call's client was gone: the slot passes on and the request is paused. */
+  private revoke(w: SlotWaiter, g: SlotGrant): void {
+    const slot = this.c.store.q<SlotRow>("SELECT * FROM slots WHERE token = ?").get(g.token);
+    if (!slot) return;
+    this.c.store.q("DELETE FROM slots WHERE token = ?").run(g.token);
+    this.c.scheduler.cancel(`slot:${g.token}`);
+    w.req.state = "paused";
+    w.req.offerExpiresAt = null;
+    this.waits.reinstate(w);
+    this.persist(w);
+    this.record("pool.paused", w, "granted while its client was gone; it rejoins at the tail when it calls again");
+    this.serve(w.key);
+  }
+
+  /** A request leaves the line (it takes a slot, is withdrawn, or its agent or process is gone). */
+  private unqueue(w: SlotWaiter): void {
+    this.waits.remove(w);
+    this.c.scheduler.cancel(`slot-offer:${w.token}`);
+    this.c.store.q("DELETE FROM slot_requests WHERE token = ?").run(w.token);
+  }
+
+  private withdraw(w: SlotWaiter, reason: string): void {
+    const hadOffer = w.req.state === "offered";
+    this.unqueue(w);
+    this.record("pool.released", w, reason, { withdrawn: true });
+    if (hadOffer) this.serve(w.key);
+  }
+
+  /**
+   * Turns a request into a held slot. The caller is either here (it claims its offer: the
+   * request leaves the line now) or blocked (byQueue: the wait queue's grant answers it).
+   */
+  private grantRequest(w: SlotWaiter, want: Omit<SlotWait, "state" | "offerExpiresAt">, byQueue = false): SlotGrant {
+    if (byQueue) {
+      this.c.scheduler.cancel(`slot-offer:${w.token}`);
+      this.c.store.q("DELETE FROM slot_requests WHERE token = ?").run(w.token);
+    } else {
+      this.unqueue(w);
+    }
+    return this.grantNew(w.key, want, w.since);
+  }
+
+  private grantNew(poolName: string, want: Omit<SlotWait, "state" | "offerExpiresAt">, since?: number): SlotGrant {
+    const now = this.c.clock.now();
+    const token = newToken();
+    const fence = nextFence(this.c.store, `pool:${poolName}`);
+    const b = want.binding;
+    const expiresAt = b ? null : now + want.ttlMs;
+    this.c.store
+      .q(
+        "INSERT INTO slots (token, pool, agent_id, weight, reason, fence, acquired_at, expires_at, pid, pgid, pid_start) " +
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      )
+      .run(token, poolName, want.agentId, want.weight, want.reason, fence, now, expiresAt, b?.pid ?? null, b?.pgid ?? null, b?.startTime ?? null);
+    if (expiresAt !== null) this.armSlot(token, expiresAt);
+    else this.watch();
+    this.journal.record("pool.granted", poolName, {
+      agentId: want.agentId,
+      reason: want.reason,
+      data: compactData({ weight: want.weight, fence, pid: b?.pid, waited_ms: since === undefined ? 0 : now - since }),
+    });
+    const g: SlotGrant = { granted: true, token, pool: poolName, weight: want.weight, fence, expiresAt };
+    if (b) g.pid = b.pid;
+    return g;
+  }
+
+  private releaseSlot(slot: SlotRow, reason: string): void {
+    this.c.store.q("DELETE FROM slots WHERE token = ?").run(slot.token);
+    this.c.scheduler.cancel(`slot:${slot.token}`);
+    this.journal.record("pool.released", slot.pool, {
+      agentId: slot.agent_id,
+      reason,
+      data: compactData({ weight: slot.weight, fence: slot.fence, held_ms: this.c.clock.now() - slot.acquired_at, pid: slot.pid }),
+    });
+    this.serve(slot.pool);
+  }
+
+  /** An offer goes back to waiting, at its place in line. */
+  private unoffer(w: SlotWaiter): void {
+    w.req.state = "queued";
+    w.req.offerExpiresAt = null;
+    this.c.scheduler.cancel(`slot-offer:${w.token}`);
+    this.persist(w);
+  }
+
+  /** After capacity is lowered, offers beyond what is free go back to waiting (at their place). */
+  private withdrawExcessOffers(poolName: string): void {
+    const pool = this.pool(poolName);
+    const offered = this.activeLine(poolName).filter((w) => w.req.state === "offered");
+    let over = this.held(poolName) + offered.reduce((n, w) => n + w.req.weight, 0) - pool.capacity;
+    for (const w of offered.reverse()) {
+      if (over <= 0) break;
+      over -= w.req.weight;
+      this.unoffer(w);
+    }
+  }
+
+  // ---- process-bound slots ----
+
+  /** Checks bound slots and requests every PROCESS_WATCH_MS while there are any. */
+  private watch(): void {
+    if (this.watching) return;
+    this.watching = true;
+    this.c.scheduler.at("pools:watch", this.c.clock.now() + PROCESS_WATCH_MS, () => {
+      this.watching = false;
+      if (this.reconcile()) this.watch();
+    });
+  }
+
+  /** Releases what is bound to a group that is gone; true while anything bound remains. */
+  private reconcile(): boolean {
+    let bound = 0;
+    for (const s of this.c.store.q<SlotRow>("SELECT * FROM slots WHERE pid IS NOT NULL").all()) {
+      if (groupAlive(bindingOf(s)!)) bound++;
+      else this.releaseSlot(s, "process exited");
+    }
+    for (const w of [...this.waits.all()]) {
+      if (!w.req.binding) continue;
+      if (groupAlive(w.req.binding)) bound++;
+      else this.withdraw(w, "process exited");
+    }
+    return bound > 0;
+  }
+
+  // ---- reads ----
+
+  private view(p: PoolRow): PoolView {
+    const now = this.c.clock.now();
+    const line = this.waits.line(p.name);
+    return {
+      pool: p.name,
+      capacity: p.capacity,
+      inUse: this.held(p.name),
+      offered: line.filter((w) => w.req.state === "offered").reduce((n, w) => n + w.req.weight, 0),
+      queued: line.filter((w) => w.req.state !== "paused").length,
+      version: p.version,
+      offerSeconds: p.offer_seconds,
+      holders: this.holders(p.name, now),
+      waiters: line.map((w) => queuedView(w, now)),
+    };
+  }
+
+  private refusal(w: SlotWaiter): SlotRefusal {
+    const now = this.c.clock.now();
+    const pool = this.pool(w.key);
+    const active = this.activeLine(w.key);
+    // A paused request is out of line until it calls again; then it rejoins at the tail.
+    const i = w.req.state === "paused" ? active.length : active.indexOf(w);
+    return {
+      granted: false,
+      pool: pool.name,
+      capacity: pool.capacity,
+      inUse: this.held(pool.name),
+      position: i + 1,
+      wakeToken: w.token,
+      holders: this.holders(pool.name, now),
+      ahead: active.slice(0, Math.max(0, i)).map((x) => queuedView(x, now)),
+    };
+  }
+
+  private holders(poolName: string, now: number): Holder[] {
+    return this.c.store
+      .q<SlotRow>("SELECT * FROM slots WHERE pool = ? ORDER BY acquired_at, rowid")
+      .all(poolName)
+      .map((s) => {
+        const h: Holder = { agentId: s.agent_id, reason: s.reason, weight: s.weight, heldSeconds: secondsSince(s.acquired_at, now) };
+        if (s.pid !== null) h.pid = s.pid;
+        return h;
+      });
+  }
+
+  /** The requests in line that are not paused, earliest first. */
+  private activeLine(poolName: string): SlotWaiter[] {
+    return this.waits.line(poolName).filter((w) => w.req.state !== "paused");
+  }
+
+  private held(poolName: string): number {
+    return this.c.store.q<{ n: number | null }>("SELECT SUM(weight) AS n FROM slots WHERE pool = ?").get(poolName)?.n ?? 0;
+  }
+
+  private free(pool: PoolRow): number {
+    const offered = this.waits.line(pool.name).reduce((n, w) => n + (w.req.state === "offered" ? w.req.weight : 0), 0);
+    return pool.capacity - this.held(pool.name) - offered;
+  }
+
+  private pool(name: string): PoolRow {
+    const p = this.c.store.q<PoolRow>("SELECT * FROM pools WHERE name = ?").get(name);
+    if (!p) throw new AirlockError("invalid_argument", `unknown pool: ${name}`);
+    return p;
+  }
+
+  // ---- persistence ----
+
+  private persist(w: SlotWaiter): void {
+    const r = w.req;
+    this.c.store
+      .q(
+        "INSERT INTO slot_requests (token, pool, agent_id, weight, reason, ttl_ms, pid, pgid, pid_start, state, offer_expires_at, since, seq) " +
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(token) DO UPDATE SET weight = excluded.weight, reason = excluded.reason, " +
+          "ttl_ms = excluded.ttl_ms, pid = excluded.pid, pgid = excluded.pgid, pid_start = excluded.pid_start, state = excluded.state, " +
+          "offer_expires_at = excluded.offer_expires_at, since = excluded.since, seq = excluded.seq",
+      )
+      .run(w.token, w.key, r.agentId, r.weight, r.reason, r.ttlMs, r.binding?.pid ?? null, r.binding?.pgid ?? null, r.binding?.startTime ?? null, r.state, r.offerExpiresAt, w.since, w.order);
+  }
+
+  /** At start: holders' expiries re-armed, the lines rebuilt in their order, bound groups checked. */
+  private restore(): void {
+    for (const s of this.c.store.q<SlotRow>("SELECT * FROM slots").all()) {
+      if (s.expires_at !== null) this.armSlot(s.token, s.expires_at);
+    }
+    const rows = this.c.store.q<RequestRow>("SELECT * FROM slot_requests ORDER BY seq").all();
+    for (const r of rows) {
+      const w = this.waits.enqueue(
+        r.pool,
+        {
+          agentId: r.agent_id,
+          weight: r.weight,
+          reason: r.reason,
+          ttlMs: r.ttl_ms,
+          binding: bindingOf(r),
+          state: r.state,
+          offerExpiresAt: r.offer_expires_at,
+        },
+        r.agent_id,
+        { token: r.token, since: r.since },
+      );
+      this.waits.keep(w);
+      if (r.state === "offered") this.armOffer(w);
+    }
+    // Store the new arrival order (it keeps the old one's sequence).
+    if (rows.length > 0) this.c.store.tx(() => { for (const w of this.waits.all()) this.persist(w); });
+    // Process-bound holders and requests are checked against real liveness at once.
+    this.c.scheduler.at("pools:watch", this.c.clock.now(), () => {
+      this.watching = false;
+      if (this.reconcile()) this.watch();
+    });
+    this.watching = true;
+  }
+
+  private armSlot(token: string, expiresAt: number): void {
+    this.c.scheduler.at(`slot:${token}`, expiresAt, () => {
+      const s = this.c.store.q<SlotRow>("SELECT * FROM slots WHERE token = ?").get(token);
+      if (s && s.expires_at !== null && s.expires_at <= this.c.clock.now()) this.releaseSlot(s, "ttl expired");
+    });
+  }
+
+  private record(kind: string, w: SlotWaiter, reason: string | null, more: Record<string, unknown> = {}): void {
+    this.journal.record(kind, w.key, { agentId: w.agentId, reason, data: compactData({ weight: w.req.weight, request: w.token.slice(0, 8), ...more }) });
+  }
+}
+
+function queuedView(w: SlotWaiter, now: number): Queued {
+  const q: Queued = {
+    agentId: w.agentId!,
+    reason: w.req.reason,
+    weight: w.req.weight,
+    waitingSeconds: secondsSince(w.since, now),
+    state: w.req.state,
+    blocked: w.attached,
+  };
+  if (w.req.offerExpiresAt !== null) q.offerExpiresAt = w.req.offerExpiresAt;
+  return q;
+}
+
+function bindingOf(r: { pid: number | null; pgid: number | null; pid_start: string | null }): ProcessBinding | null {
+  return r.pid === null || r.pgid === null || r.pid_start === null ? null : { pid: r.pid, pgid: r.pgid, startTime: r.pid_start };
+}
+
+/**
+ * A pid a slot may be bound to: a live process of the daemon's own user, not PID 1 and not the
+ * daemon itself (neither would ever exit, so the slot would never be released).
+ */
+function checkPid(pid: number): ProcessBinding {
+  if (pid === 1) throw new AirlockError("invalid_argument", "pid must not be 1: init never exits, so the slot would never be released");
+  if (pid === process.pid) throw new AirlockError("invalid_argument", `pid must not be the daemon's own (${pid}): the slot would never be released`);
+  const b = bindProcess(pid);
+  if (!b) throw new AirlockError("invalid_argument", `pid must be a live process (got ${pid}, which is not running)`);
+  const uid = processUid(pid);
+  const mine = process.getuid?.();
+  if (mine !== undefined && uid !== null && uid !== mine) {
+    throw new AirlockError("invalid_argument", `pid must be a process of the daemon's own user (got ${pid}, owned by uid ${uid})`);
+  }
+  if (b.pgid === process.pid || b.pgid === 1) {
+    throw new AirlockError("invalid_argument", `pid ${pid} is in the daemon's or init's process group, which never exits; run the work in its own group`);
+  }
+  return b;
+}
+
+function compactData(o: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined && v !== null) out[k] = v;
+  return out;
+}

@@ -21,6 +21,19 @@ export interface Snapshot {
   events: { name: string; generation: number; waiters: number }[];
   notes: number;
   counters: { name: string; value: number }[];
+  pools: SnapshotPool[];
+}
+
+export interface SnapshotPool {
+  pool: string;
+  capacity: number;
+  in_use: number;
+  offered: number;
+  queued: number;
+  version: number;
+  offer_seconds: number;
+  holders: { agent_id: string; reason?: string; weight: number; held_seconds: number; pid?: number }[];
+  waiters: { agent_id: string; reason?: string; weight: number; waiting_seconds: number; state: "queued" | "offered" | "paused"; blocked: boolean }[];
 }
 
 type WaiterInfo = { agentId: string; attached: boolean; since: number };
@@ -75,7 +88,53 @@ export function buildSnapshot(store: Store, now: number, live?: Kernel): Snapsho
   const notes = q<{ n: number }>("SELECT COUNT(*) AS n FROM notes WHERE expires_at IS NULL OR expires_at > ?", now)[0]!.n;
   const counters = q<{ name: string; value: number }>("SELECT name, value FROM counters ORDER BY name");
 
-  return { source: live ? "daemon" : "database", locks, agents, queues: [...queues.values()], events, notes, counters };
+  const pools = live ? livePools(live, now) : storedPools(store, now);
+
+  return { source: live ? "daemon" : "database", locks, agents, queues: [...queues.values()], events, notes, counters, pools };
+}
+
+const opt = <K extends string, V>(k: K, v: V | null | undefined) => (v === null || v === undefined ? {} : ({ [k]: v } as Record<K, V>));
+
+function livePools(k: Kernel, now: number): SnapshotPool[] {
+  return k.pools.list().map((p) => ({
+    pool: p.pool,
+    capacity: p.capacity,
+    in_use: p.inUse,
+    offered: p.offered,
+    queued: p.queued,
+    version: p.version,
+    offer_seconds: p.offerSeconds,
+    holders: p.holders.map((h) => ({ agent_id: h.agentId, ...opt("reason", h.reason), weight: h.weight, held_seconds: h.heldSeconds, ...opt("pid", h.pid) })),
+    waiters: p.waiters.map((w) => ({
+      agent_id: w.agentId,
+      ...opt("reason", w.reason),
+      weight: w.weight,
+      waiting_seconds: w.waitingSeconds,
+      state: w.state,
+      blocked: w.blocked,
+    })),
+  }));
+}
+
+/** The daemon is down: the persisted pools, holders and requests (nobody is blocked). */
+function storedPools(store: Store, now: number): SnapshotPool[] {
+  const q = <R>(sql: string, ...params: (string | number)[]) => store.db.query(sql).all(...params) as R[];
+  type Row = { agent_id: string; reason: string | null; weight: number };
+  return q<{ name: string; capacity: number; version: number; offer_seconds: number }>("SELECT * FROM pools ORDER BY name").map((p) => {
+    const holders = q<Row & { acquired_at: number; pid: number | null }>("SELECT * FROM slots WHERE pool = ? ORDER BY acquired_at", p.name);
+    const waiters = q<Row & { since: number; state: "queued" | "offered" | "paused" }>("SELECT * FROM slot_requests WHERE pool = ? ORDER BY seq", p.name);
+    return {
+      pool: p.name,
+      capacity: p.capacity,
+      in_use: holders.reduce((n, h) => n + h.weight, 0),
+      offered: waiters.reduce((n, w) => n + (w.state === "offered" ? w.weight : 0), 0),
+      queued: waiters.filter((w) => w.state !== "paused").length,
+      version: p.version,
+      offer_seconds: p.offer_seconds,
+      holders: holders.map((h) => ({ agent_id: h.agent_id, ...opt("reason", h.reason), weight: h.weight, held_seconds: secondsSince(h.acquired_at, now), ...opt("pid", h.pid) })),
+      waiters: waiters.map((w) => ({ agent_id: w.agent_id, ...opt("reason", w.reason), weight: w.weight, waiting_seconds: secondsSince(w.since, now), state: w.state, blocked: false })),
+    };
+  });
 }
 
 export function statusSnapshot(kernel: Kernel): Snapshot {

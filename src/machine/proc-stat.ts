@@ -46,6 +46,13 @@ export function bootId(): string {
   return (bootIdCache ??= read("/proc/sys/kernel/random/boot_id")?.trim() || "unknown-boot");
 }
 
+// A main thread that exited (pthread_exit) while other threads run shows state Z, yet the
+// process is alive; its status then counts more than the one dead thread.
+function hasLiveThreads(pid: number): boolean {
+  const m = /^Threads:\s+(\d+)/m.exec(read(`/proc/${pid}/status`) ?? "");
+  return m !== null && Number(m[1]) > 1;
+}
+
 function entry(pid: number): ProcessEntry | null {
   const text = read(`/proc/${pid}/stat`);
   const s = text === undefined ? null : parseStat(text);
@@ -53,7 +60,7 @@ function entry(pid: number): ProcessEntry | null {
   return {
     pid: s.pid,
     pgid: s.pgrp,
-    zombie: s.state === "Z" || s.state === "X",
+    zombie: (s.state === "Z" || s.state === "X") && !hasLiveThreads(pid),
     startTime: `${bootId()}:${s.startTicks}`,
     started: s.startTicks,
   };

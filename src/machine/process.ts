@@ -46,7 +46,7 @@ function isMember(b: ProcessBinding, since: number, e: ProcessEntry): boolean {
   return !e.zombie && e.pgid === b.pgid && e.started >= since;
 }
 
-// Linux never hands out a pid while some process still uses it as a group id, so if the pid
+// Linux and the BSDs never hand out a pid while some process still uses it as a group id, so if the pid
 // equal to the group id now belongs to a process started after the binding, the bound group
 // emptied out and the id was reused. For a bound leader the start must match exactly.
 function groupIdReused(b: ProcessBinding, since: number, holder: ProcessEntry): boolean {
@@ -59,10 +59,10 @@ const MAX_HINTS = 4096;
 const hints = new Map<string, number>();
 const hintKey = (b: ProcessBinding) => `${b.pgid}/${b.startTime}`;
 
-/** Whether the group was reused or is certainly gone, else the start to compare members with. */
+/** The start to compare members with, or null when the binding cannot be current or its group id was reused. */
 function precheck(b: ProcessBinding, t: ProcessTable): number | null {
   const since = validPid(b.pgid) ? t.started(b.startTime) : null;
-  if (since === null || t.groupMissing?.(b.pgid)) return null;
+  if (since === null) return null;
   const holder = t.entry(b.pgid);
   return holder && groupIdReused(b, since, holder) ? null : since;
 }
@@ -70,30 +70,34 @@ function precheck(b: ProcessBinding, t: ProcessTable): number | null {
 /** True while some non-zombie process of the binding's group, started no earlier than the bound process, exists. */
 export function groupAlive(b: ProcessBinding, source: ProcessSource = DEFAULT_SOURCE): boolean {
   const t = table(source);
+  if (t.groupMissing?.(b.pgid)) return forget(b);
   const self = validPid(b.pid) ? t.entry(b.pid) : null;
   // The common case, one read: the bound process itself is still running in its group.
   if (self && !self.zombie && self.pgid === b.pgid && self.startTime === b.startTime) return true;
-  const key = hintKey(b);
   const since = precheck(b, t);
   if (since !== null) {
-    const hinted = hints.get(key);
+    const hinted = hints.get(hintKey(b));
     const h = hinted === undefined ? null : t.entry(hinted);
     if (h && isMember(b, since, h)) return true;
     for (const e of t.entries()) {
       if (!isMember(b, since, e)) continue;
       if (hints.size >= MAX_HINTS) hints.clear();
-      hints.set(key, e.pid);
+      hints.set(hintKey(b), e.pid);
       return true;
     }
   }
-  hints.delete(key);
+  return forget(b);
+}
+
+function forget(b: ProcessBinding): false {
+  hints.delete(hintKey(b));
   return false;
 }
 
 /** How many non-zombie processes are in the group now (for messages). */
 export function groupSize(b: ProcessBinding, source: ProcessSource = DEFAULT_SOURCE): number {
   const t = table(source);
-  const since = precheck(b, t);
+  const since = t.groupMissing?.(b.pgid) ? null : precheck(b, t);
   if (since === null) return 0;
   let n = 0;
   for (const e of t.entries()) if (isMember(b, since, e)) n++;

@@ -28,7 +28,8 @@ export function parsePsLine(line: string): ProcessEntry | null {
   const startTime = f.slice(3).join(" "); // whitespace normalised so the same start always reads the same
   const started = Date.parse(startTime) / 1000;
   if (!Number.isInteger(pid) || !Number.isInteger(pgid) || Number.isNaN(started)) return null;
-  return { pid, pgid, zombie: stat.startsWith("Z"), startTime, started };
+  // "Zl" on Linux: the main thread exited but other threads run, so the process is alive.
+  return { pid, pgid, zombie: stat.startsWith("Z") && !stat.includes("l"), startTime, started };
 }
 
 /** A table over one `ps -A` snapshot, taken at its first use: one spawn per question. */
@@ -53,11 +54,12 @@ export function psTable(): ProcessTable {
     },
     uid(pid) {
       const [uid, stat] = runPs(["-o", "uid=,stat=", "-p", String(pid)]).trim().split(/\s+/);
-      if (!uid || !stat || stat.startsWith("Z")) return null;
+      if (!uid || !stat || (stat.startsWith("Z") && !stat.includes("l"))) return null;
       const n = Number(uid);
       return Number.isInteger(n) ? n : null;
     },
     groupMissing(pgid) {
+      if (!Number.isInteger(pgid) || pgid <= 1) return false; // kill(-1) means every process, not group 1
       // kill(-pgid, 0) asks the kernel whether any process (zombies included) is in the group,
       // without spawning anything; ESRCH is a certain "gone", anything else needs the ps look.
       try {

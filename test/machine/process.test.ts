@@ -1,17 +1,21 @@
 // Process-group liveness against real processes, through both sources: /proc (Linux) and the
 // ps fallback that macOS uses, which procps also provides here.
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { existsSync } from "node:fs";
-import { parseStat } from "../../src/machine/proc-stat.ts";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { parseStat, procTable } from "../../src/machine/proc-stat.ts";
 import { bindProcess, groupAlive, groupSize, processUid, type ProcessBinding, type ProcessSource } from "../../src/machine/process.ts";
-import { procTable } from "../../src/machine/proc-stat.ts";
 import { findPs, parsePsLine, psTable } from "../../src/machine/ps.ts";
 import { until } from "../helpers/until.ts";
 
 const NO_SUCH_PID = 4194305; // above Linux's PID_MAX_LIMIT (2^22) and macOS's 99999: never a process
 
 const started: Subprocess[] = [];
+afterAll(() => {
+  if (leaderExits) rmSync(dirname(leaderExits), { recursive: true, force: true });
+});
 afterEach(() => {
   // Every child here leads its own group (detached), so killing the group ends its children too.
   for (const p of started.splice(0)) {
@@ -60,7 +64,32 @@ else console.log("skipping the ps source: no `ps` on PATH");
 const hasSetsid = Bun.which("setsid") !== null;
 if (!hasSetsid) console.log("skipping the zombie tests: they need `setsid` to give the zombie a group of its own");
 
+// A program whose main thread exits (pthread_exit) while a second thread runs for a second:
+// Linux then shows the process as Z though it is alive.
+const cc = Bun.which("cc");
+if (!cc) console.log("skipping the exited-main-thread tests: no C compiler (cc) to build the program");
+let leaderExits: string | undefined;
+function leaderExitsProgram(): string {
+  if (leaderExits) return leaderExits;
+  const dir = mkdtempSync(join(tmpdir(), "airlock-machine-"));
+  writeFileSync(join(dir, "main.c"), "#include <pthread.h>\n#include <unistd.h>\nstatic void *run(void *a) { (void)a; sleep(1); return 0; }\nint main(void) { pthread_t t; pthread_create(&t, 0, run, 0); pthread_exit(0); }\n");
+  const r = Bun.spawnSync([cc!, "-o", join(dir, "leader-exits"), join(dir, "main.c"), "-lpthread"], { stderr: "pipe" });
+  if (!r.success) throw new Error(`cc failed: ${r.stderr.toString()}`);
+  return (leaderExits = join(dir, "leader-exits"));
+}
+
 describe.each(sources)("with the %s source", (source) => {
+  test.if(cc !== null && process.platform === "linux")("counts a process whose main thread exited while another thread runs as alive", async () => {
+    const p = spawnGroup([leaderExitsProgram()]);
+    await until("the main thread to exit", () => parseStat(readFileSync(`/proc/${p.pid}/stat`, "utf8"))?.state === "Z", 3000);
+    const b = bindProcess(p.pid, source)!;
+    expect(b).toMatchObject({ pid: p.pid, pgid: p.pid });
+    expect(groupAlive(b, source)).toBe(true);
+    await p.exited;
+    expect(groupAlive(b, source)).toBe(false);
+  });
+
+
   test("binds a running process to its group, which dies with it", async () => {
     const p = spawnGroup(["sleep", "30"]);
     const b = bindProcess(p.pid, source)!;

@@ -2,7 +2,7 @@
 // in the same run on the same daemon (a JSON-RPC ping), so a noisy machine cancels out; the
 // absolute numbers are printed too. Writes bench/results.json and bench/results.svg.
 //   bun bench/run.ts [--quick] [--modes normal,full]
-import { openSync, readFileSync, writeFileSync, mkdtempSync } from "node:fs";
+import { closeSync, fdatasyncSync, openSync, readFileSync, writeFileSync, writeSync, mkdtempSync } from "node:fs";
 import { tmpdir, cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -82,7 +82,94 @@ async function latencies(d: DaemonProcess, mode: string) {
   }
   add({ mode, metric: "hand-off, release → waiter answered (p50)", value: median(lags), unit: "ms", baseline: "1 ping", baselineValue: ping });
   add({ mode, metric: "hand-off, release → waiter answered (p99)", value: pct(lags, 99), unit: "ms", baseline: "1 ping", baselineValue: ping });
-  return ping;
+  // The floor of any call that writes: one round trip, plus one fsync when answers wait for it.
+  const floor = ping + (mode === "full" ? fsyncCost(d.home) : 0);
+  add({ mode, metric: "floor: 1 ping (+ 1 fsync under full)", value: floor, unit: "ms" });
+  add({ mode, metric: "lock hand-off vs its floor (p50)", value: median(lags), unit: "ms", baseline: "floor", baselineValue: floor });
+  add({ mode, metric: "lock+unlock vs 2 floors (p50)", value: lockUnlock, unit: "ms", baseline: "2 floors", baselineValue: 2 * floor });
+  return { ping, floor, lockUnlock };
+}
+
+/** Median cost of writing 4 KiB and fdatasync(2) in the daemon's own folder (same file system). */
+function fsyncCost(dir: string): number {
+  const fd = openSync(join(dir, "bench-fsync"), "w");
+  const page = Buffer.alloc(4096, 1);
+  const times: number[] = [];
+  for (let i = 0; i < (QUICK ? 50 : 200); i++) {
+    const t = performance.now();
+    writeSync(fd, page, 0, page.length, 0);
+    fdatasyncSync(fd);
+    times.push(performance.now() - t);
+  }
+  closeSync(fd);
+  return median(times);
+}
+
+/** Pools: acquire+release against the lock figure, hand-off and offer latency, and a crowded line. */
+async function pools(d: DaemonProcess, mode: string, base: { ping: number; floor: number; lockUnlock: number }) {
+  const n = QUICK ? 200 : 1000;
+  const slot = median(
+    await timeEach(n, async () => {
+      const s = await d.call("acquire_slot", { agent_id: "b", reason: "bench" });
+      await d.call("release_slot", { slot_token: s.slot_token });
+    }),
+  );
+  add({ mode, metric: "acquire_slot+release_slot, uncontended (p50)", value: slot, unit: "ms", baseline: "lock+unlock", baselineValue: base.lockUnlock });
+  add({ mode, metric: "acquire_slot+release_slot vs 2 floors (p50)", value: slot, unit: "ms", baseline: "2 floors", baselineValue: 2 * base.floor });
+
+  // Hand-off: a blocked acquire answered after the holder's release.
+  const lags: number[] = [];
+  let held = await d.call("acquire_slot", { agent_id: "p0" });
+  for (let i = 0; i < (QUICK ? 30 : 100); i++) {
+    const next = d.call("acquire_slot", { agent_id: `p${i + 1}`, wait_seconds: 50 });
+    while (!(await d.call("list_pools")).find((p: any) => p.pool === "heavy")?.waiters?.[0]?.blocked) await Bun.sleep(1);
+    const t0 = performance.now();
+    void d.call("release_slot", { slot_token: held.slot_token });
+    held = await next;
+    lags.push(performance.now() - t0);
+  }
+  await d.call("release_slot", { slot_token: held.slot_token });
+  add({ mode, metric: "slot hand-off, release → blocked acquire answered (p50)", value: median(lags), unit: "ms", baseline: "floor", baselineValue: base.floor });
+
+  // Offer: the request is away when capacity frees; its next call claims the offer.
+  const offers: number[] = [];
+  for (let i = 0; i < (QUICK ? 30 : 100); i++) {
+    const h = await d.call("acquire_slot", { agent_id: "holder" });
+    const q = await d.call("acquire_slot", { agent_id: "away" });
+    const t0 = performance.now();
+    await d.call("release_slot", { slot_token: h.slot_token });
+    const got = await d.call("acquire_slot", { agent_id: "away", wake_token: q.wake_token });
+    offers.push(performance.now() - t0);
+    if (!got.granted) throw new Error("offer not claimed");
+    await d.call("release_slot", { slot_token: got.slot_token });
+  }
+  add({ mode, metric: "offer: release → absent request's next call granted (p50)", value: median(offers), unit: "ms", baseline: "2 floors", baselineValue: 2 * base.floor });
+
+  // A crowded line: 4 pools × 50 agents queued (200 requests), each pool held. A queued agent's
+  // poll and a full acquire+release cycle there, against the same in an empty pool.
+  const poll = async (pool: string, agent: string, wake: string) => d.call("acquire_slot", { agent_id: agent, pool, wake_token: wake });
+  for (const pool of ["crowd-0", "crowd-1", "crowd-2", "crowd-3", "empty"]) {
+    await d.call("configure_pool", { pool, capacity: 1, expected_version: 0, author: "bench", reason: "bench" });
+  }
+  const wakes: Record<string, string> = {};
+  for (let p = 0; p < 4; p++) {
+    await d.call("acquire_slot", { agent_id: "crowd-holder", pool: `crowd-${p}` });
+    for (let a = 0; a < 50; a++) wakes[`crowd-${p}:${a}`] = (await d.call("acquire_slot", { agent_id: `agent-${a}`, pool: `crowd-${p}`, reason: "queued" })).wake_token;
+  }
+  await d.call("acquire_slot", { agent_id: "crowd-holder", pool: "empty" });
+  const emptyWake = (await d.call("acquire_slot", { agent_id: "agent-49", pool: "empty" })).wake_token;
+  const reps = QUICK ? 200 : 1000;
+  const inEmpty = median(await timeEach(reps, () => poll("empty", "agent-49", emptyWake)));
+  const inCrowd = median(await timeEach(reps, () => poll("crowd-2", "agent-49", wakes["crowd-2:49"]!)));
+  add({ mode, metric: "queued poll, 200 requests over 50 agents (p50)", value: inCrowd, unit: "ms", baseline: "same poll, empty pool", baselineValue: inEmpty });
+  // A new request joining the tail of a 50-long line, then withdrawing (release_slot with its wake_token).
+  const join = async (pool: string) => {
+    const q = await d.call("acquire_slot", { agent_id: "joiner", pool });
+    await d.call("release_slot", { slot_token: q.wake_token });
+  };
+  const joinEmpty = median(await timeEach(reps, () => join("empty")));
+  const joinCrowd = median(await timeEach(reps, () => join("crowd-1")));
+  add({ mode, metric: "join+withdraw, 200 requests over 50 agents (p50)", value: joinCrowd, unit: "ms", baseline: "same, empty pool", baselineValue: joinEmpty });
 }
 
 /** How late a blocked waiter gets the lock after its holder's TTL or heartbeat deadline. */
@@ -193,8 +280,10 @@ let firstPing = 0;
 for (const mode of MODES) {
   const d = await startDaemon({ args: ["--durability", mode] });
   try {
-    const ping = await latencies(d, mode);
+    const base = await latencies(d, mode);
+    const ping = base.ping;
     firstPing ||= ping;
+    await pools(d, mode, base);
     await expiryLags(d, mode, ping);
     summary[mode] = await throughputs(d, mode);
     await memory(d, mode);

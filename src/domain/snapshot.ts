@@ -33,7 +33,15 @@ export interface SnapshotPool {
   version: number;
   offer_seconds: number;
   holders: { agent_id: string; reason?: string; weight: number; held_seconds: number; pid?: number }[];
-  waiters: { agent_id: string; reason?: string; weight: number; waiting_seconds: number; state: "queued" | "offered" | "paused"; blocked: boolean }[];
+  waiters: {
+    agent_id: string;
+    reason?: string;
+    weight: number;
+    waiting_seconds: number;
+    state: "queued" | "offered" | "paused";
+    blocked: boolean;
+    offer_expires_in_seconds?: number;
+  }[];
 }
 
 type WaiterInfo = { agentId: string; attached: boolean; since: number };
@@ -112,6 +120,7 @@ function livePools(k: Kernel, now: number): SnapshotPool[] {
       waiting_seconds: w.waitingSeconds,
       state: w.state,
       blocked: w.blocked,
+      ...opt("offer_expires_in_seconds", w.offerExpiresAt === undefined ? undefined : secondsUntil(w.offerExpiresAt, now)),
     })),
   }));
 }
@@ -122,7 +131,10 @@ function storedPools(store: Store, now: number): SnapshotPool[] {
   type Row = { agent_id: string; reason: string | null; weight: number };
   return q<{ name: string; capacity: number; version: number; offer_seconds: number }>("SELECT * FROM pools ORDER BY name").map((p) => {
     const holders = q<Row & { acquired_at: number; pid: number | null }>("SELECT * FROM slots WHERE pool = ? ORDER BY acquired_at", p.name);
-    const waiters = q<Row & { since: number; state: "queued" | "offered" | "paused" }>("SELECT * FROM slot_requests WHERE pool = ? ORDER BY seq", p.name);
+    const waiters = q<Row & { since: number; state: "queued" | "offered" | "paused"; offer_expires_at: number | null }>(
+      "SELECT * FROM slot_requests WHERE pool = ? ORDER BY seq",
+      p.name,
+    );
     return {
       pool: p.name,
       capacity: p.capacity,
@@ -132,7 +144,15 @@ function storedPools(store: Store, now: number): SnapshotPool[] {
       version: p.version,
       offer_seconds: p.offer_seconds,
       holders: holders.map((h) => ({ agent_id: h.agent_id, ...opt("reason", h.reason), weight: h.weight, held_seconds: secondsSince(h.acquired_at, now), ...opt("pid", h.pid) })),
-      waiters: waiters.map((w) => ({ agent_id: w.agent_id, ...opt("reason", w.reason), weight: w.weight, waiting_seconds: secondsSince(w.since, now), state: w.state, blocked: false })),
+      waiters: waiters.map((w) => ({
+        agent_id: w.agent_id,
+        ...opt("reason", w.reason),
+        weight: w.weight,
+        waiting_seconds: secondsSince(w.since, now),
+        state: w.state,
+        blocked: false,
+        ...opt("offer_expires_in_seconds", w.offer_expires_at === null ? undefined : secondsUntil(w.offer_expires_at, now)),
+      })),
     };
   });
 }

@@ -1,7 +1,8 @@
-// Human rendering of a status snapshot, shared by `status` and `watch`.
+// Human rendering of a status snapshot, shared by `status` and `watch`, and of pools, shared by
+// `status`, `pools` and the place-in-line line that `run` and `wait` print while they queue.
 import { colors } from "consola/utils";
 import { env } from "../config/env.ts";
-import type { Snapshot } from "../domain/snapshot.ts";
+import type { Snapshot, SnapshotPool } from "../domain/snapshot.ts";
 
 const c = (fn: (s: string) => string) => (s: string) => (env.noColor ? s : fn(s));
 const bold = c(colors.bold);
@@ -30,10 +31,45 @@ export function renderStatus(s: Snapshot, where: string): string {
   return [
     head,
     section("LOCKS", locks),
+    section("POOLS", s.pools.map((p) => renderPool(p).join("\n    "))),
     section("AGENTS", agents),
     section("QUEUES", queues),
     section("EVENTS", events),
     section("COUNTERS", counters),
     `${bold("NOTES")} ${s.notes}`,
   ].join("\n");
+}
+
+/** 45s, 2m10s, 1h05m: short enough for a one-line progress report. */
+export function duration(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
+}
+
+/** 1st, 2nd, 3rd, 4th, 11th, 22nd. */
+export function ordinal(n: number): string {
+  const teen = n % 100 >= 11 && n % 100 <= 13;
+  const suffix = teen ? "th" : (["th", "st", "nd", "rd"][n % 10] ?? "th");
+  return `${n}${suffix}`;
+}
+
+/** A pool as list_pools or the snapshot gives it; offer_expires_in_seconds only comes from list_pools. */
+export type PoolInfo = SnapshotPool & { waiters: (SnapshotPool["waiters"][number] & { offer_expires_in_seconds?: number })[] };
+
+/** One pool: a summary line, then its holders, then its queue in order. */
+export function renderPool(p: PoolInfo): string[] {
+  const queued = p.queued ? yellow(`, ${p.queued} queued`) : "";
+  const head = `${p.pool}  capacity ${p.capacity}, ${p.in_use} in use, ${p.offered} offered${queued}  ${dim(`version ${p.version}, offers last ${p.offer_seconds}s`)}`;
+  const holders = p.holders.map(
+    (h) =>
+      `${dim("held by")} ${h.agent_id}${h.reason ? ` (${h.reason})` : ""}  ${dim(`weight ${h.weight}, ${duration(h.held_seconds)} held${h.pid === undefined ? "" : `, pid ${h.pid}`}`)}`,
+  );
+  const waiters = p.waiters.map((w, i) => {
+    const state = w.state === "queued" ? (w.blocked ? "blocked" : "queued") : w.state;
+    const left = w.state === "offered" && w.offer_expires_in_seconds !== undefined ? ` (${w.offer_expires_in_seconds}s left)` : "";
+    return `${i + 1}. ${w.agent_id}${w.reason ? ` (${w.reason})` : ""}  ${dim(`weight ${w.weight}, waiting ${duration(w.waiting_seconds)},`)} ${yellow(state + left)}`;
+  });
+  return [head, ...holders, ...waiters];
 }

@@ -8,9 +8,13 @@ import { callCommand } from "./call.ts";
 import { daemonCommand } from "./daemon.ts";
 import { doctorCommand } from "./doctor.ts";
 import { installServiceCommand, uninstallServiceCommand } from "./install-service.ts";
+import { poolCommand, poolsCommand } from "./pools.ts";
+import { releaseCommand } from "./release.ts";
+import { runSlotCommand } from "./run.ts";
 import { statusCommand } from "./status.ts";
 import { tokenCommand } from "./token.ts";
 import { versionCommand } from "./version.ts";
+import { waitCommand } from "./wait.ts";
 import { watchCommand } from "./watch.ts";
 
 export const mainCommand = defineCommand({
@@ -20,6 +24,11 @@ export const mainCommand = defineCommand({
     status: statusCommand,
     watch: watchCommand,
     call: callCommand,
+    run: runSlotCommand,
+    wait: waitCommand,
+    release: releaseCommand,
+    pools: poolsCommand,
+    pool: poolCommand,
     token: tokenCommand,
     "install-service": installServiceCommand,
     "uninstall-service": uninstallServiceCommand,
@@ -36,7 +45,9 @@ export async function main(argv: string[]): Promise<void> {
     console.log(`airlock ${VERSION}`);
     return;
   }
-  if (argv.some((a) => HELP.has(a))) return runMain(mainCommand, { rawArgs: argv.map((a) => (a === "help" ? "--help" : a)) });
+  // Words after `--` belong to the command `airlock run` runs (`-- grep -h x`), not to us.
+  const ours = argv.includes("--") ? argv.slice(0, argv.indexOf("--")) : argv;
+  if (ours.some((a) => HELP.has(a))) return runMain(mainCommand, { rawArgs: ours.map((a) => (a === "help" ? "--help" : a)) });
   const rawArgs = first === undefined || first.startsWith("-") ? ["daemon", ...argv] : argv;
   try {
     await runCommand(mainCommand, { rawArgs });

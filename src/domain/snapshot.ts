@@ -130,7 +130,12 @@ function storedPools(store: Store, now: number): SnapshotPool[] {
   const q = <R>(sql: string, ...params: (string | number)[]) => store.db.query(sql).all(...params) as R[];
   type Row = { agent_id: string; reason: string | null; weight: number };
   return q<{ name: string; capacity: number; version: number; offer_seconds: number }>("SELECT * FROM pools ORDER BY name").map((p) => {
-    const holders = q<Row & { acquired_at: number; pid: number | null }>("SELECT * FROM slots WHERE pool = ? ORDER BY acquired_at", p.name);
+    // A lapsed slot is not a holder, even before the daemon's timer has removed its row.
+    const holders = q<Row & { acquired_at: number; pid: number | null }>(
+      "SELECT * FROM slots WHERE pool = ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY acquired_at",
+      p.name,
+      now,
+    );
     const waiters = q<Row & { since: number; state: "queued" | "offered" | "paused"; offer_expires_at: number | null }>(
       "SELECT * FROM slot_requests WHERE pool = ? ORDER BY seq",
       p.name,

@@ -5,6 +5,7 @@ import { AirlockError, errorMessage } from "../errors.ts";
 import { log } from "../log.ts";
 import { VERSION } from "../version.ts";
 import { callCommand } from "./call.ts";
+import { checkCommand, claimCommand, claimsCommand, unclaimCommand } from "./claims.ts";
 import { daemonCommand } from "./daemon.ts";
 import { doctorCommand } from "./doctor.ts";
 import { installServiceCommand, uninstallServiceCommand } from "./install-service.ts";
@@ -29,6 +30,10 @@ export const mainCommand = defineCommand({
     release: releaseCommand,
     pools: poolsCommand,
     pool: poolCommand,
+    claims: claimsCommand,
+    claim: claimCommand,
+    unclaim: unclaimCommand,
+    check: checkCommand,
     token: tokenCommand,
     "install-service": installServiceCommand,
     "uninstall-service": uninstallServiceCommand,

@@ -9,6 +9,7 @@ import { Events } from "./events.ts";
 import { Journal } from "./journal.ts";
 import { Locks } from "./locks.ts";
 import { Notes } from "./notes.ts";
+import { Paths } from "./paths.ts";
 import { Pools } from "./pools.ts";
 import { Presence } from "./presence.ts";
 import { Tasks } from "./tasks.ts";
@@ -25,6 +26,7 @@ export interface Kernel {
   readonly tasks: Tasks;
   readonly journal: Journal;
   readonly pools: Pools;
+  readonly paths: Paths;
   /** Stops every timer and answers every blocked call; the store stays open. */
   close(): void;
 }
@@ -40,11 +42,13 @@ export function createKernel(opts: { store: Store; clock?: Clock }): Kernel {
   const tasks = new Tasks(ctx);
   const journal = new Journal(ctx);
   const pools = new Pools(ctx, journal);
+  const paths = new Paths(ctx, journal, presence);
 
-  presence.onDeparture((agentId) => {
+  presence.onDeparture((agentId, reason) => {
     locks.releaseAllOf(agentId);
     tasks.requeueClaimsOf(agentId);
     pools.releaseAllOf(agentId);
+    paths.releaseAllOf(agentId, reason === "lapsed" ? "presence lapsed" : "agent unregistered");
   });
 
   // Expiries that fell due while the daemon was down are processed now, before any call.
@@ -62,12 +66,14 @@ export function createKernel(opts: { store: Store; clock?: Clock }): Kernel {
     tasks,
     journal,
     pools,
+    paths,
     close() {
       ctx.scheduler.stop();
       locks.waits.clear();
       events.waits.clear();
       tasks.waits.clear();
       pools.waits.clear();
+      paths.waits.clear();
     },
   };
 }

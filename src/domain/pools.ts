@@ -640,6 +640,7 @@ function checkPid(pid: number): ProcessBinding {
   if (mine !== undefined && uid !== null && uid !== mine) {
     throw new AirlockError("invalid_argument", `pid must be a process of the daemon's own user (got ${pid}, owned by uid ${uid})`);
   }
+  if (b.pgid === 0) throw new AirlockError("invalid_argument", `pid must be a user process (got ${pid}, a kernel thread)`);
   if (b.pgid === process.pid || b.pgid === 1) {
     throw new AirlockError("invalid_argument", `pid ${pid} is in the daemon's or init's process group, which never exits; run the work in its own group`);
   }

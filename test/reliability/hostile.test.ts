@@ -65,9 +65,24 @@ const TOOLS: Record<string, string[]> = {
   fail_task: ["id", "lease_token", "requeue"],
   list_tasks: ["queue"],
   renew_task: ["id", "lease_token", "lease_seconds"],
+  acquire_slot: ["agent_id", "pool", "reason", "weight", "wait_seconds", "wake_token", "ttl_seconds", "ttl_minutes", "pid"],
+  release_slot: ["slot_token"],
+  renew_slot: ["slot_token", "ttl_seconds", "ttl_minutes", "pid"],
+  list_pools: [],
+  configure_pool: ["pool", "capacity", "expected_version", "author", "reason", "offer_seconds"],
+  inspect_machine: [],
+  claim_paths: ["agent_id", "paths", "room", "ttl_seconds", "ttl_minutes", "wait_seconds", "wake_token", "reason"],
+  release_paths: ["claim_token"],
+  renew_paths: ["claim_token", "ttl_seconds", "ttl_minutes"],
+  check_paths: ["paths", "room", "agent_id"],
+  list_path_claims: ["room"],
+  force_release_paths: ["agent_id", "holder", "room", "paths", "reason"],
 };
 const TOOL_NAMES = Object.keys(TOOLS);
-const NUMERIC_FIELDS = new Set(["ttl_seconds", "ttl_minutes", "wait_seconds", "by", "priority", "max_attempts", "id", "lease_seconds", "last_seen_generation"]);
+const NUMERIC_FIELDS = new Set([
+  "ttl_seconds", "ttl_minutes", "wait_seconds", "by", "priority", "max_attempts", "id", "lease_seconds", "last_seen_generation",
+  "weight", "pid", "capacity", "expected_version", "offer_seconds",
+]);
 
 // Numbers as JSON text: out of range, negative, fractional, exponents, beyond 2^53.
 const ODD_NUMBERS = ["1e400", "-1e400", "1e-400", "-0", "0.5", "1.5", "-1", "-999999999999", "9007199254740993", "123456789012345678901234567890", "1E+2", "1e308", "-1e308", "4.9e-324", "0", "2147483648", "0.0000001"];
@@ -130,6 +145,7 @@ function argValue(r: Prng, field: string): string {
   if (field === "wait_seconds") return r.pick(NON_BLOCKING_WAITS);
   if (r.chance(0.5)) return frag(r);
   if (field === "names") return `[${Array.from({ length: r.int(0, 5) }, () => JSON.stringify(randomName(r))).join(",")}]`;
+  if (field === "paths") return `[${Array.from({ length: r.int(0, 5) }, () => JSON.stringify(r.pick(["src/**", "src/{a,b}/*", "../x", "/abs", "[!a]*", "**/**/x", "a\\*"]))).join(",")}]`;
   if (NUMERIC_FIELDS.has(field)) return r.chance(0.5) ? r.pick(ODD_NUMBERS) : String(r.int(1, 30));
   if (field === "requeue") return r.pick(["true", "false"]);
   return JSON.stringify(randomName(r));

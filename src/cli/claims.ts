@@ -1,0 +1,129 @@
+// `airlock claims`, `claim`, `unclaim` and `check`: path claims from a shell or a git hook.
+// `check --staged` asks whether the files staged for commit step on another agent's claims,
+// so a pre-commit hook can stop a commit that edits a region someone else holds.
+import { hostname, userInfo } from "node:os";
+import { defineCommand } from "citty";
+import { AirlockError } from "../errors.ts";
+import { secondsFlag, tool } from "./wait.ts";
+
+const port = { type: "string", description: "Daemon port (default 27183 or AIRLOCK_PORT)" } as const;
+const room = { type: "string", description: "Room (default `default`)" } as const;
+const agent = { type: "string", description: "Agent id (default cli:user@host)" } as const;
+
+interface ConflictView {
+  path: string;
+  held_by: string;
+  held_path: string;
+  witness: string;
+  reason?: string;
+  expires_in_seconds: number;
+}
+
+interface ClaimView {
+  agent_id: string;
+  room: string;
+  paths: string[];
+  reason?: string;
+  fence: number;
+  expires_in_seconds: number;
+}
+
+function defaultAgent(): string {
+  try {
+    return `cli:${userInfo().username}@${hostname()}`;
+  } catch {
+    return `cli@${hostname()}`;
+  }
+}
+
+/** Positional words after the command's own (citty puts them in `_`). */
+function positionals(args: { _: unknown }, what: string): string[] {
+  const words = (Array.isArray(args._) ? args._ : []).map(String).filter((w) => w !== "");
+  if (words.length === 0) throw new AirlockError("invalid_argument", `give at least one ${what}`);
+  return words;
+}
+
+export function renderConflict(c: ConflictView): string {
+  return `${c.path}: held by ${c.held_by} as ${c.held_path} (both match ${c.witness})${c.reason ? ` — ${c.reason}` : ""}`;
+}
+
+export const claimsCommand = defineCommand({
+  meta: { name: "claims", description: "List live path claims: who holds which paths, why, for how long" },
+  args: { room: { type: "string", description: "Only this room (default: every room)" }, json: { type: "boolean", description: "Print JSON" }, port },
+  async run({ args }) {
+    const claims = await tool<ClaimView[]>("list_path_claims", args.room ? { room: args.room } : {}, { port: args.port });
+    if (args.json) return console.log(JSON.stringify(claims, null, 2));
+    if (claims.length === 0) return console.log("(no claims)");
+    for (const c of claims) {
+      console.log(`${c.room}  ${c.agent_id}  ${c.paths.join(" ")}  ${c.expires_in_seconds}s${c.reason ? `  ${c.reason}` : ""}`);
+    }
+  },
+});
+
+export const claimCommand = defineCommand({
+  meta: { name: "claim", description: "Claim paths (globs); prints the claim_token, or the conflicts and exits 1" },
+  args: {
+    room,
+    agent,
+    ttl: { type: "string", description: "Seconds the claim lives (default 900)" },
+    reason: { type: "string", description: "What you are doing there" },
+    port,
+  },
+  async run({ args }) {
+    const paths = positionals(args, "PATH");
+    const ttl = secondsFlag(args.ttl, "--ttl");
+    const r = await tool<{ granted: boolean; claim_token?: string; conflicts?: ConflictView[] }>(
+      "claim_paths",
+      {
+        agent_id: args.agent ?? defaultAgent(),
+        paths,
+        ...(args.room ? { room: args.room } : {}),
+        ...(ttl ? { ttl_seconds: Math.ceil(ttl) } : {}),
+        ...(args.reason ? { reason: args.reason } : {}),
+      },
+      { port: args.port },
+    );
+    if (r.granted) return console.log(r.claim_token);
+    for (const c of r.conflicts ?? []) console.error(renderConflict(c));
+    process.exit(1);
+  },
+});
+
+export const unclaimCommand = defineCommand({
+  meta: { name: "unclaim", description: "Release a path claim by its claim_token" },
+  args: { token: { type: "positional", description: "The claim_token", required: true }, port },
+  async run({ args }) {
+    const r = await tool<{ released: boolean }>("release_paths", { claim_token: args.token }, { port: args.port });
+    console.log(r.released ? "released" : "already released");
+  },
+});
+
+/** The repository-relative paths staged for commit in the current directory's repository. */
+async function stagedPaths(): Promise<string[]> {
+  const proc = Bun.spawn(["git", "diff", "--cached", "--name-only", "-z"], { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new AirlockError("invalid_argument", `check --staged: git diff --cached failed: ${err.trim() || `exit ${code}`}`);
+  return out.split("\0").filter((p) => p !== "");
+}
+
+export const checkCommand = defineCommand({
+  meta: { name: "check", description: "Exit 0 if no other agent's claim covers these paths, else 1 naming holder, claim and witness" },
+  args: {
+    room,
+    agent,
+    staged: { type: "boolean", description: "Check the files staged for commit (git diff --cached)" },
+    port,
+  },
+  async run({ args }) {
+    const paths = args.staged ? await stagedPaths() : positionals(args, "PATH (or --staged)");
+    if (paths.length === 0) return console.log("clear (nothing staged)");
+    const r = await tool<{ clear: boolean; conflicts: ConflictView[] }>(
+      "check_paths",
+      { paths, agent_id: args.agent ?? defaultAgent(), ...(args.room ? { room: args.room } : {}) },
+      { port: args.port },
+    );
+    if (r.clear) return console.log("clear");
+    for (const c of r.conflicts) console.error(renderConflict(c));
+    process.exit(1);
+  },
+});

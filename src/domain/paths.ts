@@ -1,0 +1,475 @@
+// Path claims: advisory locks over globs of repository paths, per room. A claim tells other
+// agents that a region is being edited; files are never opened, only path strings are stored.
+//
+// - One claim_paths call is one claim: all its paths are granted together or none is.
+// - Overlap is decided exactly by the glob engine, which also gives a witness (a concrete path
+//   both patterns match). An agent never conflicts with its own claims.
+// - First-writer-wins by default. With waitMs the request waits in its room's line (one line
+//   per room in the one WaitQueue): a blocked request is granted once none of its paths overlaps
+//   a live claim of another agent and no earlier *blocked* request overlaps it, so a later
+//   overlapping request never jumps a waiting one, while one that overlaps nothing goes at once.
+//   Detached waiters (their call timed out) keep their place under a wake_token but are passed
+//   over, like lock waiters.
+// - A room's claims are indexed in memory by their first literal segment, so a check against a
+//   thousand claims only runs the overlap product on those that could share a path.
+// Every grant, denial, expiry, release, auto-release and forced release goes to the journal.
+import { AirlockError } from "../errors.ts";
+import { type Ctx } from "./context.ts";
+import { nextFence } from "./fences.ts";
+import { type CompiledGlob, compileGlob, normalizePattern, overlap } from "./glob/index.ts";
+import type { Journal } from "./journal.ts";
+import { assertTtl } from "./locks.ts";
+import type { Presence } from "./presence.ts";
+import { newToken } from "./tokens.ts";
+import type { Waiter, WaitQueue } from "./wait.ts";
+
+export const DEFAULT_ROOM = "default";
+// Like a lock waiter: a timed-out caller re-polls at once in the recipes, and two minutes also
+// covers an agent that thinks between calls. Detached waiters are passed over, so this is cheap.
+export const PATH_WAKE_GRACE_MS = 120_000;
+// The role register_agent must have given an agent for it to force-release others' claims.
+export const LEAD_ROLE = "lead";
+const QUEUED_REASON = "queued ahead of you";
+
+export interface PathClaimRow {
+  token: string;
+  room: string;
+  agent_id: string;
+  /** JSON array of normalized patterns. */
+  paths: string;
+  reason: string | null;
+  fence: number;
+  acquired_at: number;
+  expires_at: number;
+}
+
+export interface Claim {
+  token: string;
+  room: string;
+  agentId: string;
+  paths: string[];
+  reason: string | null;
+  fence: number;
+  acquiredAt: number;
+  expiresAt: number;
+}
+
+export interface Conflict {
+  /** The requested pattern. */
+  path: string;
+  heldBy: string;
+  /** The other side's pattern. */
+  heldPath: string;
+  /** A concrete path both match. */
+  witness: string;
+  reason: string | null;
+  /** When the other side's claim expires (absent for a request queued ahead). */
+  expiresAt?: number;
+}
+
+export interface ClaimRequest {
+  agentId: string;
+  paths: readonly string[];
+  room?: string | undefined;
+  ttlMs: number;
+  waitMs?: number | undefined;
+  wakeToken?: string | undefined;
+  reason?: string | undefined;
+}
+
+export interface ClaimGranted {
+  granted: true;
+  token: string;
+  room: string;
+  paths: string[];
+  fence: number;
+  expiresAt: number;
+}
+
+export interface ClaimRefused {
+  granted: false;
+  conflicts: Conflict[];
+  /** Present when the caller holds a place in the room's line. */
+  wake?: { token: string; position: number };
+}
+
+export type ClaimResult = ClaimGranted | ClaimRefused;
+
+export type RenewResult = { renewed: true; expiresAt: number } | { renewed: false; error: string };
+
+export interface ForceReleaseRequest {
+  agentId: string;
+  holder: string;
+  room?: string | undefined;
+  paths?: readonly string[] | undefined;
+  reason: string;
+}
+
+interface PathWait {
+  agentId: string;
+  room: string;
+  globs: CompiledGlob[];
+  ttlMs: number;
+  reason: string | null;
+}
+
+type PathWaiter = Waiter<PathWait, ClaimGranted>;
+
+interface Indexed {
+  claim: Claim;
+  glob: CompiledGlob;
+}
+
+/** One room's live claims, bucketed by first literal segment; `wild` holds the rest. */
+interface RoomIndex {
+  claims: Map<string, Claim>;
+  buckets: Map<string, Set<Indexed>>;
+  wild: Set<Indexed>;
+  entries: Map<string, Indexed[]>;
+}
+
+/**
+ * Rooms named by an absolute directory follow that file system's case rule: macOS's default
+ * volumes are case-insensitive, Linux's are not. Other rooms are case-sensitive.
+ */
+export function roomIsCaseInsensitive(room: string): boolean {
+  return room.startsWith("/") && process.platform === "darwin";
+}
+
+export class Paths {
+  readonly waits: WaitQueue<PathWait, ClaimGranted>;
+  private readonly rooms = new Map<string, RoomIndex>();
+
+  constructor(
+    private readonly c: Ctx,
+    private readonly journal: Journal,
+    private readonly presence: Presence,
+  ) {
+    // A request that stops waiting no longer holds back the overlapping ones behind it.
+    this.waits = c.waitQueue<PathWait, ClaimGranted>("path", PATH_WAKE_GRACE_MS, {
+      onDetach: (w) => this.serve(w.key),
+    });
+    for (const row of c.store.q<PathClaimRow>("SELECT * FROM path_claims").all()) {
+      const claim = toClaim(row);
+      this.index(claim);
+      this.arm(claim);
+    }
+  }
+
+  async claim(req: ClaimRequest, signal?: AbortSignal): Promise<ClaimResult> {
+    assertTtl(req.ttlMs);
+    const room = req.room ?? DEFAULT_ROOM;
+    const globs = this.compileAll(req.paths, room); // throws before anything changes
+    const want: PathWait = { agentId: req.agentId, room, globs, ttlMs: req.ttlMs, reason: req.reason ?? null };
+    const waitMs = req.waitMs ?? 0;
+
+    const first = this.c.tx((): { done: ClaimResult } | { wait: PathWaiter } => {
+      let w = this.waits.find(req.wakeToken, [room], req.agentId);
+      if (w && !samePaths(w.req.globs, globs)) w = undefined; // another request: it starts its own place
+      const conflicts = this.blockers(want, w);
+      if (conflicts.length === 0) {
+        if (w) this.waits.remove(w);
+        return { done: this.grant(want) };
+      }
+      if (waitMs <= 0) {
+        // A poll with its wake_token is proof of interest: its place is kept for a fresh grace.
+        if (w) this.waits.keep(w);
+        return { done: this.denied(want, conflicts, w) };
+      }
+      if (w) w.req = want;
+      w ??= this.waits.enqueue([room], want, req.agentId);
+      return { wait: w };
+    });
+    if ("done" in first) return first.done;
+
+    const w = first.wait;
+    const outcome = await this.waits.block(w, this.c.clock.now() + waitMs, signal);
+    if (outcome.kind === "granted") return outcome.value;
+    return this.c.tx((): ClaimResult => {
+      const still = this.waits.find(w.token, [room]);
+      // The region may have freed in the instant the wait ended: take it rather than refuse.
+      if (outcome.kind === "timeout" && still) {
+        const conflicts = this.blockers(w.req, w);
+        if (conflicts.length === 0) {
+          this.waits.remove(w);
+          return this.grant(w.req);
+        }
+        return this.denied(w.req, conflicts, still);
+      }
+      return this.denied(w.req, this.blockers(w.req, still), still);
+    });
+  }
+
+  release(token: string): boolean {
+    return this.c.tx(() => {
+      const claim = this.live(token);
+      if (!claim) return false;
+      this.free(claim, "path.released", null);
+      return true;
+    });
+  }
+
+  renew(token: string, ttlMs: number): RenewResult {
+    assertTtl(ttlMs);
+    return this.c.tx((): RenewResult => {
+      const claim = this.live(token);
+      if (!claim) return { renewed: false, error: "store: claim not found" };
+      const expiresAt = this.c.clock.now() + ttlMs;
+      this.c.store.q("UPDATE path_claims SET expires_at = ? WHERE token = ?").run(expiresAt, token);
+      claim.expiresAt = expiresAt;
+      this.arm(claim);
+      return { renewed: true, expiresAt };
+    });
+  }
+
+  /** What an edit hook asks: would these paths conflict with another agent's claims? Changes nothing. */
+  check(q: { paths: readonly string[]; room?: string | undefined; agentId?: string | undefined }): { clear: boolean; conflicts: Conflict[] } {
+    const room = q.room ?? DEFAULT_ROOM;
+    const globs = this.compileAll(q.paths, room);
+    return this.c.read(() => {
+      const conflicts = this.claimConflicts(room, globs, q.agentId);
+      return { clear: conflicts.length === 0, conflicts };
+    });
+  }
+
+  /** Live claims, oldest first; of one room, or of every room. */
+  list(room?: string): Claim[] {
+    return this.c.read(() => {
+      const now = this.c.clock.now();
+      const rows =
+        room === undefined
+          ? this.c.store.q<PathClaimRow>("SELECT * FROM path_claims WHERE expires_at > ? ORDER BY acquired_at, room, fence").all(now)
+          : this.c.store.q<PathClaimRow>("SELECT * FROM path_claims WHERE room = ? AND expires_at > ? ORDER BY acquired_at, fence").all(room, now);
+      return rows.map(toClaim);
+    });
+  }
+
+  /**
+   * A lead frees another agent's claims in a room: all of them, or only those that name any of
+   * the given paths. Refused for any agent not registered with role "lead".
+   */
+  forceRelease(req: ForceReleaseRequest): { released: number; tokens: string[] } {
+    const room = req.room ?? DEFAULT_ROOM;
+    const wanted = req.paths && req.paths.length > 0 ? new Set(req.paths.map((p) => normalizePattern(p, { room }))) : undefined;
+    return this.c.tx(() => {
+      if (this.presence.get(req.agentId)?.role !== LEAD_ROLE) {
+        throw new AirlockError(
+          "invalid_argument",
+          `force_release_paths needs an agent registered with role "${LEAD_ROLE}" (${req.agentId} is not); ask the lead, or the holder to release_paths`,
+        );
+      }
+      const claims = [...(this.rooms.get(room)?.claims.values() ?? [])].filter(
+        (cl) => cl.agentId === req.holder && (!wanted || cl.paths.some((p) => wanted.has(p))),
+      );
+      for (const claim of claims) this.free(claim, "path.force_released", req.reason, req.agentId);
+      return { released: claims.length, tokens: claims.map((cl) => cl.token) };
+    });
+  }
+
+  /** Frees every claim of a departed agent (inside the departing transaction). */
+  releaseAllOf(agentId: string, reason: string | null = null): string[] {
+    const rows = this.c.store.q<PathClaimRow>("SELECT * FROM path_claims WHERE agent_id = ? ORDER BY acquired_at, token").all(agentId);
+    for (const row of rows) {
+      const claim = this.rooms.get(row.room)?.claims.get(row.token) ?? toClaim(row);
+      this.free(claim, "path.auto_released", reason);
+    }
+    // Its places in line go too: a departed agent must never be granted a region later.
+    const gone = this.waits.removeWhere((w) => !w.attached && w.agentId === agentId);
+    for (const room of new Set(gone.map((w) => w.key))) this.serve(room);
+    return rows.map((r) => r.token);
+  }
+
+  // ---- internals -------------------------------------------------------------------------
+
+  private compileAll(paths: readonly string[], room: string): CompiledGlob[] {
+    if (paths.length === 0) throw new AirlockError("invalid_argument", "missing paths");
+    const caseInsensitive = roomIsCaseInsensitive(room);
+    const seen = new Map<string, CompiledGlob>();
+    for (const p of paths) {
+      const g = compileGlob(normalizePattern(p, { room }), { caseInsensitive });
+      if (!seen.has(g.source)) seen.set(g.source, g);
+    }
+    return [...seen.values()];
+  }
+
+  /** The live claim with this token, if any. */
+  private live(token: string): Claim | undefined {
+    const row = this.c.store.q<PathClaimRow>("SELECT * FROM path_claims WHERE token = ? AND expires_at > ?").get(token, this.c.clock.now());
+    if (!row) return undefined;
+    return this.rooms.get(row.room)?.claims.get(token) ?? toClaim(row);
+  }
+
+  /** What stands in the way of `want` (held by waiter w, or a newcomer): others' claims, then earlier blocked waiters. */
+  private blockers(want: PathWait, w: PathWaiter | undefined): Conflict[] {
+    const out = this.claimConflicts(want.room, want.globs, want.agentId);
+    for (const other of this.waits.line(want.room)) {
+      if (other === w) break; // only those ahead of w count
+      if (!other.attached || other.signal?.aborted || other.agentId === want.agentId) continue;
+      if (w !== undefined && other.order > w.order) break;
+      for (const a of want.globs) {
+        for (const b of other.req.globs) {
+          const witness = overlap(a, b);
+          if (witness !== null) out.push({ path: a.source, heldBy: other.agentId!, heldPath: b.source, witness, reason: QUEUED_REASON });
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Every (requested, held) pair that overlaps, against live claims of agents other than agentId. */
+  private claimConflicts(room: string, globs: readonly CompiledGlob[], agentId: string | undefined): Conflict[] {
+    const idx = this.rooms.get(room);
+    if (!idx) return [];
+    const now = this.c.clock.now();
+    const out: Conflict[] = [];
+    for (const a of globs) {
+      const first = a.literalPrefix[0];
+      const candidates: Iterable<Indexed>[] =
+        first === undefined ? [...idx.buckets.values(), idx.wild] : [idx.buckets.get(first) ?? [], idx.wild];
+      for (const set of candidates) {
+        for (const e of set) {
+          if (e.claim.agentId === agentId || e.claim.expiresAt <= now) continue;
+          const witness = overlap(a, e.glob);
+          if (witness === null) continue;
+          out.push({
+            path: a.source,
+            heldBy: e.claim.agentId,
+            heldPath: e.glob.source,
+            witness,
+            reason: e.claim.reason,
+            expiresAt: e.claim.expiresAt,
+          });
+        }
+      }
+    }
+    return out;
+  }
+
+  private grant(want: PathWait): ClaimGranted {
+    const now = this.c.clock.now();
+    const claim: Claim = {
+      token: newToken(),
+      room: want.room,
+      agentId: want.agentId,
+      paths: want.globs.map((g) => g.source),
+      reason: want.reason,
+      fence: nextFence(this.c.store, `room:${want.room}`),
+      acquiredAt: now,
+      expiresAt: now + want.ttlMs,
+    };
+    this.c.store
+      .q("INSERT INTO path_claims (token, room, agent_id, paths, reason, fence, acquired_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+      .run(claim.token, claim.room, claim.agentId, JSON.stringify(claim.paths), claim.reason, claim.fence, now, claim.expiresAt);
+    this.index(claim);
+    this.arm(claim);
+    this.journal.record("path.granted", claim.room, {
+      agentId: claim.agentId,
+      reason: claim.reason,
+      data: { paths: claim.paths, fence: claim.fence, ttl_seconds: Math.round(want.ttlMs / 1000), claim: claim.token.slice(0, 8) },
+    });
+    return { granted: true, token: claim.token, room: claim.room, paths: claim.paths, fence: claim.fence, expiresAt: claim.expiresAt };
+  }
+
+  private denied(want: PathWait, conflicts: Conflict[], w: PathWaiter | undefined): ClaimRefused {
+    this.journal.record("path.denied", want.room, {
+      agentId: want.agentId,
+      reason: "overlap",
+      data: {
+        paths: want.globs.map((g) => g.source),
+        held_by: [...new Set(conflicts.map((c) => c.heldBy))],
+        conflicts: conflicts.map((c) => ({ path: c.path, held_by: c.heldBy, held_path: c.heldPath, witness: c.witness })),
+      },
+    });
+    const r: ClaimRefused = { granted: false, conflicts };
+    if (w && this.waits.find(w.token, [want.room])) r.wake = { token: w.token, position: this.waits.position(w) };
+    return r;
+  }
+
+  /** Deletes the claim, records why, and serves the room's line. */
+  private free(claim: Claim, kind: string, reason: string | null, by?: string): void {
+    this.c.store.q("DELETE FROM path_claims WHERE token = ?").run(claim.token);
+    this.c.scheduler.cancel(`path:${claim.token}`);
+    this.unindex(claim);
+    this.journal.record(kind, claim.room, {
+      agentId: by ?? claim.agentId,
+      reason,
+      data: { holder: claim.agentId, paths: claim.paths, claim: claim.token.slice(0, 8) },
+    });
+    this.serve(claim.room);
+  }
+
+  /** Grants, in line order, every blocked request in the room that nothing stands in front of. */
+  private serve(room: string): void {
+    for (const w of [...this.waits.line(room)]) {
+      if (!w.attached || w.signal?.aborted) continue;
+      if (this.blockers(w.req, w).length > 0) continue;
+      this.waits.grant(w, this.grant(w.req), (g) => this.revoke(w, g));
+    }
+  }
+
+  /** The granted call's client was gone: the claim is handed back and the waiter keeps its place, detached. */
+  private revoke(w: PathWaiter, g: ClaimGranted): void {
+    this.waits.reinstate(w);
+    const claim = this.live(g.token);
+    if (claim) this.free(claim, "path.released", "revoked: the waiting client had gone");
+  }
+
+  private arm(claim: Claim): void {
+    this.c.scheduler.at(`path:${claim.token}`, claim.expiresAt, () => {
+      const row = this.c.store.q<PathClaimRow>("SELECT * FROM path_claims WHERE token = ?").get(claim.token);
+      if (row && row.expires_at <= this.c.clock.now()) this.free(this.rooms.get(row.room)?.claims.get(row.token) ?? toClaim(row), "path.expired", null);
+    });
+  }
+
+  private index(claim: Claim): void {
+    let idx = this.rooms.get(claim.room);
+    if (!idx) this.rooms.set(claim.room, (idx = { claims: new Map(), buckets: new Map(), wild: new Set(), entries: new Map() }));
+    const caseInsensitive = roomIsCaseInsensitive(claim.room);
+    const entries = claim.paths.map((p) => ({ claim, glob: compileGlob(p, { caseInsensitive }) }));
+    for (const e of entries) {
+      const first = e.glob.literalPrefix[0];
+      if (first === undefined) idx.wild.add(e);
+      else {
+        let b = idx.buckets.get(first);
+        if (!b) idx.buckets.set(first, (b = new Set()));
+        b.add(e);
+      }
+    }
+    idx.claims.set(claim.token, claim);
+    idx.entries.set(claim.token, entries);
+  }
+
+  private unindex(claim: Claim): void {
+    const idx = this.rooms.get(claim.room);
+    if (!idx) return;
+    for (const e of idx.entries.get(claim.token) ?? []) {
+      const first = e.glob.literalPrefix[0];
+      if (first === undefined) idx.wild.delete(e);
+      else {
+        const b = idx.buckets.get(first);
+        b?.delete(e);
+        if (b?.size === 0) idx.buckets.delete(first);
+      }
+    }
+    idx.claims.delete(claim.token);
+    idx.entries.delete(claim.token);
+    if (idx.claims.size === 0) this.rooms.delete(claim.room);
+  }
+}
+
+function toClaim(row: PathClaimRow): Claim {
+  return {
+    token: row.token,
+    room: row.room,
+    agentId: row.agent_id,
+    paths: JSON.parse(row.paths) as string[],
+    reason: row.reason,
+    fence: row.fence,
+    acquiredAt: row.acquired_at,
+    expiresAt: row.expires_at,
+  };
+}
+
+function samePaths(a: readonly CompiledGlob[], b: readonly CompiledGlob[]): boolean {
+  return a.length === b.length && a.every((g, i) => g.source === b[i]!.source);
+}

@@ -1,0 +1,173 @@
+// Path-claim tools (advisory locks over globs of repository paths): claim_paths, release_paths,
+// renew_paths, check_paths, list_path_claims, force_release_paths.
+import * as v from "valibot";
+import type { Kernel } from "../../domain/kernel.ts";
+import { type Claim, type ClaimResult, type Conflict, DEFAULT_ROOM } from "../../domain/paths.ts";
+import { clampedSeconds, MAX_ID_LENGTH, text, textList, ttlArgs, ttlSeconds } from "./args.ts";
+import { compact, defineTool, inSeconds } from "./define.ts";
+
+export const DEFAULT_CLAIM_TTL_SECONDS = 900; // an editing session on one region; renew_paths for longer
+const RETRY_WITH = (token: string) =>
+  `call claim_paths again with the same paths and wake_token=${token} to keep your place in line, or re-scope to another region`;
+
+const agentId = (what: string) => text("agent_id", what, MAX_ID_LENGTH);
+const room = text(
+  "room",
+  `The room the claims live in: one per repository (its absolute path is a good name). Default \`${DEFAULT_ROOM}\`.`,
+);
+const claimToken = text("claim_token", "The claim_token claim_paths gave you.", 64);
+
+function conflictView(k: Kernel, c: Conflict) {
+  return compact({
+    path: c.path,
+    held_by: c.heldBy,
+    held_path: c.heldPath,
+    witness: c.witness,
+    reason: c.reason ?? undefined,
+    expires_in_seconds: c.expiresAt === undefined ? 0 : inSeconds(k, c.expiresAt),
+  });
+}
+
+function claimResult(k: Kernel, r: ClaimResult) {
+  if (r.granted) {
+    return { granted: true, claim_token: r.token, room: r.room, paths: r.paths, fence: r.fence, expires_in_seconds: inSeconds(k, r.expiresAt) };
+  }
+  return compact({
+    granted: false,
+    conflicts: r.conflicts.map((c) => conflictView(k, c)),
+    wake_token: r.wake?.token,
+    queue_position: r.wake?.position,
+    retry_with: r.wake ? RETRY_WITH(r.wake.token) : undefined,
+  });
+}
+
+/** A claim as others see it: never its token, which is what releases it. */
+export function claimView(k: Kernel, c: Claim) {
+  return compact({
+    agent_id: c.agentId,
+    room: c.room,
+    paths: c.paths,
+    reason: c.reason ?? undefined,
+    fence: c.fence,
+    expires_in_seconds: inSeconds(k, c.expiresAt),
+  });
+}
+
+export const pathTools = [
+  defineTool({
+    name: "claim_paths",
+    title: "Claim paths before editing them",
+    blocking: true,
+    description:
+      "Claim a region of the repository before you edit it, so other agents working in the same tree know it is " +
+      "being changed. Paths are repository-relative globs: `*` within a segment, `**` any number of segments " +
+      "(including none), `?`, `[...]`, `{a,b}`; a plain path also covers everything below it. Keep claims narrow " +
+      "(`src/api/users/**`, not `src/**`). All paths of one call are granted together or none is; your own claims " +
+      "never conflict with you. The first claimer wins: if another agent holds an overlapping region you get " +
+      "granted:false and conflicts, each naming the holder, its pattern and a witness, a concrete path both patterns " +
+      "match. Prefer to re-scope to another region, or message the holder, rather than wait; wait_seconds (up to 50) " +
+      "queues you fairly behind the overlapping claims instead. Claims are advisory (no file is locked), expire after " +
+      "ttl_seconds (default 900) and vanish when your presence lapses. release_paths as soon as you are done.",
+    args: v.object({
+      agent_id: agentId("Who you are, e.g. `agent:claude-session-abc`. Shown to others as held_by."),
+      paths: textList("paths", "Globs of repository-relative paths, e.g. [`src/api/**`, `package.json`]."),
+      room: v.optional(room, DEFAULT_ROOM),
+      ...ttlArgs("How long the claim lives unless renewed or released, in seconds (> 0).", DEFAULT_CLAIM_TTL_SECONDS),
+      wait_seconds: v.optional(
+        clampedSeconds("wait_seconds", "Block up to this many seconds (0–50) in line for the region. Default 0: answer at once."),
+        0,
+      ),
+      wake_token: v.optional(text("wake_token", "The wake_token from an earlier timed-out wait for the same paths.", 64)),
+      reason: v.optional(text("reason", "What you are doing there, shown to agents you conflict with.", MAX_ID_LENGTH)),
+    }),
+    async run(a, { kernel, signal }) {
+      const r = await kernel.paths.claim(
+        {
+          agentId: a.agent_id,
+          paths: a.paths,
+          room: a.room,
+          ttlMs: ttlSeconds(a, DEFAULT_CLAIM_TTL_SECONDS)! * 1000,
+          waitMs: a.wait_seconds * 1000,
+          wakeToken: a.wake_token,
+          reason: a.reason,
+        },
+        signal,
+      );
+      return claimResult(kernel, r);
+    },
+  }),
+
+  defineTool({
+    name: "release_paths",
+    title: "Release a path claim",
+    description: "Release a claim you hold, with its claim_token, as soon as your edits there are done. Agents waiting for the region get it at once.",
+    args: v.object({ claim_token: claimToken }),
+    run(a, { kernel }) {
+      return { released: kernel.paths.release(a.claim_token) };
+    },
+  }),
+
+  defineTool({
+    name: "renew_paths",
+    title: "Extend a path claim",
+    description: "Extend a claim you hold so it does not expire mid-edit: its expiry becomes now + ttl_seconds (default 900).",
+    args: v.object({
+      claim_token: claimToken,
+      ...ttlArgs("New lifetime from now, in seconds (> 0).", DEFAULT_CLAIM_TTL_SECONDS),
+    }),
+    run(a, { kernel }) {
+      const r = kernel.paths.renew(a.claim_token, ttlSeconds(a, DEFAULT_CLAIM_TTL_SECONDS)! * 1000);
+      return r.renewed ? { renewed: true, expires_in_seconds: inSeconds(kernel, r.expiresAt) } : r;
+    },
+  }),
+
+  defineTool({
+    name: "check_paths",
+    title: "Check paths against claims",
+    readOnly: true,
+    description:
+      "Ask, without claiming anything, whether editing these paths would step on another agent's claim (what an edit " +
+      "hook asks before a write). clear:true means no other agent's claim overlaps; otherwise each conflict names the " +
+      "holder, its pattern and a witness path both match. Pass agent_id so your own claims are not reported.",
+    args: v.object({
+      paths: textList("paths", "Paths or globs you are about to edit."),
+      room: v.optional(room, DEFAULT_ROOM),
+      agent_id: v.optional(agentId("Who you are: your own claims never conflict.")),
+    }),
+    run(a, { kernel }) {
+      const r = kernel.paths.check({ paths: a.paths, room: a.room, agentId: a.agent_id });
+      return { clear: r.clear, conflicts: r.conflicts.map((c) => conflictView(kernel, c)) };
+    },
+  }),
+
+  defineTool({
+    name: "list_path_claims",
+    title: "List path claims",
+    readOnly: true,
+    description: "List the live path claims of a room (or of every room when room is omitted): who holds which paths, why, and for how long.",
+    args: v.object({ room: v.optional(room) }),
+    run(a, { kernel }) {
+      return kernel.paths.list(a.room).map((c) => claimView(kernel, c));
+    },
+  }),
+
+  defineTool({
+    name: "force_release_paths",
+    title: "Force-release another agent's claims",
+    description:
+      "For the room's lead only (an agent registered with register_agent role `lead`): release another agent's claims " +
+      "in a room, all of them or only those naming any of the given paths, e.g. when it is stuck or gone. The reason " +
+      "is recorded. Anyone else gets an error.",
+    args: v.object({
+      agent_id: agentId("Who you are: must be registered with role `lead`."),
+      holder: text("holder", "The agent whose claims to release.", MAX_ID_LENGTH),
+      room: v.optional(room, DEFAULT_ROOM),
+      paths: v.optional(textList("paths", "Only release the holder's claims that name one of these paths (as claimed).")),
+      reason: text("reason", "Why, for the record.", MAX_ID_LENGTH),
+    }),
+    run(a, { kernel }) {
+      const r = kernel.paths.forceRelease({ agentId: a.agent_id, holder: a.holder, room: a.room, paths: a.paths, reason: a.reason });
+      return { released: r.released };
+    },
+  }),
+];

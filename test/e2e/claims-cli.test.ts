@@ -1,22 +1,15 @@
 // `airlock claims`, `claim`, `unclaim` and `check` (incl. `check --staged` in a scratch git
 // repository) against a real daemon.
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type DaemonProcess, daemonCommand, runCli, startDaemon } from "../helpers/daemon.ts";
+import { cliEnv, daemonCommand, runCli, useDaemon } from "../helpers/daemon.ts";
 
 setDefaultTimeout(20_000);
 
-let d: DaemonProcess;
-let env: Record<string, string>;
-beforeAll(async () => {
-  d = await startDaemon();
-  env = { AIRLOCK_HOME: d.home, AIRLOCK_PORT: String(d.port) };
-});
-afterAll(async () => {
-  await d.kill();
-});
+const d = useDaemon();
+const env = cliEnv(d);
 
 describe("claim, claims, unclaim", () => {
   test("claim prints only the claim_token; claims lists it; unclaim releases it", async () => {

@@ -1,24 +1,17 @@
 // The CLI (source or compiled binary) against a real daemon: version, call, status (live and
 // from the database), token, and a second daemon refused on a busy port.
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json";
-import { type DaemonProcess, runCli, startDaemon, tempHome } from "../helpers/daemon.ts";
+import { cliEnv, runCli, startDaemon, tempHome, useDaemon } from "../helpers/daemon.ts";
 import { freePort, until } from "../helpers/until.ts";
 
 // Bun's default is 5 s; a blocked waiter below may legitimately take longer when a test fails.
 setDefaultTimeout(20_000);
 
-let d: DaemonProcess;
-let env: Record<string, string>;
-beforeAll(async () => {
-  d = await startDaemon();
-  env = { AIRLOCK_HOME: d.home, AIRLOCK_PORT: String(d.port) };
-});
-afterAll(async () => {
-  await d.kill();
-});
+const d = useDaemon();
+const env = cliEnv(d);
 
 const STACK_LINE = /^\s+at /m;
 

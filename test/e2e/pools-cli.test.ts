@@ -1,19 +1,12 @@
 // `airlock wait`, `release`, `pools`, `pool set` and the POOLS section of `status` (source or
 // compiled binary) against a real daemon.
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { type DaemonProcess, runCli, startDaemon } from "../helpers/daemon.ts";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { cliEnv, runCli, useDaemon } from "../helpers/daemon.ts";
 
 setDefaultTimeout(20_000);
 
-let d: DaemonProcess;
-let env: Record<string, string>;
-beforeAll(async () => {
-  d = await startDaemon();
-  env = { AIRLOCK_HOME: d.home, AIRLOCK_PORT: String(d.port) };
-});
-afterAll(async () => {
-  await d.kill();
-});
+const d = useDaemon();
+const env = cliEnv(d);
 
 const pool = async (name: string) => (await d.call("list_pools")).find((p: { pool: string }) => p.pool === name);
 

@@ -1,13 +1,13 @@
 // `airlock run` (source or compiled binary) against a real daemon: exit codes, signals forwarded
 // to the command's own process group, the slot bound to that group (kill -9 of run, background
 // jobs), queueing with the place in line on stderr, and no daemon at all.
-import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { parseStat } from "../../src/machine/proc-stat.ts";
-import { daemonCommand, type DaemonProcess, ROOT, runCli, startDaemon } from "../helpers/daemon.ts";
+import { cliEnv, daemonCommand, type DaemonProcess, ROOT, runCli, startDaemon, useDaemon } from "../helpers/daemon.ts";
 import { freePort, until } from "../helpers/until.ts";
 
 setDefaultTimeout(20_000);
@@ -15,15 +15,8 @@ setDefaultTimeout(20_000);
 const HAS_PROC = existsSync("/proc/self/stat");
 const STACK_LINE = /^\s+at /m;
 
-let d: DaemonProcess;
-let env: Record<string, string>;
-beforeAll(async () => {
-  d = await startDaemon();
-  env = { AIRLOCK_HOME: d.home, AIRLOCK_PORT: String(d.port) };
-});
-afterAll(async () => {
-  await d.kill();
-});
+const d = useDaemon();
+const env = cliEnv(d);
 
 const heavy = async () => (await d.call("list_pools")).find((p: { pool: string }) => p.pool === "heavy");
 

@@ -167,6 +167,18 @@ export function useDaemon(o: StartOptions = {}): DaemonProcess {
   });
 }
 
+/** The environment that points the CLI at a daemon (read when used, so a useDaemon() proxy works). */
+export function cliEnv(d: DaemonProcess): Record<string, string> {
+  return {
+    get AIRLOCK_HOME() {
+      return d.home;
+    },
+    get AIRLOCK_PORT() {
+      return String(d.port);
+    },
+  } as Record<string, string>;
+}
+
 /** Daemons started on demand by this file's tests; every one is killed (SIGKILL) after them. */
 export function useDaemonStarter(): (o?: StartOptions) => Promise<DaemonProcess> {
   const started: DaemonProcess[] = [];

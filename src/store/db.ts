@@ -50,7 +50,6 @@ export interface OpenOptions {
   durability?: Durability;
 }
 
-const noop = () => {};
 
 type Hook = { done: () => void; orElse?: (() => void) | undefined };
 
@@ -84,7 +83,14 @@ export function openStore(path: string, opts: OpenOptions = {}): Store {
   const statements = new Map<string, Statement<unknown, SQLQueryBindings[]>>();
   let pending: Hook[] | null = null; // hooks of the transaction running now
   let batch: Batch | null = null; // "full" mode: the open group-commit batch
-  let savepoints = 0;
+  const ctl = (sql: string) => void store.q(sql).run();
+  const rollbackQuietly = (sql: string) => {
+    try {
+      ctl(sql);
+    } catch {
+      // SQLite already rolled back (a failed COMMIT, a full disk): nothing is left to undo.
+    }
+  };
 
   /** Runs fn with its own hook list; on failure its orElse hooks run and the error goes on. */
   function runWithHooks<T>(fn: () => T, begin: () => void, commit: () => void, rollback: () => void): { out: T; hooks: Hook[] } {
@@ -113,13 +119,9 @@ export function openStore(path: string, opts: OpenOptions = {}): Store {
     if (!b) return;
     batch = null;
     try {
-      db.exec("COMMIT");
+      ctl("COMMIT");
     } catch (err) {
-      try {
-        db.exec("ROLLBACK");
-      } catch {
-        // already rolled back by SQLite
-      }
+      rollbackQuietly("ROLLBACK");
       for (const h of b.hooks) h.orElse?.();
       for (const w of b.waiters) w.reject(err);
       return;
@@ -135,24 +137,26 @@ export function openStore(path: string, opts: OpenOptions = {}): Store {
     tx<T>(fn: () => SyncOnly<T>): T {
       if (pending) return fn() as T; // nested: part of the outer transaction
       if (durability === "normal") {
-        // bun:sqlite's transaction() issues BEGIN IMMEDIATE, COMMIT, or ROLLBACK on a throw.
-        const { out, hooks } = runWithHooks(() => db.transaction(fn).immediate() as T, noop, noop, noop);
+        // Prepared BEGIN/COMMIT (bun's transaction() wrapper costs a few µs more per call,
+        // and every hand-off pays it). A failed statement may have rolled back already.
+        const { out, hooks } = runWithHooks(fn as () => T, () => ctl("BEGIN IMMEDIATE"), () => ctl("COMMIT"), () => rollbackQuietly("ROLLBACK"));
         for (const h of hooks) h.done();
         return out;
       }
       if (!batch) {
-        db.exec("BEGIN IMMEDIATE");
+        ctl("BEGIN IMMEDIATE");
         batch = { hooks: [], waiters: [] };
         setImmediate(flush);
       }
-      const name = `s${++savepoints}`;
+      // Transactions of a batch run one after another (a nested call joins the outer one), so
+      // one savepoint name serves them all and its statements stay prepared.
       const { out, hooks } = runWithHooks(
         fn as () => T,
-        () => db.exec(`SAVEPOINT ${name}`),
-        () => db.exec(`RELEASE ${name}`),
+        () => ctl("SAVEPOINT tx"),
+        () => ctl("RELEASE tx"),
         () => {
-          db.exec(`ROLLBACK TO ${name}`);
-          db.exec(`RELEASE ${name}`);
+          ctl("ROLLBACK TO tx");
+          ctl("RELEASE tx");
         },
       );
       batch.hooks.push(...hooks);

@@ -6,7 +6,6 @@
 // waiter: whenever a lock is free no attached waiter exists, because freeing hands it off.
 import { AirlockError } from "../errors.ts";
 import { type Ctx, secondsSince } from "./context.ts";
-import { nextFence } from "./fences.ts";
 import { newToken } from "./tokens.ts";
 import type { Waiter, WaitQueue } from "./wait.ts";
 
@@ -87,7 +86,7 @@ export class Locks {
         if (w.keys.length > 1) for (const k of w.keys) this.serve(k);
       },
     });
-    for (const row of c.store.q<LockRow>("SELECT * FROM locks").all()) this.arm(row.name, row.expires_at);
+    for (const row of c.store.q<LockRow>("SELECT * FROM locks WHERE agent_id IS NOT NULL").all()) this.arm(row.name, row.expires_at);
   }
 
   async acquire(req: AcquireRequest, signal?: AbortSignal): Promise<AcquireResult> {
@@ -217,18 +216,20 @@ export class Locks {
     return this.c.store.q<LockRow>("SELECT * FROM locks WHERE name = ? AND expires_at > ?").get(name, this.c.clock.now());
   }
 
+  /** Takes the row over in place; its fence goes up by one (a new name starts at 1). */
   private grant(name: string, agentId: string, ttlMs: number): Grant {
     const now = this.c.clock.now();
-    const g: Grant = { locked: true, token: newToken(), fence: nextFence(this.c.store, `lock:${name}`), expiresAt: now + ttlMs };
-    this.c.store
-      .q(
-        "INSERT INTO locks (name, agent_id, token, fence, acquired_at, expires_at) VALUES (?, ?, ?, ?, ?, ?) " +
-          "ON CONFLICT(name) DO UPDATE SET agent_id = excluded.agent_id, token = excluded.token, fence = excluded.fence, " +
-          "acquired_at = excluded.acquired_at, expires_at = excluded.expires_at",
+    const token = newToken();
+    const expiresAt = now + ttlMs;
+    const { fence } = this.c.store
+      .q<{ fence: number }>(
+        "INSERT INTO locks (name, agent_id, token, fence, acquired_at, expires_at) VALUES (?, ?, ?, 1, ?, ?) " +
+          "ON CONFLICT(name) DO UPDATE SET agent_id = excluded.agent_id, token = excluded.token, fence = locks.fence + 1, " +
+          "acquired_at = excluded.acquired_at, expires_at = excluded.expires_at RETURNING fence",
       )
-      .run(name, agentId, g.token, g.fence, now, g.expiresAt);
-    this.arm(name, g.expiresAt);
-    return g;
+      .get(name, agentId, token, now, expiresAt)!;
+    this.arm(name, expiresAt);
+    return { locked: true, token, fence, expiresAt };
   }
 
   /**
@@ -250,21 +251,23 @@ export class Locks {
     return out;
   }
 
-  /** Deletes the holder row and hands the lock on. */
+  /** Clears the holder (the row keeps its fence) and hands the lock on. */
   private free(name: string): void {
-    this.c.store.q("DELETE FROM locks WHERE name = ?").run(name);
+    this.c.store.q("UPDATE locks SET agent_id = NULL, token = NULL, acquired_at = NULL, expires_at = NULL WHERE name = ?").run(name);
     this.c.scheduler.cancel(`lock:${name}`);
-    this.serve(name);
+    this.serve(name, true);
   }
 
   /**
    * Hands a free name to the earliest blocked waiter: a single waiter takes it; a group takes
    * all its names once each is free and it is the earliest blocked waiter on each.
+   * (`justFreed`: the caller has just cleared the holder, so it need not be looked up again.)
    */
-  private serve(name: string): void {
-    if (this.holder(name)) return;
+  private serve(name: string, justFreed = false): void {
+    if (!justFreed && this.holder(name)) return;
     const next = this.waits.firstAttached(name);
-    if (!next || !this.grantable(next.keys, next)) return;
+    if (!next) return;
+    if (!(justFreed && next.keys.length === 1) && !this.grantable(next.keys, next)) return;
     this.waits.grant(next, this.grantAll(next.keys, next.req), (grants) => this.revoke(next, grants));
   }
 
@@ -294,7 +297,7 @@ export class Locks {
 
   private arm(name: string, expiresAt: number): void {
     this.c.scheduler.at(`lock:${name}`, expiresAt, () => {
-      const row = this.c.store.q<LockRow>("SELECT * FROM locks WHERE name = ?").get(name);
+      const row = this.c.store.q<LockRow>("SELECT * FROM locks WHERE name = ? AND agent_id IS NOT NULL").get(name);
       if (row && row.expires_at <= this.c.clock.now()) this.free(name);
     });
   }

@@ -72,6 +72,12 @@ export interface EnqueueOptions {
 
 let waiterSeq = 0;
 let orderSeq = 0;
+let handOffCount = 0;
+
+/** How many blocked calls have been handed a grant so far (the HTTP layer answers them first). */
+export function handOffs(): number {
+  return handOffCount;
+}
 
 const agentKey = (agentId: string, keys: readonly string[]) => `${agentId}\u0000${keys.join("\u0000")}`;
 const sameKeys = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((k, i) => k === b[i]);
@@ -180,6 +186,7 @@ export class WaitQueue<Req, R> {
     w.attached = false;
     this.o.scheduler.cancel(this.deadlineKey(w));
     if (!settle) return;
+    handOffCount++;
     // If the granting transaction rolls back, the grant never happened: the call is answered
     // as aborted (its primitive reports the resource as held) rather than left hanging.
     this.o.afterCommit(

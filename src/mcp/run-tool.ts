@@ -6,6 +6,7 @@ import * as v from "valibot";
 import type { Kernel } from "../domain/kernel.ts";
 import { AirlockError, errorMessage } from "../errors.ts";
 import { createLog } from "../log.ts";
+import { handOffs } from "../domain/wait.ts";
 import { describeIssues } from "./tools/args.ts";
 import { TOOLS_BY_NAME } from "./tools/index.ts";
 
@@ -51,9 +52,17 @@ export async function runTool(kernel: Kernel, name: unknown, rawArgs: unknown, s
   const parsed = v.safeParse(tool.args, args);
   if (!parsed.success) return errorResult(describeIssues(parsed.issues));
   try {
-    const result = await tool.run(parsed.output, { kernel, signal });
+    const handedOff = handOffs();
+    const pending = tool.run(parsed.output, { kernel, signal });
+    // The call's own transaction ran synchronously above: did it hand something to a waiter?
+    const gaveAway = handOffs() !== handedOff;
+    const result = await pending;
     // In "full" durability an answer leaves only once what the call did is on disk.
     await kernel.store.durable();
+    // A waiter handed a resource by this call has waited longest: its answer goes out first,
+    // and this one a turn of the event loop later (otherwise this shorter chain wins the race
+    // to the socket and the waiter's client reads it second).
+    if (gaveAway) await new Promise((r) => setImmediate(r));
     return textResult(result);
   } catch (err) {
     if (err instanceof AirlockError) return errorResult(err.message);

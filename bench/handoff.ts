@@ -1,7 +1,10 @@
 // Hand-off latency: from sending unlock_resource to the blocked waiter's answer, over real
 // HTTP against a real daemon process, reported with a same-run ping round trip as baseline.
 //   bun bench/handoff.ts [rounds=100] [durability=full]
+import { closeSync, fdatasyncSync, openSync, writeSync } from "node:fs";
+import { join } from "node:path";
 import { startDaemon } from "../test/helpers/daemon.ts";
+import { warmUp } from "./warm-up.ts";
 
 const rounds = Number(process.argv[2] ?? 100);
 const durability = process.argv[3] ?? "full";
@@ -13,8 +16,7 @@ const pct = (xs: number[], p: number) => {
 };
 
 try {
-  // Baseline: sequential pings on the same daemon.
-  for (let i = 0; i < 50; i++) await d.rpc("ping");
+  await warmUp(d);
   const pings: number[] = [];
 
   const lags: number[] = [];
@@ -43,6 +45,25 @@ try {
   console.log(`ping round trip      p50 ${ms(pingP50)}  p99 ${ms(pct(pings, 99))}`);
   console.log(`durability ${durability}`);
   console.log(`hand-off (${rounds} rounds) p50 ${ms(pct(lags, 50))}  p99 ${ms(pct(lags, 99))}  = ${(pct(lags, 50) / pingP50).toFixed(2)}× a ping`);
+  // The floor of a call that writes: a round trip, plus one fsync when answers wait for it.
+  const fsync = durability === "full" ? fsyncCost(d.home) : 0;
+  const floor = pingP50 + fsync;
+  console.log(`floor (ping${durability === "full" ? ` + fsync ${ms(fsync)}` : ""}) ${ms(floor)}  hand-off = ${(pct(lags, 50) / floor).toFixed(2)}× its floor`);
 } finally {
   await d.kill();
+}
+
+/** Median cost of writing 4 KiB and fdatasync(2) in the daemon's folder (its file system). */
+function fsyncCost(dir: string): number {
+  const fd = openSync(join(dir, "bench-fsync"), "w");
+  const page = Buffer.alloc(4096, 1);
+  const times: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const t = performance.now();
+    writeSync(fd, page, 0, page.length, 0);
+    fdatasyncSync(fd);
+    times.push(performance.now() - t);
+  }
+  closeSync(fd);
+  return pct(times, 50);
 }

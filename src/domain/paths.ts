@@ -16,7 +16,7 @@
 import { AirlockError } from "../errors.ts";
 import { type Ctx } from "./context.ts";
 import { nextFence } from "./fences.ts";
-import { type CompiledGlob, compileGlob, normalizePattern, overlap } from "./glob/index.ts";
+import { type CheckBudget, checkBudget, type CompiledGlob, compileGlob, normalizePattern, overlap } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
 import { assertTtl } from "./locks.ts";
 import type { Presence } from "./presence.ts";
@@ -166,7 +166,7 @@ export class Paths {
     const first = this.c.tx((): { done: ClaimResult } | { wait: PathWaiter } => {
       let w = this.waits.find(req.wakeToken, [room], req.agentId);
       if (w && !samePaths(w.req.globs, globs)) w = undefined; // another request: it starts its own place
-      const conflicts = this.blockers(want, w);
+      const conflicts = this.blockers(want, w, checkBudget());
       if (conflicts.length === 0) {
         if (w) this.waits.remove(w);
         return { done: this.grant(want) };
@@ -189,14 +189,14 @@ export class Paths {
       const still = this.waits.find(w.token, [room]);
       // The region may have freed in the instant the wait ended: take it rather than refuse.
       if (outcome.kind === "timeout" && still) {
-        const conflicts = this.blockers(w.req, w);
+        const conflicts = this.blockers(w.req, w, checkBudget());
         if (conflicts.length === 0) {
           this.waits.remove(w);
           return this.grant(w.req);
         }
         return this.denied(w.req, conflicts, still);
       }
-      return this.denied(w.req, this.blockers(w.req, still), still);
+      return this.denied(w.req, this.blockers(w.req, still, checkBudget()), still);
     });
   }
 
@@ -227,7 +227,7 @@ export class Paths {
     const room = q.room ?? DEFAULT_ROOM;
     const globs = this.compileAll(q.paths, room);
     return this.c.read(() => {
-      const conflicts = this.claimConflicts(room, globs, q.agentId);
+      const conflicts = this.claimConflicts(room, globs, q.agentId, checkBudget());
       return { clear: conflicts.length === 0, conflicts };
     });
   }
@@ -300,15 +300,15 @@ export class Paths {
   }
 
   /** What stands in the way of `want` (held by waiter w, or a newcomer): others' claims, then earlier blocked waiters. */
-  private blockers(want: PathWait, w: PathWaiter | undefined): Conflict[] {
-    const out = this.claimConflicts(want.room, want.globs, want.agentId);
+  private blockers(want: PathWait, w: PathWaiter | undefined, budget: CheckBudget): Conflict[] {
+    const out = this.claimConflicts(want.room, want.globs, want.agentId, budget);
     for (const other of this.waits.line(want.room)) {
       if (other === w) break; // only those ahead of w count
       if (!other.attached || other.signal?.aborted || other.agentId === want.agentId) continue;
       if (w !== undefined && other.order > w.order) break;
       for (const a of want.globs) {
         for (const b of other.req.globs) {
-          const witness = overlap(a, b);
+          const witness = overlap(a, b, budget);
           if (witness !== null) out.push({ path: a.source, heldBy: other.agentId!, heldPath: b.source, witness, reason: QUEUED_REASON });
         }
       }
@@ -317,7 +317,7 @@ export class Paths {
   }
 
   /** Every (requested, held) pair that overlaps, against live claims of agents other than agentId. */
-  private claimConflicts(room: string, globs: readonly CompiledGlob[], agentId: string | undefined): Conflict[] {
+  private claimConflicts(room: string, globs: readonly CompiledGlob[], agentId: string | undefined, budget: CheckBudget): Conflict[] {
     const idx = this.rooms.get(room);
     if (!idx) return [];
     const now = this.c.clock.now();
@@ -329,7 +329,7 @@ export class Paths {
       for (const set of candidates) {
         for (const e of set) {
           if (e.claim.agentId === agentId || e.claim.expiresAt <= now) continue;
-          const witness = overlap(a, e.glob);
+          const witness = overlap(a, e.glob, budget);
           if (witness === null) continue;
           out.push({
             path: a.source,
@@ -399,10 +399,24 @@ export class Paths {
   }
 
   /** Grants, in line order, every blocked request in the room that nothing stands in front of. */
+  /**
+   * Whether a blocked request can be granted now. It runs inside someone else's release, which
+   * must not fail: a request too costly to decide within its budget is simply not granted here
+   * (its own call decides, and refuses, when its wait ends).
+   */
+  private clearFor(w: PathWaiter): boolean {
+    try {
+      return this.blockers(w.req, w, checkBudget()).length === 0;
+    } catch (err) {
+      if (err instanceof AirlockError) return false;
+      throw err;
+    }
+  }
+
   private serve(room: string): void {
     for (const w of [...this.waits.line(room)]) {
       if (!w.attached || w.signal?.aborted) continue;
-      if (this.blockers(w.req, w).length > 0) continue;
+      if (!this.clearFor(w)) continue;
       this.waits.grant(w, this.grant(w.req), (g) => this.revoke(w, g));
     }
   }

@@ -22,4 +22,8 @@ export {
   MAX_BRACE_DEPTH,
   MAX_PATTERN_LENGTH,
   MAX_SEGMENTS,
+  MAX_WILDCARD_TAIL,
+  MAX_CHECK_STEPS,
+  checkBudget,
+  type CheckBudget,
 } from "./limits.ts";

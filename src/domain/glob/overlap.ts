@@ -15,6 +15,8 @@ import type { Automaton } from "./automaton.ts";
 import { type CharSet, DOT, SLASH, fromRanges, has, intersect } from "./charset.ts";
 import { firstFoldedIn } from "./case-fold.ts";
 import { type CompiledGlob, automatonOf } from "./compile.ts";
+import { budgetError, type CheckBudget } from "./limits.ts";
+import { slashRange } from "./segments.ts";
 
 /** Characters in order of preference for a witness; a search may be limited to the first tiers. */
 const TIERS: readonly CharSet[] = [
@@ -38,8 +40,9 @@ function tierOf(c: number): number {
 }
 
 /** A witness for the two patterns, or null when no path matches both. Both must have been
- *  compiled with the same case option. */
-export function overlap(a: CompiledGlob, b: CompiledGlob): string | null {
+ *  compiled with the same case option. With a budget, every product state settled is charged
+ *  to it, and running out throws (budgetError): a call's checks are bounded as a whole. */
+export function overlap(a: CompiledGlob, b: CompiledGlob, budget?: CheckBudget): string | null {
   if (a.caseInsensitive !== b.caseInsensitive) {
     throw new AirlockError("internal", `globs compiled with different case options (${a.source}, ${b.source})`);
   }
@@ -48,15 +51,19 @@ export function overlap(a: CompiledGlob, b: CompiledGlob): string | null {
   for (let i = 0; i < pa.length && i < pb.length; i++) if (pa[i] !== pb[i]) return null;
   const A = automatonOf(a);
   const B = automatonOf(b);
+  // Paths with a different number of segments never meet: no search needed.
+  const ra = slashRange(A);
+  const rb = slashRange(B);
+  if (ra.max < rb.min || rb.max < ra.min) return null;
   const ci = a.caseInsensitive;
-  const first = search(A, B, ci, TIER_ALL);
+  const first = search(A, B, ci, TIER_ALL, budget);
   if (first === null) return null;
   const worst = Math.max(0, ...Array.from(first, (ch) => tierOf(ch.codePointAt(0)!)));
   if (worst <= TIER_CLEAN) return first;
-  const clean = search(A, B, ci, TIER_CLEAN);
+  const clean = search(A, B, ci, TIER_CLEAN, budget);
   if (clean !== null) return clean;
   if (worst <= TIER_NO_GLOB) return first;
-  return search(A, B, ci, TIER_NO_GLOB) ?? first;
+  return search(A, B, ci, TIER_NO_GLOB, budget) ?? first;
 }
 
 /** The most preferred character of `set` within the first `maxTier` tiers, never `.` or `/`
@@ -100,7 +107,7 @@ function isSlashSet(s: CharSet): boolean {
 }
 
 /** Cheapest common accepted path, by a bucket-queue Dijkstra over product states. */
-function search(A: Automaton, B: Automaton, ci: boolean, maxTier: number): string | null {
+function search(A: Automaton, B: Automaton, ci: boolean, maxTier: number, budget: CheckBudget | undefined): string | null {
   const nB = B.size;
   const words = ((A.size * nB * 4) >>> 5) + 1;
   const settled = new Uint32Array(words);
@@ -142,6 +149,7 @@ function search(A: Automaton, B: Automaton, ci: boolean, maxTier: number): strin
       const bit = 1 << (key & 31);
       if (settled[w]! & bit) continue;
       settled[w]! |= bit;
+      if (budget && --budget.left < 0) throw budgetError();
       const d = key & 3;
       const pair = key >>> 2;
       const sa = (pair / nB) | 0;

@@ -5,7 +5,7 @@
 // Tokens are read before braces are expanded, so `*{*,}` is two single stars, never a `**`.
 import { type CharSet, SEGMENT_CHAR_SET, SLASH, SLASH_SET, complement, fromRanges, singleton, subtract } from "./charset.ts";
 import { foldCodePoint, foldSet } from "./case-fold.ts";
-import { MAX_ALTERNATIVES, MAX_BRACE_DEPTH, MAX_SEGMENTS, patternError, quotePattern } from "./limits.ts";
+import { MAX_ALTERNATIVES, MAX_BRACE_DEPTH, MAX_SEGMENTS, MAX_WILDCARD_TAIL, patternError, quotePattern } from "./limits.ts";
 
 export type Token =
   /** One character from `set`; `text` is the character as written when it is a literal (plain
@@ -59,6 +59,13 @@ export function parsePattern(source: string, caseInsensitive: boolean): Parsed {
   }
   const parser = new Parser(source, caseInsensitive);
   const seq = collapseGlobstars(parser.sequence(false), true);
+  const tail = parser.firstWildcard < 0 ? 0 : source.length - parser.firstWildcard;
+  if (tail > MAX_WILDCARD_TAIL) {
+    throw patternError(
+      `pattern has too much after its first wildcard: at most ${MAX_WILDCARD_TAIL} characters from the first "*", "**" or "{" ` +
+        `to the end (got ${tail} in ${quotePattern(source)}); put literal segments before the first wildcard or claim a shorter pattern`,
+    );
+  }
   return { seq, literal: isLiteral(source), literalPrefix: literalPrefixOf(seq) };
 }
 
@@ -66,6 +73,8 @@ class Parser {
   private i = 0;
   private depth = 0;
   private alternatives = 0;
+  /** Offset of the first `*` or `{` (the start of the wildcard tail, see MAX_WILDCARD_TAIL); -1 if none. */
+  firstWildcard = -1;
 
   constructor(
     private readonly src: string,
@@ -86,6 +95,7 @@ class Parser {
           break;
         case 0x2a: {
           // `*`: a run of two or more is `**`; longer runs mean nothing more.
+          if (this.firstWildcard < 0) this.firstWildcard = this.i;
           let n = 0;
           while (src.charCodeAt(this.i) === 0x2a) {
             this.i++;
@@ -102,6 +112,7 @@ class Parser {
           seq.push({ kind: "char", set: this.charClass(), text: null });
           break;
         case 0x7b: // `{`
+          if (this.firstWildcard < 0) this.firstWildcard = this.i;
           seq.push(this.braces());
           break;
         case BACKSLASH: {

@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { AirlockError } from "../../../src/errors.ts";
 import { compileGlob, isLiteral, matches, overlap } from "../../../src/domain/glob/index.ts";
+import { automatonOf } from "../../../src/domain/glob/compile.ts";
+import { slashRange } from "../../../src/domain/glob/segments.ts";
 
 const ov = (a: string, b: string, caseInsensitive = false) =>
   overlap(compileGlob(a, { caseInsensitive }), compileGlob(b, { caseInsensitive }));
@@ -238,5 +240,25 @@ describe("compiling", () => {
     refused(() => compileGlob("a[/]b"), /class cannot contain "\/"/);
     refused(() => compileGlob("[z-a]"), /reversed range/);
     refused(() => compileGlob("[[:alpha:]]"), /POSIX classes/);
+  });
+});
+
+describe("segment counts", () => {
+  const pathsOverlap = (a: string, b: string) => witness(a, b) !== null;
+  test("the fewest and most separators a pattern's paths can have, Infinity where ** or a literal's subtree allows", () => {
+    const range = (p: string) => slashRange(automatonOf(compileGlob(p)));
+    expect(range("src/*.ts")).toEqual({ min: 1, max: 1 });
+    expect(range("*/fixtures/*")).toEqual({ min: 2, max: 2 });
+    expect(range("a/{b,c/d}/e")).toEqual({ min: 2, max: 3 });
+    expect(range("src/**/a")).toEqual({ min: 1, max: Number.POSITIVE_INFINITY });
+    expect(range("src")).toEqual({ min: 0, max: Number.POSITIVE_INFINITY });
+    expect(range("{a,a/b/c}")).toEqual({ min: 0, max: 2 });
+  });
+
+  test("patterns whose segment counts cannot meet are disjoint", () => {
+    expect(pathsOverlap("*/fixtures/*", "pkg/src/mod/index.ts")).toBe(false);
+    expect(pathsOverlap("*/fixtures/*", "pkg/fixtures/x")).toBe(true);
+    expect(pathsOverlap("a/{b,c/d}/e", "a/*/*/*/e")).toBe(false);
+    expect(pathsOverlap("a/{b,c/d}/e", "a/*/*/e")).toBe(true);
   });
 });

@@ -5,6 +5,7 @@
 // up to a few characters and a sample of longer paths drawn from each side. The seed is printed;
 // GLOB_SEED=<n> replays a run.
 import { describe, expect, test } from "bun:test";
+import { AirlockError } from "../../../src/errors.ts";
 import { type CompiledGlob, compileGlob, matches, normalizePattern, overlap } from "../../../src/domain/glob/index.ts";
 import { allPaths, randomPattern, rng, samplePaths } from "./generate.ts";
 import { type OraclePattern, isValidPath, oracle } from "./oracle.ts";
@@ -38,6 +39,7 @@ function campaign(ci: boolean, poolSize: number) {
   };
   const pool: Entry[] = [];
   const seen = new Set<string>();
+  let refused = 0;
   while (pool.length < poolSize) {
     let source: string;
     try {
@@ -47,7 +49,16 @@ function campaign(ci: boolean, poolSize: number) {
     }
     if (seen.has(source)) continue;
     seen.add(source);
-    const glob = compileGlob(source, { caseInsensitive: ci });
+    let glob: CompiledGlob;
+    try {
+      glob = compileGlob(source, { caseInsensitive: ci });
+    } catch (err) {
+      // A few generated patterns (about 1 in 600) exceed MAX_WILDCARD_TAIL; that bound has tests
+      // of its own, and this campaign is about the verdicts on the patterns that are accepted.
+      if (!(err instanceof AirlockError) || !/after its first wildcard/.test(err.message)) throw err;
+      refused++;
+      continue;
+    }
     const o = oracle(source, ci);
     const hits = new Uint8Array(UNIVERSE.length);
     UNIVERSE.forEach((p, k) => {
@@ -94,10 +105,13 @@ function campaign(ci: boolean, poolSize: number) {
   }
   const elapsed = performance.now() - started;
   console.log(
-    `glob oracle (${ci ? "case-insensitive" : "case-sensitive"}): ${pool.length} patterns, ${pairs} pairs checked, ` +
+    `glob oracle (${ci ? "case-insensitive" : "case-sensitive"}): ${pool.length} patterns (${refused} generated ones refused ` +
+      `by the wildcard-tail bound), ${pairs} pairs checked, ` +
       `${overlapping} overlapping (${forcedGlob} with a forced glob character), ${disjoint} disjoint; ` +
       `${UNIVERSE.length} enumerated paths; engine ${((engineMs * 1000) / pairs).toFixed(1)} µs/pair, whole check ${(elapsed / 1000).toFixed(1)} s`,
   );
+  // Refusals must stay rare, or the pool would drift away from the generator's mix.
+  if (refused > poolSize / 20) fail(`${refused} generated patterns refused by the wildcard-tail bound`);
   return { failures, overlapping, disjoint };
 }
 

@@ -1,16 +1,17 @@
-// Human rendering of a status snapshot, shared by `status` and `watch`, and of pools, shared by
-// `status`, `pools` and the place-in-line line that `run` and `wait` print while they queue.
+// Human rendering of a status snapshot (path claims grouped by room), shared by `status` and
+// `watch`, and of pools, shared by `status`, `pools` and the place-in-line line that `run` and
+// `wait` print while they queue.
 import { colors } from "consola/utils";
 import { env } from "../config/env.ts";
-import type { Snapshot, SnapshotPool } from "../domain/snapshot.ts";
+import type { Snapshot, SnapshotPool, SnapshotRoomClaims } from "../domain/snapshot.ts";
 
 const c = (fn: (s: string) => string) => (s: string) => (env.noColor ? s : fn(s));
 const bold = c(colors.bold);
 const dim = c(colors.dim);
 const yellow = c(colors.yellow);
 
-function section(title: string, rows: string[]): string {
-  return [bold(`${title} (${rows.length})`), ...(rows.length ? rows.map((r) => `  ${r}`) : [dim("  (none)")]), ""].join("\n");
+function section(title: string, rows: string[], count = rows.length): string {
+  return [bold(`${title} (${count})`), ...(rows.length ? rows.map((r) => `  ${r}`) : [dim("  (none)")]), ""].join("\n");
 }
 
 export function renderStatus(s: Snapshot, where: string): string {
@@ -28,9 +29,12 @@ export function renderStatus(s: Snapshot, where: string): string {
   );
   const events = s.events.map((e) => `${e.name}  generation ${e.generation}${e.waiters ? yellow(`, ${e.waiters} waiting`) : ""}`);
   const counters = s.counters.map((x) => `${x.name} = ${x.value}`);
+  // An older daemon's snapshot has no claims.
+  const claims = (s.claims ?? []).map((r) => [`${dim("room")} ${r.room}`, ...r.claims.map(renderClaim)].join("\n    "));
   return [
     head,
     section("LOCKS", locks),
+    section("CLAIMS", claims, (s.claims ?? []).reduce((n, r) => n + r.claims.length, 0)),
     section("POOLS", s.pools.map((p) => renderPool(p).join("\n    "))),
     section("AGENTS", agents),
     section("QUEUES", queues),
@@ -38,6 +42,11 @@ export function renderStatus(s: Snapshot, where: string): string {
     section("COUNTERS", counters),
     `${bold("NOTES")} ${s.notes}`,
   ].join("\n");
+}
+
+/** One path claim under its room: who, which paths, why, and for how long. */
+function renderClaim(c: SnapshotRoomClaims["claims"][number]): string {
+  return `${c.agent_id}  ${c.paths.join(" ")}${c.reason ? `  (${c.reason})` : ""}  ${dim(`expires in ${duration(c.expires_in_seconds)}, fence ${c.fence}`)}`;
 }
 
 /** 45s, 2m10s, 1h05m: short enough for a one-line progress report. */

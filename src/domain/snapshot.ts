@@ -1,6 +1,7 @@
 // One view of everything, for `airlock status` and `airlock watch`. The daemon answers it with
 // live waiter queues; when the daemon is down the CLI builds it from the database alone
-// (read-only), so the two paths share this one function.
+// (read-only), so the two paths share this one function. Path claims come without their
+// tokens: whoever can read the status must not be able to release someone else's claim.
 import type { Store } from "../store/db.ts";
 import { secondsSince, secondsUntil } from "./context.ts";
 import type { Kernel } from "./kernel.ts";
@@ -22,6 +23,13 @@ export interface Snapshot {
   notes: number;
   counters: { name: string; value: number }[];
   pools: SnapshotPool[];
+  /** Live path claims, grouped by room (rooms in name order). Never their tokens: a token releases. */
+  claims: SnapshotRoomClaims[];
+}
+
+export interface SnapshotRoomClaims {
+  room: string;
+  claims: { agent_id: string; paths: string[]; reason?: string; fence: number; expires_in_seconds: number }[];
 }
 
 export interface SnapshotPool {
@@ -97,8 +105,37 @@ export function buildSnapshot(store: Store, now: number, live?: Kernel): Snapsho
   const counters = q<{ name: string; value: number }>("SELECT name, value FROM counters ORDER BY name");
 
   const pools = live ? livePools(live, now) : storedPools(store, now);
+  const claims = byRoom(live ? liveClaims(live) : storedClaims(store, now), now);
 
-  return { source: live ? "daemon" : "database", locks, agents, queues: [...queues.values()], events, notes, counters, pools };
+  return { source: live ? "daemon" : "database", locks, agents, queues: [...queues.values()], events, notes, counters, pools, claims };
+}
+
+type ClaimInfo = { room: string; agentId: string; paths: string[]; reason: string | null; fence: number; expiresAt: number };
+
+function liveClaims(k: Kernel): ClaimInfo[] {
+  return k.paths.list();
+}
+
+/** The daemon is down: the persisted claims not yet past their expiry (the timer that deletes them is not running). */
+function storedClaims(store: Store, now: number): ClaimInfo[] {
+  type Row = { room: string; agent_id: string; paths: string; reason: string | null; fence: number; expires_at: number };
+  // Opened read-only, a database an older daemon wrote has not been migrated: no claims table, no claims.
+  if (!store.db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'path_claims'").get()) return [];
+  const rows = store.db
+    .query("SELECT room, agent_id, paths, reason, fence, expires_at FROM path_claims WHERE expires_at > ? ORDER BY acquired_at, room, fence")
+    .all(now) as Row[];
+  return rows.map((r) => ({ room: r.room, agentId: r.agent_id, paths: JSON.parse(r.paths) as string[], reason: r.reason, fence: r.fence, expiresAt: r.expires_at }));
+}
+
+/** Oldest claim first within a room, as list_path_claims gives them. */
+function byRoom(claims: ClaimInfo[], now: number): SnapshotRoomClaims[] {
+  const rooms = new Map<string, SnapshotRoomClaims>();
+  for (const c of claims) {
+    let r = rooms.get(c.room);
+    if (!r) rooms.set(c.room, (r = { room: c.room, claims: [] }));
+    r.claims.push({ agent_id: c.agentId, paths: c.paths, ...opt("reason", c.reason), fence: c.fence, expires_in_seconds: secondsUntil(c.expiresAt, now) });
+  }
+  return [...rooms.values()].sort((a, b) => (a.room < b.room ? -1 : a.room > b.room ? 1 : 0));
 }
 
 const opt = <K extends string, V>(k: K, v: V | null | undefined) => (v === null || v === undefined ? {} : ({ [k]: v } as Record<K, V>));

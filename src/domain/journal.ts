@@ -1,8 +1,9 @@
 // The one record of changes. Every primitive that records what happened (pools now; locks,
 // tasks and path claims use the same shape) writes an entry here inside the transaction that
 // made the change, so the journal never shows a change that rolled back and never misses one
-// that committed. Each entry gets a global revision that only grows; the change feed and the
-// dashboard read from a revision onward.
+// that committed. Each entry gets a global revision that only grows (its rowid; trimming never
+// removes the newest entry, so no revision is handed out twice); the change feed and the
+// dashboard read from a revision onward. A pool grant's revision is also its fence.
 import type { Ctx } from "./context.ts";
 
 // A month of history is plenty to see what happened to a build slot or a claim; older entries
@@ -76,7 +77,11 @@ export class Journal {
 
   private armTrim(): void {
     this.c.scheduler.at("journal:trim", this.c.clock.now() + TRIM_EVERY_MS, () => {
-      this.c.store.q("DELETE FROM journal WHERE at < ?").run(this.c.clock.now() - JOURNAL_RETENTION_MS);
+      // The newest entry always stays: revisions are rowids, and max(rowid) + 1 must never fall
+      // back to a revision that was handed out already.
+      this.c.store
+        .q("DELETE FROM journal WHERE at < ? AND revision < (SELECT MAX(revision) FROM journal)")
+        .run(this.c.clock.now() - JOURNAL_RETENTION_MS);
       this.armTrim();
     });
   }

@@ -15,7 +15,6 @@
 import { AirlockError } from "../errors.ts";
 import { bindProcess, groupAlive, type ProcessBinding, processUid } from "../machine/process.ts";
 import { type Ctx, secondsSince } from "./context.ts";
-import { nextFence } from "./fences.ts";
 import type { Journal } from "./journal.ts";
 import { assertTtl } from "./locks.ts";
 import { newToken } from "./tokens.ts";
@@ -164,6 +163,7 @@ export interface ConfigureRequest {
 export class Pools {
   readonly waits: WaitQueue<SlotWait, SlotGrant>;
   private watching = false;
+  private readonly rows = new Map<string, PoolRow>();
 
   constructor(
     private readonly c: Ctx,
@@ -203,7 +203,8 @@ export class Pools {
         this.persist(w);
         this.waits.keep(w);
       } else {
-        if (!this.activeLine(req.pool).length && req.weight <= this.free(pool)) return { done: this.grantNew(pool.name, want) };
+        const nobodyWaits = !this.waits.line(req.pool).some((x) => x.req.state !== "paused");
+        if (nobodyWaits && req.weight <= this.free(pool)) return { done: this.grantNew(pool.name, want) };
         w = this.waits.enqueue(req.pool, { ...want, state: "queued", offerExpiresAt: null }, req.agentId);
         this.persist(w);
         this.waits.keep(w);
@@ -233,12 +234,8 @@ export class Pools {
   /** Releases a held slot, or withdraws a queued request (by its wake_token). Idempotent. */
   release(token: string): boolean {
     return this.c.tx(() => {
-      const slot = this.c.store.q<SlotRow>("SELECT * FROM slots WHERE token = ?").get(token);
-      if (slot) {
-        this.releaseSlot(slot, "released");
-        return true;
-      }
-      const w = [...this.waits.all()].find((x) => x.token === token);
+      if (this.releaseSlot(token, "released")) return true;
+      const w = this.waits.get(token);
       if (!w) return false;
       this.withdraw(w, "withdrawn by its agent");
       return true;
@@ -285,6 +282,9 @@ export class Pools {
             "updated_at = excluded.updated_at, updated_by = excluded.updated_by, reason = excluded.reason",
         )
         .run(req.pool, req.capacity, offerSeconds, version + 1, now, req.author, req.reason);
+      // Read afresh from now on; and if this transaction rolls back, forget what it read.
+      this.rows.delete(req.pool);
+      this.c.store.afterCommit(() => {}, () => this.rows.delete(req.pool));
       this.journal.record("pool.configured", req.pool, {
         agentId: req.author,
         reason: req.reason,
@@ -311,7 +311,7 @@ export class Pools {
   /** Presence hook: an agent that departs releases its unbound slots and leaves every unbound line. */
   releaseAllOf(agentId: string): void {
     const slots = this.c.store.q<SlotRow>("SELECT * FROM slots WHERE agent_id = ? AND pid IS NULL").all(agentId);
-    for (const s of slots) this.releaseSlot(s, "agent departed");
+    for (const s of slots) this.releaseSlot(s.token, "agent departed");
     for (const w of [...this.waits.all()]) if (w.agentId === agentId && !w.req.binding) this.withdraw(w, "agent departed");
   }
 
@@ -319,7 +319,8 @@ export class Pools {
 
   /** Hands free capacity to the line, earliest first: a blocked call is granted, an absent one offered. */
   private serve(poolName: string): void {
-    const pool = this.c.store.q<PoolRow>("SELECT * FROM pools WHERE name = ?").get(poolName);
+    if (this.waits.line(poolName).length === 0) return; // nobody to serve: the common release
+    const pool = this.find(poolName);
     if (!pool) return;
     let free = this.free(pool);
     for (const w of this.activeLine(poolName)) {
@@ -403,9 +404,15 @@ export class Pools {
   private grantNew(poolName: string, want: Omit<SlotWait, "state" | "offerExpiresAt">, since?: number): SlotGrant {
     const now = this.c.clock.now();
     const token = newToken();
-    const fence = nextFence(this.c.store, `pool:${poolName}`);
     const b = want.binding;
     const expiresAt = b ? null : now + want.ttlMs;
+    // The grant's journal revision is its fence: global, persisted and strictly increasing, so
+    // strictly increasing per pool too, at no extra write on the path every slot takes.
+    const fence = this.journal.record("pool.granted", poolName, {
+      agentId: want.agentId,
+      reason: want.reason,
+      data: compactData({ weight: want.weight, pid: b?.pid, waited_ms: since === undefined ? 0 : now - since }),
+    });
     this.c.store
       .q(
         "INSERT INTO slots (token, pool, agent_id, weight, reason, fence, acquired_at, expires_at, pid, pgid, pid_start) " +
@@ -414,18 +421,15 @@ export class Pools {
       .run(token, poolName, want.agentId, want.weight, want.reason, fence, now, expiresAt, b?.pid ?? null, b?.pgid ?? null, b?.startTime ?? null);
     if (expiresAt !== null) this.armSlot(token, expiresAt);
     else this.watch();
-    this.journal.record("pool.granted", poolName, {
-      agentId: want.agentId,
-      reason: want.reason,
-      data: compactData({ weight: want.weight, fence, pid: b?.pid, waited_ms: since === undefined ? 0 : now - since }),
-    });
     const g: SlotGrant = { granted: true, token, pool: poolName, weight: want.weight, fence, expiresAt };
     if (b) g.pid = b.pid;
     return g;
   }
 
-  private releaseSlot(slot: SlotRow, reason: string): void {
-    this.c.store.q("DELETE FROM slots WHERE token = ?").run(slot.token);
+  /** Deletes a held slot, journals why and serves the line; false when there is no such slot. */
+  private releaseSlot(token: string, reason: string): boolean {
+    const slot = this.c.store.q<SlotRow>("DELETE FROM slots WHERE token = ? RETURNING *").get(token);
+    if (!slot) return false;
     this.c.scheduler.cancel(`slot:${slot.token}`);
     this.journal.record("pool.released", slot.pool, {
       agentId: slot.agent_id,
@@ -433,6 +437,7 @@ export class Pools {
       data: compactData({ weight: slot.weight, fence: slot.fence, held_ms: this.c.clock.now() - slot.acquired_at, pid: slot.pid }),
     });
     this.serve(slot.pool);
+    return true;
   }
 
   /** An offer goes back to waiting, at its place in line. */
@@ -472,7 +477,7 @@ export class Pools {
     let bound = 0;
     for (const s of this.c.store.q<SlotRow>("SELECT * FROM slots WHERE pid IS NOT NULL").all()) {
       if (groupAlive(bindingOf(s)!)) bound++;
-      else this.releaseSlot(s, "process exited");
+      else this.releaseSlot(s.token, "process exited");
     }
     for (const w of [...this.waits.all()]) {
       if (!w.req.binding) continue;
@@ -543,8 +548,18 @@ export class Pools {
     return pool.capacity - this.held(pool.name) - offered;
   }
 
+  /** A pool's row, from memory: pools change only through configure, which drops the entry. */
+  private find(name: string): PoolRow | null {
+    let p = this.rows.get(name);
+    if (!p) {
+      p = this.c.store.q<PoolRow>("SELECT * FROM pools WHERE name = ?").get(name) ?? undefined;
+      if (p) this.rows.set(name, p);
+    }
+    return p ?? null;
+  }
+
   private pool(name: string): PoolRow {
-    const p = this.c.store.q<PoolRow>("SELECT * FROM pools WHERE name = ?").get(name);
+    const p = this.find(name);
     if (!p) throw new AirlockError("invalid_argument", `unknown pool: ${name}`);
     return p;
   }
@@ -600,7 +615,7 @@ export class Pools {
   private armSlot(token: string, expiresAt: number): void {
     this.c.scheduler.at(`slot:${token}`, expiresAt, () => {
       const s = this.c.store.q<SlotRow>("SELECT * FROM slots WHERE token = ?").get(token);
-      if (s && s.expires_at !== null && s.expires_at <= this.c.clock.now()) this.releaseSlot(s, "ttl expired");
+      if (s && s.expires_at !== null && s.expires_at <= this.c.clock.now()) this.releaseSlot(token, "ttl expired");
     });
   }
 

@@ -120,6 +120,11 @@ export class WaitQueue<Req, R> {
     return agentId === undefined ? undefined : this.byAgent.get(agentKey(agentId, ks));
   }
 
+  /** The waiter holding this wake_token, in whatever line. */
+  get(token: string): Waiter<Req, R> | undefined {
+    return this.byToken.get(token);
+  }
+
   /** key's line, earliest first. */
   line(key: string): readonly Waiter<Req, R>[] {
     return this.lines.get(key) ?? [];

@@ -16,7 +16,8 @@ INSERT INTO pools (name, capacity, offer_seconds, version, updated_at, updated_b
   VALUES ('heavy', 1, 30, 1, 0, 'airlock', 'default: one heavy job at a time');
 
 -- Held slots. A slot bound to a process group (pid, pgid, pid_start) has no expiry: it lives
--- exactly as long as the group does.
+-- exactly as long as the group does. fence is the journal revision of its grant. No secondary
+-- indexes: a pool holds a handful of slots, and every index is one more page per grant.
 CREATE TABLE slots (
   token       TEXT PRIMARY KEY,
   pool        TEXT NOT NULL REFERENCES pools(name),
@@ -30,8 +31,6 @@ CREATE TABLE slots (
   pgid        INTEGER,
   pid_start   TEXT
 ) STRICT;
-CREATE INDEX slots_pool ON slots(pool);
-CREATE INDEX slots_agent ON slots(agent_id);
 
 -- Queued requests (long-lived by design: an agent keeps coding while it waits), in line by seq.
 -- token is the request's wake_token. state: queued, offered (capacity reserved for it until
@@ -51,12 +50,13 @@ CREATE TABLE slot_requests (
   since            INTEGER NOT NULL,
   seq              INTEGER NOT NULL
 ) STRICT;
-CREATE INDEX slot_requests_pool ON slot_requests(pool, seq);
 
--- Every state change, with a global revision that only grows (AUTOINCREMENT: never reused,
--- even after old entries are trimmed). data holds the kind's own fields as a JSON object.
+-- Every state change, with a global revision that only grows: the rowid, and trimming old
+-- entries always keeps the newest, so max(rowid) + 1 never repeats one (AUTOINCREMENT would
+-- cost a write to sqlite_sequence on every change). data holds the kind's own fields as JSON.
+-- No secondary index: readers go forward from a revision.
 CREATE TABLE journal (
-  revision INTEGER PRIMARY KEY AUTOINCREMENT,
+  revision INTEGER PRIMARY KEY,
   at       INTEGER NOT NULL,
   kind     TEXT NOT NULL,
   resource TEXT NOT NULL,
@@ -64,4 +64,4 @@ CREATE TABLE journal (
   reason   TEXT,
   data     TEXT
 ) STRICT;
-CREATE INDEX journal_resource ON journal(resource, revision);
+

@@ -9,6 +9,7 @@ import { parseArgs } from "node:util";
 import { type DaemonProcess, startDaemon } from "../test/helpers/daemon.ts";
 import { flock, LOCK_EX, LOCK_UN, monotonicNs } from "./flock.ts";
 import { renderChart } from "./chart.ts";
+import { warmUp } from "./warm-up.ts";
 
 const { values } = parseArgs({ options: { quick: { type: "boolean" }, modes: { type: "string" } } });
 const QUICK = values.quick === true;
@@ -36,6 +37,21 @@ async function timeEach(n: number, fn: (i: number) => Promise<unknown>): Promise
   return out;
 }
 
+/** Times two calls alternately, n times each, so both see the same machine load; their medians. */
+async function paired(n: number, a: () => Promise<unknown>, b: () => Promise<unknown>): Promise<[number, number]> {
+  const ta: number[] = [];
+  const tb: number[] = [];
+  for (let i = 0; i < n; i++) {
+    let t = performance.now();
+    await a();
+    ta.push(performance.now() - t);
+    t = performance.now();
+    await b();
+    tb.push(performance.now() - t);
+  }
+  return [median(ta), median(tb)];
+}
+
 /** Operations per second with `clients` concurrent keep-alive loops for `seconds`. */
 async function throughput(clients: number, seconds: number, op: (client: number, i: number) => Promise<unknown>): Promise<number> {
   const end = performance.now() + seconds * 1000;
@@ -58,7 +74,7 @@ function rssMiB(pid: number): number {
 }
 
 async function latencies(d: DaemonProcess, mode: string) {
-  for (let i = 0; i < 200; i++) await d.rpc("ping");
+  await warmUp(d);
   const ping = median(await timeEach(QUICK ? 200 : 1000, () => d.rpc("ping")));
   add({ mode, metric: "ping round trip (p50)", value: ping, unit: "ms" });
 
@@ -70,22 +86,29 @@ async function latencies(d: DaemonProcess, mode: string) {
   );
   add({ mode, metric: "lock+unlock, uncontended (p50)", value: lockUnlock, unit: "ms", baseline: "2 pings", baselineValue: 2 * ping });
 
+  // Each hand-off is paired with a ping in the same instant, so its floor sees the same load.
   const lags: number[] = [];
+  const pings: number[] = [];
   let holder = await d.call("lock_resource", { name: "bench:handoff", agent_id: "h0" });
   for (let i = 0; i < (QUICK ? 30 : 100); i++) {
     const waiter = d.call("lock_resource", { name: "bench:handoff", agent_id: `h${i + 1}`, wait_seconds: 50 });
     while (!(await d.call("list_locks")).find((l: any) => l.name === "bench:handoff")?.waiters?.[0]?.blocked) await Bun.sleep(1);
+    const p0 = performance.now();
+    await d.rpc("ping");
+    pings.push(performance.now() - p0);
     const t0 = performance.now();
     void d.call("unlock_resource", { name: "bench:handoff", lock_token: holder.lock_token });
     holder = await waiter;
     lags.push(performance.now() - t0);
   }
-  add({ mode, metric: "hand-off, release → waiter answered (p50)", value: median(lags), unit: "ms", baseline: "1 ping", baselineValue: ping });
-  add({ mode, metric: "hand-off, release → waiter answered (p99)", value: pct(lags, 99), unit: "ms", baseline: "1 ping", baselineValue: ping });
+  add({ mode, metric: "hand-off, release → waiter answered (p50)", value: median(lags), unit: "ms", baseline: "1 ping", baselineValue: median(pings) });
+  add({ mode, metric: "hand-off, release → waiter answered (p99)", value: pct(lags, 99), unit: "ms", baseline: "1 ping", baselineValue: median(pings) });
   // The floor of any call that writes: one round trip, plus one fsync when answers wait for it.
-  const floor = ping + (mode === "full" ? fsyncCost(d.home) : 0);
+  const fsync = mode === "full" ? fsyncCost(d.home) : 0;
+  const floor = ping + fsync;
+  const handOffFloor = median(pings) + fsync;
   add({ mode, metric: "floor: 1 ping (+ 1 fsync under full)", value: floor, unit: "ms" });
-  add({ mode, metric: "lock hand-off vs its floor (p50)", value: median(lags), unit: "ms", baseline: "floor", baselineValue: floor });
+  add({ mode, metric: "lock hand-off vs its floor (p50)", value: median(lags), unit: "ms", baseline: "floor (paired ping)", baselineValue: handOffFloor });
   add({ mode, metric: "lock+unlock vs 2 floors (p50)", value: lockUnlock, unit: "ms", baseline: "2 floors", baselineValue: 2 * floor });
   return { ping, floor, lockUnlock };
 }
@@ -159,17 +182,73 @@ async function pools(d: DaemonProcess, mode: string, base: { ping: number; floor
   await d.call("acquire_slot", { agent_id: "crowd-holder", pool: "empty" });
   const emptyWake = (await d.call("acquire_slot", { agent_id: "agent-49", pool: "empty" })).wake_token;
   const reps = QUICK ? 200 : 1000;
-  const inEmpty = median(await timeEach(reps, () => poll("empty", "agent-49", emptyWake)));
-  const inCrowd = median(await timeEach(reps, () => poll("crowd-2", "agent-49", wakes["crowd-2:49"]!)));
+  const [inEmpty, inCrowd] = await paired(reps, () => poll("empty", "agent-49", emptyWake), () => poll("crowd-2", "agent-49", wakes["crowd-2:49"]!));
   add({ mode, metric: "queued poll, 200 requests over 50 agents (p50)", value: inCrowd, unit: "ms", baseline: "same poll, empty pool", baselineValue: inEmpty });
   // A new request joining the tail of a 50-long line, then withdrawing (release_slot with its wake_token).
   const join = async (pool: string) => {
     const q = await d.call("acquire_slot", { agent_id: "joiner", pool });
     await d.call("release_slot", { slot_token: q.wake_token });
   };
-  const joinEmpty = median(await timeEach(reps, () => join("empty")));
-  const joinCrowd = median(await timeEach(reps, () => join("crowd-1")));
+  const [joinEmpty, joinCrowd] = await paired(reps, () => join("empty"), () => join("crowd-1"));
   add({ mode, metric: "join+withdraw, 200 requests over 50 agents (p50)", value: joinCrowd, unit: "ms", baseline: "same, empty pool", baselineValue: joinEmpty });
+}
+
+// Path claims in a crowded room: 1,000 live claims (50 agents x 20 globs, one claim each), against
+// the same calls in an empty room. Each agent holds narrow subtrees of its own package, its docs
+// and tests, a brace pattern, and one wildcard-first pattern (no literal first segment, so the
+// room's index cannot rule it out: every check runs the overlap product on it). `**/fixtures-<a>/*`
+// would overlap every other agent's `pkg-<b>/src/mod-<i>/**` (at `pkg-b/src/mod-0/fixtures-a/x`),
+// so the wildcard-first ones are `*/fixtures-<a>/*`, which live alongside the rest.
+async function paths(d: DaemonProcess, mode: string) {
+  const CROWD = "bench:paths:crowd";
+  const EMPTY = "bench:paths:empty";
+  const globsOf = (a: number) => [
+    ...Array.from({ length: 16 }, (_, i) => `pkg-${a}/src/mod-${i}/**`),
+    `pkg-${a}/docs/*.md`,
+    `pkg-${a}/test/**/*.test.ts`,
+    `pkg-${a}/{package,tsconfig}.json`,
+    `*/fixtures-${a}/*`,
+  ];
+  const tokens: string[] = [];
+  for (let a = 0; a < 50; a++) {
+    for (const p of globsOf(a)) {
+      const r = await d.call("claim_paths", { agent_id: `agent-${a}`, paths: [p], room: CROWD, ttl_seconds: 3600 });
+      if (!r.granted) throw new Error(`bench setup: ${p} denied: ${JSON.stringify(r.conflicts?.[0])}`);
+      tokens.push(r.claim_token);
+    }
+  }
+  const held = (await d.call("list_path_claims", { room: CROWD })).length;
+  if (held !== 1000) throw new Error(`bench setup: expected 1000 claims, got ${held}`);
+
+  const reps = QUICK ? 200 : 1000;
+  // A fresh agent's narrow, non-conflicting claim, released at once.
+  const claim = async (room: string) => {
+    const r = await d.call("claim_paths", { agent_id: "fresh", paths: ["pkg-7/src/mod-99/**"], room });
+    if (!r.granted) throw new Error("bench: the fresh claim was denied");
+    await d.call("release_paths", { claim_token: r.claim_token });
+  };
+  const check = (room: string, path: string, clear: boolean) => async () => {
+    const r = await d.call("check_paths", { paths: [path], room, agent_id: "fresh" });
+    if (r.clear !== clear) throw new Error(`bench: check_paths ${path} in ${room}: clear=${r.clear}`);
+  };
+  const warm = async (fn: () => Promise<unknown>) => {
+    for (let i = 0; i < 50; i++) await fn();
+  };
+  const free = "pkg-7/src/mod-99/index.ts"; // overlaps nothing (shares a bucket with 19 claims of agent-7)
+  const taken = "pkg-7/src/mod-3/index.ts"; // inside agent-7's pkg-7/src/mod-3/**
+  const figures: [string, () => Promise<unknown>, () => Promise<unknown>][] = [
+    ["claim_paths+release_paths, narrow glob", () => claim(CROWD), () => claim(EMPTY)],
+    ["check_paths, a path that overlaps nothing", check(CROWD, free, true), check(EMPTY, free, true)],
+    ["check_paths, a path that conflicts", check(CROWD, taken, false), check(EMPTY, taken, true)],
+  ];
+  for (const [what, crowded, empty] of figures) {
+    await warm(crowded);
+    await warm(empty);
+    const [inEmpty, inCrowd] = await paired(reps, empty, crowded);
+    add({ mode, metric: `${what}, empty room (p50)`, value: inEmpty, unit: "ms" });
+    add({ mode, metric: `${what}, 1000 claims in the room (p50)`, value: inCrowd, unit: "ms", baseline: "same, empty room", baselineValue: inEmpty });
+  }
+  for (const t of tokens) await d.call("release_paths", { claim_token: t });
 }
 
 /** How late a blocked waiter gets the lock after its holder's TTL or heartbeat deadline. */
@@ -284,6 +363,7 @@ for (const mode of MODES) {
     const ping = base.ping;
     firstPing ||= ping;
     await pools(d, mode, base);
+    await paths(d, mode);
     await expiryLags(d, mode, ping);
     summary[mode] = await throughputs(d, mode);
     await memory(d, mode);

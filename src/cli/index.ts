@@ -12,6 +12,8 @@ import { installServiceCommand, uninstallServiceCommand } from "./install-servic
 import { poolCommand, poolsCommand } from "./pools.ts";
 import { releaseCommand } from "./release.ts";
 import { runSlotCommand } from "./run.ts";
+import { setupCommand } from "./setup.ts";
+import { hookCommand } from "./hook.ts";
 import { statusCommand } from "./status.ts";
 import { tokenCommand } from "./token.ts";
 import { versionCommand } from "./version.ts";
@@ -34,6 +36,8 @@ export const mainCommand = defineCommand({
     claim: claimCommand,
     unclaim: unclaimCommand,
     check: checkCommand,
+    setup: setupCommand,
+    hook: hookCommand,
     token: tokenCommand,
     "install-service": installServiceCommand,
     "uninstall-service": uninstallServiceCommand,

@@ -12,6 +12,17 @@ const RETRY_WITH = (token: string) => `call lock_resource again with wake_token=
 const RETRY_MANY_WITH = (token: string) =>
   `call lock_resources again with the same names and wake_token=${token} to keep your place in line`;
 
+/** wait_seconds and wake_token, shared by the two blocking lock tools. */
+const waitArgs = (wait: string, wake: string) => ({
+  wait_seconds: v.optional(clampedSeconds("wait_seconds", wait), 0),
+  wake_token: v.optional(text("wake_token", wake, 64)),
+});
+
+/** The wire arguments both blocking lock tools share, as the domain's request. */
+function lockRequest(a: { agent_id: string; ttl_seconds?: number | undefined; ttl_minutes?: number | undefined; wait_seconds: number; wake_token?: string | undefined }) {
+  return { agentId: a.agent_id, ttlMs: ttlSeconds(a, DEFAULT_LOCK_TTL_SECONDS)! * 1000, waitMs: a.wait_seconds * 1000, wakeToken: a.wake_token };
+}
+
 const agentId = (what: string) => text("agent_id", what, MAX_ID_LENGTH);
 
 function acquireResult(k: Kernel, r: AcquireResult) {
@@ -43,23 +54,13 @@ export const lockTools = [
       name: text("name", "The resource to lock, e.g. `file:/repo/package.json` or `npm-install`."),
       agent_id: agentId("Who you are, e.g. `agent:claude-session-abc`. Shown to others as held_by."),
       ...ttlArgs("How long the lock lives unless renewed or released, in seconds (> 0).", DEFAULT_LOCK_TTL_SECONDS),
-      wait_seconds: v.optional(
-        clampedSeconds("wait_seconds", "Block up to this many seconds (0–50) for the lock to free. Default 0: answer at once."),
-        0,
+      ...waitArgs(
+        "Block up to this many seconds (0–50) for the lock to free. Default 0: answer at once.",
+        "The wake_token from an earlier timed-out wait: resumes your place in line.",
       ),
-      wake_token: v.optional(text("wake_token", "The wake_token from an earlier timed-out wait: resumes your place in line.", 64)),
     }),
     async run(a, { kernel, signal }) {
-      const r = await kernel.locks.acquire(
-        {
-          name: a.name,
-          agentId: a.agent_id,
-          ttlMs: ttlSeconds(a, DEFAULT_LOCK_TTL_SECONDS)! * 1000,
-          waitMs: a.wait_seconds * 1000,
-          wakeToken: a.wake_token,
-        },
-        signal,
-      );
+      const r = await kernel.locks.acquire({ name: a.name, ...lockRequest(a) }, signal);
       return acquireResult(kernel, r);
     },
   }),
@@ -134,23 +135,13 @@ export const lockTools = [
       names: textList("names", "The resources to lock together."),
       agent_id: agentId("Who you are."),
       ...ttlArgs("Lifetime of every lock taken, in seconds (> 0).", DEFAULT_LOCK_TTL_SECONDS),
-      wait_seconds: v.optional(
-        clampedSeconds("wait_seconds", "Block up to this many seconds (0–50) until all names are free. Default 0: answer at once."),
-        0,
+      ...waitArgs(
+        "Block up to this many seconds (0–50) until all names are free. Default 0: answer at once.",
+        "The wake_token from an earlier timed-out wait for the same names.",
       ),
-      wake_token: v.optional(text("wake_token", "The wake_token from an earlier timed-out wait for the same names.", 64)),
     }),
     async run(a, { kernel, signal }) {
-      const r = await kernel.locks.acquireMany(
-        {
-          names: a.names,
-          agentId: a.agent_id,
-          ttlMs: ttlSeconds(a, DEFAULT_LOCK_TTL_SECONDS)! * 1000,
-          waitMs: a.wait_seconds * 1000,
-          wakeToken: a.wake_token,
-        },
-        signal,
-      );
+      const r = await kernel.locks.acquireMany({ names: a.names, ...lockRequest(a) }, signal);
       if (!r.locked) {
         return compact({
           locked: false,

@@ -5,6 +5,7 @@
 import type { Store } from "../store/db.ts";
 import { secondsSince, secondsUntil } from "./context.ts";
 import type { Kernel } from "./kernel.ts";
+import type { Holder, Queued } from "./pools.ts";
 
 export interface Snapshot {
   source: "daemon" | "database";
@@ -140,7 +141,26 @@ function byRoom(claims: ClaimInfo[], now: number): SnapshotRoomClaims[] {
 
 const opt = <K extends string, V>(k: K, v: V | null | undefined) => (v === null || v === undefined ? {} : ({ [k]: v } as Record<K, V>));
 
-function livePools(k: Kernel, now: number): SnapshotPool[] {
+/** A holder of a slot, as status and the pool tools show it. */
+export function holderWire(h: Holder): SnapshotPool["holders"][number] {
+  return { agent_id: h.agentId, ...opt("reason", h.reason), weight: h.weight, held_seconds: h.heldSeconds, ...opt("pid", h.pid) };
+}
+
+/** A request in a pool's line, as status and the pool tools show it. */
+export function queuedWire(w: Queued, now: number): SnapshotPool["waiters"][number] {
+  return {
+    agent_id: w.agentId,
+    ...opt("reason", w.reason),
+    weight: w.weight,
+    waiting_seconds: w.waitingSeconds,
+    state: w.state,
+    blocked: w.blocked,
+    ...opt("offer_expires_in_seconds", w.offerExpiresAt === undefined ? undefined : secondsUntil(w.offerExpiresAt, now)),
+  };
+}
+
+/** Every pool, with holders and the line: what list_pools answers and status shows. */
+export function livePools(k: Kernel, now: number): SnapshotPool[] {
   return k.pools.list().map((p) => ({
     pool: p.pool,
     capacity: p.capacity,
@@ -149,16 +169,8 @@ function livePools(k: Kernel, now: number): SnapshotPool[] {
     queued: p.queued,
     version: p.version,
     offer_seconds: p.offerSeconds,
-    holders: p.holders.map((h) => ({ agent_id: h.agentId, ...opt("reason", h.reason), weight: h.weight, held_seconds: h.heldSeconds, ...opt("pid", h.pid) })),
-    waiters: p.waiters.map((w) => ({
-      agent_id: w.agentId,
-      ...opt("reason", w.reason),
-      weight: w.weight,
-      waiting_seconds: w.waitingSeconds,
-      state: w.state,
-      blocked: w.blocked,
-      ...opt("offer_expires_in_seconds", w.offerExpiresAt === undefined ? undefined : secondsUntil(w.offerExpiresAt, now)),
-    })),
+    holders: p.holders.map(holderWire),
+    waiters: p.waiters.map((w) => queuedWire(w, now)),
   }));
 }
 

@@ -2,7 +2,8 @@
 // list_pools, configure_pool.
 import * as v from "valibot";
 import type { Kernel } from "../../domain/kernel.ts";
-import { DEFAULT_POOL, type Holder, type PoolView, type Queued, type SlotResult } from "../../domain/pools.ts";
+import { DEFAULT_POOL, type SlotResult } from "../../domain/pools.ts";
+import { holderWire, livePools, queuedWire } from "../../domain/snapshot.ts";
 import { clampedSeconds, int, MAX_ID_LENGTH, text, ttlArgs, ttlSeconds } from "./args.ts";
 import { compact, defineTool, inSeconds } from "./define.ts";
 
@@ -15,22 +16,6 @@ const RETRY_WITH = (token: string) =>
 
 const pool = text("pool", `The pool's name. Default \`${DEFAULT_POOL}\`.`, MAX_ID_LENGTH);
 const slotToken = text("slot_token", "The slot_token from acquire_slot (or a queued request's wake_token, to withdraw it).", 64);
-
-function holderView(h: Holder) {
-  return compact({ agent_id: h.agentId, reason: h.reason, weight: h.weight, held_seconds: h.heldSeconds, pid: h.pid });
-}
-
-function queuedView(k: Kernel, q: Queued) {
-  return compact({
-    agent_id: q.agentId,
-    reason: q.reason,
-    weight: q.weight,
-    waiting_seconds: q.waitingSeconds,
-    state: q.state,
-    blocked: q.blocked,
-    offer_expires_in_seconds: q.offerExpiresAt === undefined ? undefined : inSeconds(k, q.offerExpiresAt),
-  });
-}
 
 function slotResult(k: Kernel, r: SlotResult) {
   if (r.granted) {
@@ -51,26 +36,12 @@ function slotResult(k: Kernel, r: SlotResult) {
     in_use: r.inUse,
     queue_position: r.position,
     wake_token: r.wakeToken,
-    holders: r.holders.map(holderView),
+    holders: r.holders.map(holderWire),
     ahead: r.ahead.map((q) => {
-      const { state: _s, blocked: _b, offer_expires_in_seconds: _o, ...rest } = queuedView(k, q);
+      const { state: _s, blocked: _b, offer_expires_in_seconds: _o, ...rest } = queuedWire(q, k.clock.now());
       return rest;
     }),
     retry_with: RETRY_WITH(r.wakeToken),
-  };
-}
-
-export function poolView(k: Kernel, p: PoolView) {
-  return {
-    pool: p.pool,
-    capacity: p.capacity,
-    in_use: p.inUse,
-    offered: p.offered,
-    queued: p.queued,
-    version: p.version,
-    offer_seconds: p.offerSeconds,
-    holders: p.holders.map(holderView),
-    waiters: p.waiters.map((q) => queuedView(k, q)),
   };
 }
 
@@ -161,7 +132,7 @@ export const poolTools = [
       "(for configure_pool), who holds slots and who waits, in order.",
     args: v.object({}),
     run(_a, { kernel }) {
-      return kernel.pools.list().map((p) => poolView(kernel, p));
+      return livePools(kernel, kernel.clock.now());
     },
   }),
 

@@ -1,0 +1,49 @@
+// Codex CLI's hooks, as documented at https://developers.openai.com/codex/hooks and pinned by the
+// generated wire schemas in the Codex repository
+// (https://github.com/openai/codex/tree/main/codex-rs/hooks/schema/generated):
+// - Input: JSON on stdin with session_id, transcript_path, cwd, hook_event_name, model, plus
+//   tool_name/tool_input for PreToolUse and stop_hook_active for Stop (the Claude Code shape).
+// - File edits go through `apply_patch`: since openai/codex#18391 it emits PreToolUse with
+//   tool_name "apply_patch" and the raw patch body as tool_input.command (hooks match it with
+//   the matcher `^apply_patch$`; `Edit`/`Write` are matcher aliases). The files it writes are the
+//   patch's `*** Add File:`, `*** Update File:`, `*** Delete File:` and `*** Move to:` headers,
+//   relative to cwd.
+// - SessionStart (pre-tool-use/session-start output schemas): {"hookSpecificOutput":
+//   {"hookEventName":"SessionStart","additionalContext":"..."}} is added to the model's context.
+// - PreToolUse: {"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny",
+//   "permissionDecisionReason":"..."}} blocks the call.
+// - Stop (stop.command.output.schema.json): {"decision":"block","reason":"..."}; the reason must
+//   be non-blank and Codex continues the turn with it.
+// - Exit 0 with no output lets the event proceed; each handler has a configurable `timeout`.
+import { type HookAdapter, json, obj, str } from "./shared.ts";
+
+// Codex reads a patch's headers from the trimmed line (so an indented header counts too).
+const PATCH_HEADER = /^\s*\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$/gm;
+
+/** The files an apply_patch body writes (each once, in order). */
+export function patchTargets(patch: string): string[] {
+  return [...new Set([...patch.matchAll(PATCH_HEADER)].map((m) => m[1]!))];
+}
+
+export const codex: HookAdapter = {
+  client: "codex",
+  docs: ["https://developers.openai.com/codex/hooks", "https://github.com/openai/codex/tree/main/codex-rs/hooks/schema/generated"],
+  events: ["session-start", "pre-edit", "stop"],
+  sessionId: (input) => str(input.session_id),
+  cwd: (input) => str(input.cwd),
+  editTargets(input) {
+    const tool = str(input.tool_name);
+    if (tool !== "apply_patch" && tool !== "Edit" && tool !== "Write") return undefined;
+    const ti = obj(input.tool_input);
+    const patch = str(ti?.command) ?? str(ti?.input) ?? (typeof input.tool_input === "string" ? input.tool_input : undefined);
+    return patch ? patchTargets(patch) : [];
+  },
+  stopAlreadyContinued: (input) => input.stop_hook_active === true,
+  allow: () => ({ code: 0 }),
+  sessionContext: (text) => ({ code: 0, stdout: json({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: text } }) }),
+  denyEdit: (message) => ({
+    code: 0,
+    stdout: json({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: message } }),
+  }),
+  blockStop: (reason) => ({ code: 0, stdout: json({ decision: "block", reason }) }),
+};

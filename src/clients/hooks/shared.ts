@@ -1,0 +1,282 @@
+// What every client's hooks share: the three Airlock decisions (session start, pre-edit, stop)
+// made once, against the daemon, and handed to a per-client adapter that speaks the client's
+// documented hook wire format. A hook sits in the path of every edit the model makes, so it
+// must answer fast and never wedge the client: every daemon call has a short timeout, stdin is
+// read with a bound, and anything unexpected (daemon down, daemon error, malformed input)
+// fails open — the tool call or the stop is allowed, with one warning line on stderr.
+//
+// Room and paths (the same convention `airlock claim` / `airlock check` use): claims live in
+// the room `default`, and their paths are relative to the repository root, the nearest
+// directory at or above the file that holds a `.git` entry (a directory, or a file in a git
+// worktree or submodule). `airlock check --staged` passes `git diff --cached` paths, which are
+// relative to that same root, and the policy tells models to claim repository-relative globs
+// without a room. A file outside any repository is taken relative to the hook's cwd; a file
+// outside that too cannot be inside a claim and is allowed.
+import { existsSync } from "node:fs";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { errorMessage } from "../../errors.ts";
+import type { Snapshot } from "../../domain/snapshot.ts";
+import { policyText } from "../policy.ts";
+
+export const HOOK_EVENTS = ["session-start", "pre-edit", "stop"] as const;
+export type HookEvent = (typeof HOOK_EVENTS)[number];
+
+/** The room hooks check claims in: the one `airlock claim`/`check` and the policy default to. */
+export const HOOK_ROOM = "default";
+/** Each daemon call: the daemon answers a local call in milliseconds; 2 s means it is wedged. */
+export const DAEMON_TIMEOUT_MS = 2000;
+/** Reading stdin: clients write the JSON and close the pipe at once; a pipe left open must not hang us. */
+export const STDIN_TIMEOUT_MS = 1000;
+/** A hook payload is a few KB (a Write carries the file's content); beyond this, fail open. */
+export const STDIN_MAX_BYTES = 8 * 1024 * 1024;
+/** The whole hook, whatever happens: well inside the shortest client limit (60 s by default). */
+export const HOOK_DEADLINE_MS = 5000;
+/** The session-start summary stays one screen: this many lines per section, then "… and N more". */
+const SUMMARY_LINES = 8;
+
+export type HookInput = Record<string, unknown>;
+
+/** What the hook process does: print stdout (if any), print stderr (if any), exit with code. */
+export interface HookOutput {
+  stdout?: string;
+  stderr?: string;
+  code: number;
+}
+
+/** One client's documented hook contract: how to read its JSON, how to answer it. */
+export interface HookAdapter {
+  client: string;
+  /** Where the contract is documented (cited in the file header and in `airlock hook --help`). */
+  docs: string[];
+  events: readonly HookEvent[];
+  /** The session id from the hook JSON; the agent id is `<client>:<session id>`. */
+  sessionId(input: HookInput): string | undefined;
+  /** The hook's working directory (the project), if the JSON carries one. */
+  cwd(input: HookInput): string | undefined;
+  /** Files a tool call is about to write; undefined when the call is not a file-writing tool. */
+  editTargets(input: HookInput): string[] | undefined;
+  /** True when the client says this stop already follows a hook-forced continuation (loop guard). */
+  stopAlreadyContinued(input: HookInput): boolean;
+  /** Nothing to say: let the event proceed. */
+  allow(event: HookEvent): HookOutput;
+  sessionContext(text: string): HookOutput;
+  denyEdit(message: string): HookOutput;
+  blockStop(reason: string): HookOutput;
+}
+
+/** What the hooks need from the daemon; tests pass a fake, the CLI the real HTTP client. */
+export interface HookDeps {
+  /** tools/call; resolves to the tool's JSON result, rejects when the daemon is down or the tool errs. */
+  tool(name: string, args: Record<string, unknown>): Promise<unknown>;
+  /** airlock/status */
+  status(): Promise<Snapshot>;
+  /** The repository root of a file (see the header); defaults to walking up for `.git`. */
+  repoRoot?(file: string): string | undefined;
+}
+
+export interface ConflictView {
+  path: string;
+  held_by: string;
+  held_path: string;
+  witness: string;
+  reason?: string;
+  expires_in_seconds: number;
+}
+
+interface PoolView {
+  pool: string;
+  offer_seconds?: number;
+  waiters: { agent_id: string; state: string; offer_expires_in_seconds?: number }[];
+}
+
+/** Reads all of stdin, or gives up after `timeoutMs` or `maxBytes` (undefined then). */
+export async function readStdin(
+  stream: ReadableStream<Uint8Array> = Bun.stdin.stream(),
+  timeoutMs = STDIN_TIMEOUT_MS,
+  maxBytes = STDIN_MAX_BYTES,
+): Promise<string | undefined> {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<"timeout">((r) => {
+    timer = setTimeout(() => r("timeout"), timeoutMs);
+  });
+  try {
+    for (;;) {
+      const next = await Promise.race([reader.read(), timeout]);
+      if (next === "timeout") return undefined;
+      if (next.done) break;
+      size += next.value.byteLength;
+      if (size > maxBytes) return undefined;
+      chunks.push(next.value);
+    }
+  } finally {
+    clearTimeout(timer);
+    reader.cancel().catch(() => {});
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** The nearest directory at or above `file`'s directory holding `.git`. */
+export function gitRoot(file: string): string | undefined {
+  let dir = dirname(file);
+  for (;;) {
+    if (existsSync(join(dir, ".git"))) return dir;
+    const up = dirname(dir);
+    if (up === dir) return undefined;
+    dir = up;
+  }
+}
+
+/** The repository-relative path of a target file, or undefined when it lies outside every root. */
+export function repoPath(file: string, cwd: string | undefined, rootOf: (f: string) => string | undefined = gitRoot): string | undefined {
+  const base = cwd ?? process.cwd();
+  const abs = isAbsolute(file) ? resolve(file) : resolve(base, file);
+  const root = rootOf(abs) ?? base;
+  const rel = relative(root, abs);
+  if (rel === "" || rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return undefined;
+  return rel.split(sep).join("/");
+}
+
+export function agentIdOf(adapter: HookAdapter, input: HookInput): string | undefined {
+  const id = adapter.sessionId(input);
+  return id ? `${adapter.client}:${id}` : undefined;
+}
+
+/** The message that blocks an edit: holder, claim, witness, and what to do instead. */
+export function conflictMessage(conflicts: ConflictView[]): string {
+  const lines = conflicts.map((c) => {
+    const why = c.reason ? ` for "${c.reason}"` : "";
+    return `- ${c.path} is inside ${c.held_by}'s claim ${c.held_path}${why} (both match ${c.witness}; expires in ${c.expires_in_seconds}s)`;
+  });
+  const holders = [...new Set(conflicts.map((c) => c.held_by))].join(", ");
+  return [
+    "Airlock: this edit touches a region another agent has claimed.",
+    ...lines,
+    `Re-scope: leave these files alone and work on a region no one holds (check_paths tells you before you start; claim_paths yours). ` +
+      `If you need this region, wait for ${holders} to release it (claim_paths with wait_seconds queues you fairly) or ask them.`,
+  ].join("\n");
+}
+
+/** The reason that keeps an agent from stopping while a slot it queued for is offered to it. */
+export function offerReason(agentId: string, offers: { pool: string; expires?: number | undefined }[]): string {
+  const first = offers[0]!;
+  const which = offers.length === 1 ? `a slot in pool \`${first.pool}\` is` : `slots in pools ${offers.map((o) => `\`${o.pool}\``).join(", ")} are`;
+  const soon = first.expires === undefined ? "briefly" : `for ${first.expires}s more`;
+  return (
+    `Airlock: your turn has come — ${which} offered to you and held for you only ${soon}. ` +
+    `Come back now: call acquire_slot(agent_id="${agentId}", pool="${first.pool}", wake_token=<the wake_token your queued acquire_slot answer gave you>) ` +
+    `to claim it, run the heavy work you queued for, then release_slot. If you no longer need it, call release_slot with that wake_token ` +
+    `to withdraw, so the next agent gets it.`
+  );
+}
+
+function more(lines: string[], total: number): string[] {
+  return total > lines.length ? [...lines, `  … and ${total - lines.length} more`] : lines;
+}
+
+/** One screen: what other agents hold right now (locks, slots and queues, path claims). */
+export function othersSummary(s: Snapshot, me: string): string {
+  const out: string[] = [];
+  const locks = s.locks.filter((l) => l.agent_id !== me);
+  if (locks.length) {
+    out.push("Locks:");
+    out.push(...more(locks.slice(0, SUMMARY_LINES).map((l) => `  ${l.name} — ${l.agent_id} (${l.held_seconds}s${l.queue_depth ? `, ${l.queue_depth} waiting` : ""})`), locks.length));
+  }
+  const pools = s.pools.filter((p) => p.holders.length || p.waiters.length);
+  if (pools.length) {
+    out.push("Slots:");
+    for (const p of pools.slice(0, SUMMARY_LINES)) {
+      const held = p.holders.map((h) => `${h.agent_id === me ? "you" : h.agent_id}${h.reason ? ` (${h.reason})` : ""}`).join(", ") || "nobody";
+      const line = p.waiters.map((w) => `${w.agent_id === me ? "you" : w.agent_id}${w.state === "queued" ? "" : ` [${w.state}]`}`).join(", ");
+      out.push(`  ${p.pool} ${p.in_use}/${p.capacity} — held by ${held}${line ? `; in line: ${line}` : ""}`);
+    }
+    if (pools.length > SUMMARY_LINES) out.push(`  … and ${pools.length - SUMMARY_LINES} more`);
+  }
+  const claims = s.claims.flatMap((r) => r.claims.filter((c) => c.agent_id !== me).map((c) => ({ room: r.room, ...c })));
+  if (claims.length) {
+    out.push("Path claims:");
+    out.push(
+      ...more(
+        claims.slice(0, SUMMARY_LINES).map((c) => `  ${c.agent_id}: ${c.paths.join(" ")}${c.room === HOOK_ROOM ? "" : ` [room ${c.room}]`}${c.reason ? ` — ${c.reason}` : ""}`),
+        claims.length,
+      ),
+    );
+  }
+  const queues = s.queues.filter((q) => q.pending || q.claimed);
+  if (queues.length) {
+    out.push("Task queues:");
+    out.push(...more(queues.slice(0, SUMMARY_LINES).map((q) => `  ${q.queue}: ${q.pending} pending, ${q.claimed} claimed`), queues.length));
+  }
+  return out.length ? ["What other agents hold right now:", ...out].join("\n") : "Nobody else holds anything right now.";
+}
+
+function failOpen(adapter: HookAdapter, event: HookEvent, why: string): HookOutput {
+  return { ...adapter.allow(event), stderr: `airlock hook ${adapter.client} ${event}: ${why}; allowing\n` };
+}
+
+function parseInput(raw: string | undefined): HookInput | string {
+  if (raw === undefined) return "no hook JSON on stdin (not closed in time, or too large)";
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch {
+    return "stdin is not JSON";
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return "stdin is not a JSON object";
+  return v as HookInput;
+}
+
+/** Runs one hook event: never throws, never blocks on a failure. */
+export async function runHook(adapter: HookAdapter, event: HookEvent, raw: string | undefined, deps: HookDeps): Promise<HookOutput> {
+  if (!adapter.events.includes(event)) return failOpen(adapter, event, `${adapter.client} has no ${event} hook`);
+  const input = parseInput(raw);
+  if (typeof input === "string") return failOpen(adapter, event, `malformed input: ${input}`);
+  const agentId = agentIdOf(adapter, input);
+  try {
+    switch (event) {
+      case "session-start": {
+        if (!agentId) return failOpen(adapter, event, "malformed input: no session id in the hook JSON");
+        const policy = policyText(agentId);
+        let summary: string;
+        try {
+          summary = othersSummary(await deps.status(), agentId);
+        } catch (err) {
+          // The policy and the identity matter more than the summary: give them anyway.
+          return { ...adapter.sessionContext(policy), stderr: `airlock hook ${adapter.client} ${event}: no status (${errorMessage(err)})\n` };
+        }
+        return adapter.sessionContext(`${policy}\n\n${summary}`);
+      }
+      case "pre-edit": {
+        const targets = adapter.editTargets(input);
+        if (targets === undefined) return adapter.allow(event);
+        if (!agentId) return failOpen(adapter, event, "malformed input: no session id in the hook JSON");
+        const cwd = adapter.cwd(input);
+        const paths = [...new Set(targets.map((t) => repoPath(t, cwd, deps.repoRoot ?? gitRoot)).filter((p): p is string => p !== undefined))];
+        if (paths.length === 0) return adapter.allow(event);
+        const r = (await deps.tool("check_paths", { paths, room: HOOK_ROOM, agent_id: agentId })) as { clear: boolean; conflicts: ConflictView[] };
+        if (r.clear || !r.conflicts?.length) return adapter.allow(event);
+        return adapter.denyEdit(conflictMessage(r.conflicts));
+      }
+      case "stop": {
+        if (!agentId) return failOpen(adapter, event, "malformed input: no session id in the hook JSON");
+        if (adapter.stopAlreadyContinued(input)) return adapter.allow(event);
+        const pools = (await deps.tool("list_pools", {})) as PoolView[];
+        const offers = pools.flatMap((p) =>
+          p.waiters.filter((w) => w.agent_id === agentId && w.state === "offered").map((w) => ({ pool: p.pool, expires: w.offer_expires_in_seconds })),
+        );
+        if (offers.length === 0) return adapter.allow(event);
+        return adapter.blockStop(offerReason(agentId, offers));
+      }
+    }
+  } catch (err) {
+    return failOpen(adapter, event, errorMessage(err));
+  }
+}
+
+// Small readers for the adapters: hook JSON is untrusted, so every field is checked.
+export const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
+export const obj = (v: unknown): Record<string, unknown> | undefined =>
+  typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+export const json = (v: unknown): string => `${JSON.stringify(v)}\n`;

@@ -1,0 +1,71 @@
+// Contract tests for Cursor's hooks (https://cursor.com/docs/hooks). Payloads use the documented
+// common fields (conversation_id, generation_id, hook_event_name, workspace_roots, model,
+// cursor_version) plus preToolUse's tool_name/tool_input (Write: {file_path, content}) and
+// stop's status/loop_count.
+import { describe, expect, test } from "bun:test";
+import { cursor } from "../../../src/clients/hooks/cursor.ts";
+import { type HookDeps, runHook } from "../../../src/clients/hooks/shared.ts";
+import type { Snapshot } from "../../../src/domain/snapshot.ts";
+import { makeApp, type TestApp } from "../../mcp/rpc.ts";
+
+const COMMON = { conversation_id: "conv-123", generation_id: "gen-456", workspace_roots: ["/path/to/project"], model: "gpt-4", cursor_version: "2.0.77" };
+const PRE_TOOL_USE = { ...COMMON, hook_event_name: "preToolUse", tool_name: "Write", tool_input: { file_path: "/path/to/project/src/main.ts", content: "x" } };
+const STOP = { ...COMMON, hook_event_name: "stop", status: "completed", loop_count: 0 };
+const SESSION_START = { ...COMMON, session_id: "conv-123", hook_event_name: "sessionStart" };
+const ME = "cursor:conv-123";
+
+function appDeps(t: TestApp): HookDeps {
+  return {
+    async tool(name, args) {
+      const r = await t.callRaw(name, args);
+      const v = JSON.parse(r.content[0]!.text);
+      if (r.isError) throw new Error(v.error);
+      return v;
+    },
+    status: async () => (await t.rpc("airlock/status")).result as Snapshot,
+    repoRoot: () => "/path/to/project",
+  };
+}
+
+describe("cursor preToolUse (pre-edit)", () => {
+  test("a Write into another agent's claim is denied: permission deny with agent_message, and exit 2", async () => {
+    const t = makeApp();
+    await t.call("claim_paths", { agent_id: "codex:x", paths: ["src/**"] });
+    const out = await runHook(cursor, "pre-edit", JSON.stringify(PRE_TOOL_USE), appDeps(t));
+    expect(out.code).toBe(2);
+    const body = JSON.parse(out.stdout!);
+    expect(body.permission).toBe("deny");
+    expect(body.user_message).toBe("Airlock: this edit touches a region another agent has claimed.");
+    expect(body.agent_message).toContain("src/main.ts is inside codex:x's claim src/** (both match src/main.ts;");
+  });
+
+  test("outside every claim or under its own claim: {} and exit 0", async () => {
+    const t = makeApp();
+    expect(await runHook(cursor, "pre-edit", JSON.stringify(PRE_TOOL_USE), appDeps(t))).toEqual({ code: 0, stdout: "{}\n" });
+    await t.call("claim_paths", { agent_id: ME, paths: ["src/**"] });
+    expect(await runHook(cursor, "pre-edit", JSON.stringify(PRE_TOOL_USE), appDeps(t))).toEqual({ code: 0, stdout: "{}\n" });
+    const shell = { ...PRE_TOOL_USE, tool_name: "Shell", tool_input: { command: "ls" } };
+    expect(await runHook(cursor, "pre-edit", JSON.stringify(shell), appDeps(t))).toEqual({ code: 0, stdout: "{}\n" });
+  });
+});
+
+describe("cursor stop and sessionStart", () => {
+  test("an offered slot sends one followup_message; a stop after a follow-up (loop_count > 0) is allowed", async () => {
+    const t = makeApp();
+    const held = await t.call("acquire_slot", { agent_id: "other" });
+    await t.call("acquire_slot", { agent_id: ME });
+    await t.call("release_slot", { slot_token: held.slot_token });
+    const out = await runHook(cursor, "stop", JSON.stringify(STOP), appDeps(t));
+    expect(out.code).toBe(0);
+    const body = JSON.parse(out.stdout!);
+    expect(Object.keys(body)).toEqual(["followup_message"]);
+    expect(body.followup_message).toContain(`acquire_slot(agent_id="${ME}", pool="heavy"`);
+    expect(await runHook(cursor, "stop", JSON.stringify({ ...STOP, loop_count: 1 }), appDeps(t))).toEqual({ code: 0, stdout: "{}\n" });
+  });
+
+  test("sessionStart answers additional_context with the cursor agent id", async () => {
+    const body = JSON.parse((await runHook(cursor, "session-start", JSON.stringify(SESSION_START), appDeps(makeApp()))).stdout!);
+    expect(Object.keys(body)).toEqual(["additional_context"]);
+    expect(body.additional_context).toContain("Your agent_id is `cursor:conv-123`");
+  });
+});

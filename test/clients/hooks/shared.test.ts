@@ -1,0 +1,117 @@
+// The client-independent parts of the hooks: bounded stdin, repository-relative paths, and the
+// one-screen summary of what others hold.
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { claudeCode } from "../../../src/clients/hooks/claude-code.ts";
+import { gitRoot, othersSummary, readStdin, repoPath, runHook } from "../../../src/clients/hooks/shared.ts";
+import type { Snapshot } from "../../../src/domain/snapshot.ts";
+
+const stream = (parts: string[], close = true) =>
+  new ReadableStream<Uint8Array>({
+    start(c) {
+      for (const p of parts) c.enqueue(new TextEncoder().encode(p));
+      if (close) c.close();
+    },
+  });
+
+describe("readStdin", () => {
+  test("reads everything until the pipe closes", async () => {
+    expect(await readStdin(stream(['{"a":', "1}"]))).toBe('{"a":1}');
+  });
+  test("gives up on a pipe left open, after its timeout", async () => {
+    const t0 = Date.now();
+    expect(await readStdin(stream(["{"], false), 100)).toBeUndefined();
+    expect(Date.now() - t0).toBeLessThan(1000);
+  });
+  test("gives up past its size bound", async () => {
+    expect(await readStdin(stream(["x".repeat(100)]), 1000, 10)).toBeUndefined();
+  });
+});
+
+describe("repoPath", () => {
+  test("is relative to the nearest directory holding .git (a worktree's .git file counts)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "airlock-root-"));
+    try {
+      mkdirSync(join(dir, "repo", ".git"), { recursive: true });
+      mkdirSync(join(dir, "repo", "wt", "src"), { recursive: true });
+      writeFileSync(join(dir, "repo", "wt", ".git"), "gitdir: ../.git/worktrees/wt\n");
+      expect(gitRoot(join(dir, "repo", "src", "a.ts"))).toBe(join(dir, "repo"));
+      expect(repoPath(join(dir, "repo", "src", "a.ts"), undefined)).toBe("src/a.ts");
+      expect(repoPath(join(dir, "repo", "wt", "src", "a.ts"), undefined)).toBe("src/a.ts");
+      expect(repoPath("src/b.ts", join(dir, "repo"))).toBe("src/b.ts");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  test("outside every repository it is relative to cwd; outside cwd too, there is no path", () => {
+    const none = () => undefined;
+    expect(repoPath("/w/p/x/y.ts", "/w/p", none)).toBe("x/y.ts");
+    expect(repoPath("/elsewhere/y.ts", "/w/p", none)).toBeUndefined();
+    expect(repoPath("/w/p/..hidden/y.ts", "/w/p", none)).toBe("..hidden/y.ts");
+  });
+});
+
+describe("othersSummary", () => {
+  const snap: Snapshot = {
+    source: "daemon",
+    locks: [
+      { name: "db", agent_id: "me", expires_in_seconds: 9, held_seconds: 1, fence: 1, queue_depth: 0, waiters: [] },
+      { name: "npm", agent_id: "b", expires_in_seconds: 9, held_seconds: 4, fence: 2, queue_depth: 1, waiters: [] },
+    ],
+    agents: [],
+    queues: [{ queue: "jobs", pending: 2, claimed: 1, done: 0, failed: 0, waiters: 0 }],
+    events: [],
+    notes: 0,
+    counters: [],
+    pools: [
+      {
+        pool: "heavy",
+        capacity: 1,
+        in_use: 1,
+        offered: 0,
+        queued: 1,
+        version: 1,
+        offer_seconds: 30,
+        holders: [{ agent_id: "b", reason: "cargo test", weight: 1, held_seconds: 3 }],
+        waiters: [{ agent_id: "me", weight: 1, waiting_seconds: 2, state: "queued", blocked: false }],
+      },
+    ],
+    claims: [
+      { room: "default", claims: [{ agent_id: "c", paths: ["src/**"], fence: 1, expires_in_seconds: 100 }, { agent_id: "me", paths: ["lib/**"], fence: 2, expires_in_seconds: 100 }] },
+      { room: "/other/repo", claims: [{ agent_id: "d", paths: ["x"], reason: "why", fence: 1, expires_in_seconds: 100 }] },
+    ],
+  };
+  test("lists what others hold, and shows the agent itself as `you`", () => {
+    expect(othersSummary(snap, "me")).toBe(
+      [
+        "What other agents hold right now:",
+        "Locks:",
+        "  npm — b (4s, 1 waiting)",
+        "Slots:",
+        "  heavy 1/1 — held by b (cargo test); in line: you",
+        "Path claims:",
+        "  c: src/**",
+        "  d: x [room /other/repo] — why",
+        "Task queues:",
+        "  jobs: 2 pending, 1 claimed",
+      ].join("\n"),
+    );
+  });
+  test("stays one screen however many claims there are", () => {
+    const many = { ...snap, claims: [{ room: "default", claims: Array.from({ length: 50 }, (_, i) => ({ agent_id: `a${i}`, paths: ["p"], fence: i, expires_in_seconds: 1 })) }] };
+    const text = othersSummary(many, "me");
+    expect(text).toContain("… and 42 more");
+    expect(text.split("\n").length).toBeLessThan(25);
+  });
+});
+
+describe("runHook", () => {
+  test("an event the client has no hook for is allowed with a warning", async () => {
+    const noStop = { ...claudeCode, events: ["pre-edit" as const] };
+    const out = await runHook(noStop, "stop", "{}", { tool: async () => ({}), status: async () => ({}) as Snapshot });
+    expect(out.code).toBe(0);
+    expect(out.stderr).toContain("has no stop hook");
+  });
+});

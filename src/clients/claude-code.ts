@@ -1,0 +1,137 @@
+// Claude Code: the MCP server in ~/.claude.json (user scope) or the project's .mcp.json, the hooks
+// in ~/.claude/settings.json or .claude/settings.json, the policy in ~/.claude/CLAUDE.md or the
+// project's CLAUDE.md. The token is never written: the entry's `headersHelper` (a command Claude
+// Code runs at each connection and whose JSON output it sends as headers) reads AIRLOCK_TOKEN or
+// the token file, so the same .mcp.json works for every teammate and survives a token rotation.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { JSONPath } from "jsonc-parser";
+import {
+  getAt,
+  hookCommand,
+  isOurHookCommand,
+  jsonAppend,
+  jsonDelete,
+  jsonServerPart,
+  parseJsonc,
+  policyBlock,
+  pruneCreated,
+  textBlockPart,
+  type Client,
+  type HookEvent,
+  type Part,
+  type SetupContext,
+} from "./client.ts";
+
+const ID = "claude-code";
+/** The tools that change files: the pre-edit hook runs before each of them. */
+export const EDIT_MATCHER = "Edit|Write|MultiEdit|NotebookEdit";
+
+const HOOKS: { event: string; matcher?: string; hook: HookEvent }[] = [
+  { event: "SessionStart", hook: "session-start" },
+  { event: "PreToolUse", matcher: EDIT_MATCHER, hook: "pre-edit" },
+  { event: "Stop", hook: "stop" },
+];
+
+function shellQuote(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The headersHelper command: prints {"Authorization":"Bearer …"} from AIRLOCK_TOKEN or the file. */
+export function headersHelper(ctx: SetupContext): string {
+  const file = ctx.tokenPath === join(ctx.home, ".airlock", "token") ? `"$HOME/.airlock/token"` : shellQuote(ctx.tokenPath);
+  return `printf '{"Authorization":"Bearer %s"}' "\${AIRLOCK_TOKEN:-$(cat ${file})}"`;
+}
+
+export function serverEntry(ctx: SetupContext): Record<string, unknown> {
+  const entry: Record<string, unknown> = { type: "http", url: ctx.url };
+  if (ctx.token !== undefined) entry.headersHelper = headersHelper(ctx);
+  return entry;
+}
+
+function hookGroup(ctx: SetupContext, h: (typeof HOOKS)[number]): Record<string, unknown> {
+  const group: Record<string, unknown> = {};
+  if (h.matcher) group.matcher = h.matcher;
+  group.hooks = [{ type: "command", command: hookCommand(ctx, ID, h.hook) }];
+  return group;
+}
+
+/** An entry of ours: a group whose every command is `airlock hook claude-code <event>`. */
+function isOurGroup(g: unknown): boolean {
+  const hooks = (g as { hooks?: unknown })?.hooks;
+  return Array.isArray(hooks) && hooks.length > 0 && hooks.every((h) => isOurHookCommand((h as { command?: unknown })?.command, ID));
+}
+
+function removeOurGroups(text: string, file: string, path: JSONPath): string {
+  const arr = getAt(parseJsonc(text, file), path);
+  if (!Array.isArray(arr)) return text;
+  let t = text;
+  for (let i = arr.length - 1; i >= 0; i--) if (isOurGroup(arr[i])) t = jsonDelete(t, [...path, i]);
+  return t;
+}
+
+export function hooksPart(ctx: SetupContext, file: string): Part {
+  return {
+    what: "hooks",
+    path: file,
+    install(text, rec) {
+      let t = text;
+      for (const h of HOOKS) {
+        const path = ["hooks", h.event];
+        const want = hookGroup(ctx, h);
+        const arr = t === null ? undefined : getAt(parseJsonc(t, file), path);
+        const ours = Array.isArray(arr) ? arr.filter(isOurGroup) : [];
+        if (ours.length === 1 && JSON.stringify(ours[0]) === JSON.stringify(want)) continue;
+        if (t !== null && ours.length > 0) t = removeOurGroups(t, file, path);
+        t = jsonAppend(t, file, path, want, rec);
+      }
+      return t ?? "";
+    },
+    remove(text, rec) {
+      let t = text;
+      for (const h of HOOKS) t = removeOurGroups(t, file, ["hooks", h.event]);
+      return pruneCreated(t, file, rec);
+    },
+    isInstalled(text) {
+      if (text === null) return false;
+      const doc = parseJsonc(text, file);
+      return HOOKS.some((h) => {
+        const arr = getAt(doc, ["hooks", h.event]);
+        return Array.isArray(arr) && arr.some(isOurGroup);
+      });
+    },
+    isEmpty: (text) => text.trim() === "" || JSON.stringify(parseJsonc(text, file)) === "{}",
+  };
+}
+
+export function claudePaths(ctx: SetupContext): { mcp: string; settings: string; policy: string } {
+  if (ctx.project) {
+    return { mcp: join(ctx.project, ".mcp.json"), settings: join(ctx.project, ".claude", "settings.json"), policy: join(ctx.project, "CLAUDE.md") };
+  }
+  return { mcp: join(ctx.home, ".claude.json"), settings: join(ctx.home, ".claude", "settings.json"), policy: join(ctx.home, ".claude", "CLAUDE.md") };
+}
+
+export const claudeCode: Client = {
+  id: ID,
+  name: "Claude Code",
+  docs: ["https://code.claude.com/docs/en/mcp", "https://docs.claude.com/en/docs/claude-code/hooks", "https://docs.anthropic.com/en/docs/claude-code/memory"],
+  detect(ctx) {
+    if (existsSync(join(ctx.home, ".claude.json"))) return join(ctx.home, ".claude.json");
+    if (existsSync(join(ctx.home, ".claude"))) return join(ctx.home, ".claude");
+    return Bun.which("claude") ?? undefined;
+  },
+  parts(ctx) {
+    const p = claudePaths(ctx);
+    return [
+      jsonServerPart({ path: p.mcp, container: ["mcpServers"], entry: serverEntry(ctx) }),
+      hooksPart(ctx, p.settings),
+      textBlockPart({ path: p.policy, block: policyBlock() }),
+    ];
+  },
+  notes(ctx) {
+    const out: string[] = [];
+    if (ctx.token === undefined) out.push("No token yet (the daemon makes one on first start on Linux): the server entry has no auth header; run setup again after `airlock daemon` has started once.");
+    if (ctx.project) out.push("Claude Code asks each user to approve a project's .mcp.json servers the first time it opens the project.");
+    return out;
+  },
+};

@@ -1,12 +1,16 @@
-// Starting and stopping the daemon: settings, token, store, kernel, HTTP listener, signals.
+// Starting and stopping the daemon: settings, token, store, kernel, HTTP listeners (TCP and the
+// Unix socket sandboxes mount), signals.
+import { chmodSync, lstatSync, mkdirSync, unlinkSync } from "node:fs";
 import { hostname, networkInterfaces } from "node:os";
-import { boundHostNames, isLoopbackHost, resolveSettings } from "./config/settings.ts";
+import { dirname } from "node:path";
+import { ensurePrivateDir } from "./config/dirs.ts";
+import { boundHostNames, isLoopbackHost, resolveSettings, type SettingsFlags } from "./config/settings.ts";
 import { resolveToken } from "./config/token.ts";
 import { createKernel, type Kernel } from "./domain/kernel.ts";
 import { AirlockError, errorMessage } from "./errors.ts";
 import { createLog } from "./log.ts";
 import { plain } from "./mcp/guard.ts";
-import { type App, createApp, listen } from "./mcp/server.ts";
+import { type App, createApp, type Listening, listen, listenUnix } from "./mcp/server.ts";
 import { openStore, type Store } from "./store/db.ts";
 import { VERSION } from "./version.ts";
 
@@ -15,16 +19,16 @@ const log = createLog("daemon");
 // How long shutdown waits for in-flight answers before it closes the connections anyway.
 const STOP_GRACE_MS = 2000;
 
-export interface DaemonFlags {
-  port?: string | undefined;
-  host?: string | undefined;
-  db?: string | undefined;
-  durability?: string | undefined;
-}
+// How long a start waits for an existing socket to answer before it calls the file stale.
+const SOCKET_PROBE_MS = 1000;
+
+export type DaemonFlags = SettingsFlags;
 
 export interface Daemon {
   url: string;
   port: number;
+  /** The Unix socket it also listens on, or null. */
+  socket: string | null;
   kernel: Kernel;
   store: Store;
   stop(): Promise<void>;
@@ -37,14 +41,31 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
 
   // Bind first: a second daemon started by mistake on a busy port must fail before it creates
   // a token or opens (creates, migrates, expires entries in) a database another daemon owns.
-  // No request is served before `app` is set: everything up to that point is synchronous.
+  // The socket comes next (its stale-file probe may await): until `app` is set, a request that
+  // arrives on either listener gets 503 "starting", never a half-built daemon.
   let app: App | undefined;
-  let listening: ReturnType<typeof listen>;
+  const placeholder: App = { fetch: (req, via) => (app ? app.fetch(req, via) : Promise.resolve(plain(503, "starting"))) };
+  let listening: Listening;
   try {
-    listening = listen({ fetch: (req) => (app ? app.fetch(req) : Promise.resolve(plain(503, "starting"))) }, s.host, s.port);
+    listening = listen(placeholder, s.host, s.port);
   } catch (err) {
     throw await portInUseError(err, s.host, s.port);
   }
+  let unix: UnixListening | null = null;
+  if (s.socket !== null) {
+    try {
+      unix = await listenSocket(placeholder, s.socket, !s.socketExplicit);
+    } catch (err) {
+      // A socket the user asked for, or one a live daemon owns, is fatal; the default one in a
+      // place the OS will not have (a path too long for sun_path, say) only costs sandboxes.
+      if (s.socketExplicit || (err instanceof AirlockError && err.code === "config")) {
+        await listening.server.stop(true);
+        throw err;
+      }
+      log.warn(`not listening on the socket ${s.socket}: ${errorMessage(err)} (set --socket PATH to choose another)`);
+    }
+  }
+  const servers = [listening, ...(unix ? [unix.listening] : [])];
 
   let token: string | undefined;
   let store: Store | undefined;
@@ -55,7 +76,8 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
     store = openStore(s.dbPath, { durability: s.durability });
     kernel = createKernel({ store });
   } catch (err) {
-    await listening.server.stop(true);
+    for (const l of servers) await l.server.stop(true);
+    unix?.remove();
     store?.close();
     throw err;
   }
@@ -69,13 +91,85 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
     kernel.close(); // answers blocked calls before the connections close
     // A graceful stop lets those answers (computed a few microtasks later) go out; stop(true)
     // at once would reset their connections. A client that lingers is cut after the grace.
-    const graceful = listening.server.stop(false);
+    const graceful = Promise.all(servers.map((l) => l.server.stop(false)));
     await Promise.race([graceful, Bun.sleep(STOP_GRACE_MS)]);
-    await listening.server.stop(true);
+    for (const l of servers) await l.server.stop(true);
+    unix?.remove();
     store.close();
   };
-  log.info(`airlock ${VERSION} listening on ${listening.url} (db ${s.dbPath}, durability ${s.durability}${token ? ", bearer token required" : ""})`);
-  return { url: listening.url, port: listening.server.port ?? s.port, kernel, store, stop };
+  // One line, its head unchanged ("listening on http://host:port"): scripts and tests parse it.
+  const socketNote = unix ? `socket ${unix.path}, ` : "";
+  log.info(`airlock ${VERSION} listening on ${listening.url} (${socketNote}db ${s.dbPath}, durability ${s.durability}${token ? ", bearer token required" : ""})`);
+  return { url: listening.url, port: listening.server.port ?? s.port, socket: unix?.path ?? null, kernel, store, stop };
+}
+
+interface UnixListening {
+  path: string;
+  listening: Listening;
+  /** Removes the socket file if it is still the one this daemon made. */
+  remove(): void;
+}
+
+/**
+ * Listens on the Unix socket at `path`, 0600. A file already there is removed only when it is a
+ * socket nobody answers on (left by a daemon killed with -9); a live daemon's socket, or any
+ * other kind of file, is never touched: that start fails instead.
+ */
+async function listenSocket(app: App, path: string, isDefault: boolean): Promise<UnixListening> {
+  // The default lives in the airlock home (0700); a chosen path's missing folders are made 0700,
+  // but an existing folder (/run, /tmp) is left as the user has it.
+  if (isDefault) ensurePrivateDir(dirname(path));
+  else mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  let listening: Listening;
+  try {
+    listening = listenUnix(app, path);
+  } catch (err) {
+    if (!isAddressInUse(err)) throw err;
+    if (!lstatSync(path, { throwIfNoEntry: false })?.isSocket()) {
+      throw new AirlockError("config", `${path} exists and is not a socket; remove it or choose another path with --socket`);
+    }
+    if (await socketAnswers(path)) {
+      throw new AirlockError(
+        "config",
+        `an Airlock daemon is already listening on the socket ${path}. Use it as it is, stop it first, or start this one with --socket PATH (or --socket off).`,
+      );
+    }
+    log.info(`removing the stale socket ${path} (nothing answers on it)`);
+    unlinkSync(path);
+    listening = listenUnix(app, path);
+  }
+  chmodSync(path, 0o600);
+  const ino = lstatSync(path).ino;
+  return {
+    path,
+    listening,
+    remove() {
+      try {
+        // Bun removes it on stop; a socket at the same path with another inode is someone else's.
+        if (lstatSync(path, { throwIfNoEntry: false })?.ino === ino) unlinkSync(path);
+      } catch {
+        // already gone
+      }
+    },
+  };
+}
+
+function isAddressInUse(err: unknown): boolean {
+  return (err as { code?: string }).code === "EADDRINUSE" || /EADDRINUSE|in use/i.test(errorMessage(err));
+}
+
+/**
+ * Whether something lives behind the socket (an Airlock, or another program we must not unlink).
+ * Only a refused connection proves the file stale: a slow or non-HTTP answer counts as alive.
+ */
+async function socketAnswers(path: string): Promise<boolean> {
+  try {
+    await fetch("http://localhost/healthz", { unix: path, signal: AbortSignal.timeout(SOCKET_PROBE_MS) });
+    return true;
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    return code !== "ECONNREFUSED" && code !== "ENOENT";
+  }
 }
 
 async function portInUseError(err: unknown, host: string, port: number): Promise<AirlockError> {

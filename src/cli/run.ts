@@ -9,7 +9,7 @@ import type { Subprocess } from "bun";
 import { defineCommand } from "citty";
 import { AirlockError, errorMessage } from "../errors.ts";
 import { bindProcess, groupAlive, groupSize } from "../machine/process.ts";
-import { clip, countFlag, releaseQuietly, type Slot, signalNumber, StatusLine, tool, waitForSlot } from "./wait.ts";
+import { clip, countFlag, labelAgent, labelReason, releaseQuietly, type Slot, signalNumber, StatusLine, tool, waitForSlot } from "./wait.ts";
 
 const MAX_REASON = 200; // the default reason is the command line; a whole script is too long to show
 // Forwarded to CMD's group while it runs. INT, TERM and HUP as asked; QUIT (Ctrl-\) and WINCH
@@ -81,8 +81,8 @@ export const runSlotCommand = defineCommand({
   args: {
     pool: { type: "string", description: "Pool to take a slot in (default heavy)" },
     weight: { type: "string", description: "Capacity units the command needs (default 1)" },
-    reason: { type: "string", description: "Shown to the others in line (default: the command line)" },
-    agent: { type: "string", description: "Agent id (default run:<host>:<pid>)" },
+    reason: { type: "string", description: "Shown to the others in line (default: the command line), after AIRLOCK_LABEL_PREFIX if set" },
+    agent: { type: "string", description: "Agent id (default run:<host>:<pid>, after AIRLOCK_LABEL_PREFIX if set)" },
     "fail-open": { type: "boolean", description: "With no daemon reachable, warn and run the command without a slot" },
     port: { type: "string", description: "Daemon port (default 27183 or AIRLOCK_PORT)" },
   },
@@ -104,10 +104,10 @@ export const runSlotCommand = defineCommand({
     let slot: Slot | null = null;
     try {
       slot = await waitForSlot({
-        agentId: args.agent ?? `run:${hostname()}:${process.pid}`,
+        agentId: args.agent ?? labelAgent(`run:${hostname()}:${process.pid}`),
         pool,
         weight,
-        reason: args.reason ?? clip(commandLine(cmd), MAX_REASON),
+        reason: labelReason(args.reason ?? clip(commandLine(cmd), MAX_REASON)),
         pid: ownGroupBindable() ? process.pid : undefined,
         client,
         out,

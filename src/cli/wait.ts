@@ -68,6 +68,21 @@ export function secondsFlag(value: string | undefined, flag: string): number | u
   return n;
 }
 
+/**
+ * A reason tagged with AIRLOCK_LABEL_PREFIX (a sandbox's name, say "bwrap:issue-42"), so the
+ * others in line see where the holder runs: "bwrap:issue-42 cargo test".
+ */
+export function labelReason(reason: string): string {
+  const label = env.labelPrefix;
+  return label ? `${label} ${reason}` : reason;
+}
+
+/** A default agent id tagged the same way: "bwrap:issue-42:run:host:pid". */
+export function labelAgent(agentId: string): string {
+  const label = env.labelPrefix;
+  return label ? `${label}:${agentId}` : agentId;
+}
+
 export function clip(s: string, max: number): string {
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
@@ -308,7 +323,7 @@ export const waitCommand = defineCommand({
     timeout: { type: "string", description: "Give up after this many seconds: the request is withdrawn and wait exits 1" },
     weight: { type: "string", description: "Capacity units the job needs (default 1)" },
     reason: { type: "string", description: "What you will run, shown to the others in line" },
-    agent: { type: "string", description: "Agent id (default wait:<host>:<pid>)" },
+    agent: { type: "string", description: "Agent id (default wait:<host>:<pid>, after AIRLOCK_LABEL_PREFIX if set)" },
     ttl: { type: "string", description: "Seconds the slot lives unless released (default 900)" },
     port: { type: "string", description: "Daemon port (default 27183 or AIRLOCK_PORT)" },
   },
@@ -317,10 +332,10 @@ export const waitCommand = defineCommand({
     const timeoutSeconds = secondsFlag(args.timeout, "--timeout");
     const out = new StatusLine();
     const slot = await waitForSlot({
-      agentId: args.agent ?? `wait:${hostname()}:${process.pid}`,
+      agentId: args.agent ?? labelAgent(`wait:${hostname()}:${process.pid}`),
       pool,
       weight: countFlag(args.weight, "--weight") ?? 1,
-      reason: args.reason ?? "airlock wait",
+      reason: labelReason(args.reason ?? "airlock wait"),
       ttlSeconds: secondsFlag(args.ttl, "--ttl"),
       timeoutSeconds,
       client: { port: args.port },

@@ -12,6 +12,11 @@ export function defaultDbPath(): string {
   return env.db ?? join(airlockHome(), "state.db");
 }
 
+/** Where the daemon's Unix socket lives by default: next to the token, in the 0700 home. */
+export function defaultSocketPath(): string {
+  return join(airlockHome(), "airlock.sock");
+}
+
 export function tokenPath(): string {
   return join(airlockHome(), "token");
 }

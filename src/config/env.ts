@@ -28,6 +28,15 @@ export const env = {
   get token(): string | undefined {
     return str("AIRLOCK_TOKEN");
   },
+  /** The daemon's Unix socket (where it listens; where the CLI connects when set), or "off". */
+  get socket(): string | undefined {
+    return str("AIRLOCK_SOCKET");
+  },
+  /** Tags what a sandboxed agent holds (`airlock run`/`wait` reasons and default agent ids). */
+  get labelPrefix(): string | undefined {
+    const v = str("AIRLOCK_LABEL_PREFIX")?.trim();
+    return v === "" ? undefined : v;
+  },
   get logLevel(): string {
     return str("AIRLOCK_LOG") ?? "info";
   },

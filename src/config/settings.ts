@@ -1,6 +1,7 @@
 // Daemon settings resolved from flags, then the environment, then defaults.
+import { resolve } from "node:path";
 import { AirlockError } from "../errors.ts";
-import { defaultDbPath } from "./dirs.ts";
+import { defaultDbPath, defaultSocketPath } from "./dirs.ts";
 import { env } from "./env.ts";
 
 export const DEFAULT_PORT = 27183; // v2's port: every existing client config points here
@@ -13,6 +14,10 @@ export interface Settings {
   /** True when the user chose the host explicitly (a non-loopback bind needs that). */
   hostExplicit: boolean;
   durability: Durability;
+  /** The Unix socket to listen on as well (for sandboxes), or null when it is off. */
+  socket: string | null;
+  /** True when the user chose the socket (then failing to listen on it is fatal). */
+  socketExplicit: boolean;
 }
 
 /** full: every answer waits for its fsync (group commit); normal: survives a daemon crash, not a power loss. */
@@ -37,9 +42,32 @@ export function parsePort(raw: string | number, source: string): number {
   return n;
 }
 
-export function resolveSettings(flags: { port?: string; host?: string; db?: string; durability?: string }): Settings {
+/** The word that turns the socket off, in --socket and AIRLOCK_SOCKET. */
+export const SOCKET_OFF = "off";
+
+/**
+ * A socket setting as given (--socket or AIRLOCK_SOCKET): an absolute path, or null for "off"
+ * (and for an empty --socket ''). A relative path is taken from the current directory.
+ */
+export function parseSocket(raw: string): string | null {
+  const v = raw.trim();
+  if (v === "" || v.toLowerCase() === SOCKET_OFF) return null;
+  return resolve(v);
+}
+
+export interface SettingsFlags {
+  port?: string | undefined;
+  host?: string | undefined;
+  db?: string | undefined;
+  durability?: string | undefined;
+  /** A path, or "off"/"" to listen on TCP only. */
+  socket?: string | undefined;
+}
+
+export function resolveSettings(flags: SettingsFlags): Settings {
   const portRaw = flags.port ?? env.port;
   const hostFlag = flags.host ?? env.host;
+  const socketRaw = flags.socket ?? env.socket;
   return {
     port: portRaw === undefined ? DEFAULT_PORT : parsePort(portRaw, flags.port !== undefined ? "--port" : "AIRLOCK_PORT"),
     host: hostFlag ?? DEFAULT_HOST,
@@ -51,6 +79,8 @@ export function resolveSettings(flags: { port?: string; host?: string; db?: stri
         : env.durability !== undefined
           ? parseDurability(env.durability, "AIRLOCK_DURABILITY")
           : DEFAULT_DURABILITY,
+    socket: socketRaw !== undefined ? parseSocket(socketRaw) : process.platform === "win32" ? null : defaultSocketPath(),
+    socketExplicit: socketRaw !== undefined,
   };
 }
 

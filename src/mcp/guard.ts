@@ -1,10 +1,15 @@
 // The checks every POST / passes, in the order the spec fixes (first failure wins). Each
-// answers a plain-text body with its status, like v2.
+// answers a plain-text body with its status, like v2. Over the Unix socket the Host check is
+// skipped (no browser can be rebound to a socket file, and a client may send any Host or none);
+// Origin, media type, bearer and size apply there exactly as over TCP.
 import { createHash, timingSafeEqual } from "node:crypto";
 
 export const MAX_BODY_BYTES = 1024 * 1024; // v2's limit: 1 MiB
 
 const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
+
+/** How a request arrived: over TCP (loopback or --host) or over the daemon's Unix socket. */
+export type Transport = "tcp" | "unix";
 
 export interface GuardOptions {
   token?: string | undefined;
@@ -61,18 +66,19 @@ export function bearerMatches(header: string | null, token: string): boolean {
   return timingSafeEqual(a, b);
 }
 
-/** Host check for every route (DNS-rebinding defence); /healthz needs it too. */
-export function checkHost(req: Request, o: GuardOptions): Response | null {
+/** Host check for every route (DNS-rebinding defence); /healthz needs it too. Not over the socket. */
+export function checkHost(req: Request, o: GuardOptions, via: Transport = "tcp"): Response | null {
+  if (via === "unix") return null;
   if (!isLoopbackHostHeader(req.headers.get("host"), o.extraHosts)) return plain(403, "forbidden: Host must be localhost, 127.0.0.1 or [::1]");
   return null;
 }
 
 /**
- * Guards 3–6 for POST / (path and method are the router's): Host, Origin, media type, bearer.
- * The body size (7) is checked while reading the body.
+ * Guards 3–6 for POST / (path and method are the router's): Host (TCP only), Origin, media
+ * type, bearer. The body size (7) is checked while reading the body.
  */
-export function checkRpcRequest(req: Request, o: GuardOptions): Response | null {
-  const host = checkHost(req, o);
+export function checkRpcRequest(req: Request, o: GuardOptions, via: Transport = "tcp"): Response | null {
+  const host = checkHost(req, o, via);
   if (host) return host;
   const origin = req.headers.get("origin");
   if (origin !== null && !isLoopbackOrigin(origin, o.extraHosts)) return plain(403, "forbidden: cross-origin requests are not allowed");

@@ -1,8 +1,9 @@
 // The HTTP layer: routes, guards, the JSON-RPC envelope, and Bun.serve. It knows nothing of
 // locks: every tools/call goes to the dispatcher with the request's AbortSignal, so a client
-// that disconnects while blocked is detached from its wait at once.
+// that disconnects while blocked is detached from its wait at once. One app serves both the TCP
+// listener and the Unix socket; each listener says which it is, and only the guards care.
 import type { Kernel } from "../domain/kernel.ts";
-import { checkHost, checkRpcRequest, type GuardOptions, plain, readBody } from "./guard.ts";
+import { checkHost, checkRpcRequest, type GuardOptions, plain, readBody, type Transport } from "./guard.ts";
 import { dispatch } from "./jsonrpc.ts";
 
 // A tool call may block 50 s; Bun's default idle timeout (10 s) would cut it. 120 s leaves
@@ -14,22 +15,23 @@ export interface AppOptions extends GuardOptions {
 }
 
 export interface App {
-  fetch(req: Request): Promise<Response>;
+  /** `via` is the listener the request came in on (default TCP, the guarded-by-Host one). */
+  fetch(req: Request, via?: Transport): Promise<Response>;
 }
 
 const JSON_HEADERS = { "content-type": "application/json" };
 
 export function createApp(o: AppOptions): App {
   return {
-    async fetch(req) {
+    async fetch(req, via = "tcp") {
       const pathname = pathOf(req.url);
       if (pathname === "/healthz") {
         if (req.method !== "GET" && req.method !== "HEAD") return plain(405, "method not allowed", { allow: "GET" });
-        return checkHost(req, o) ?? plain(200, "ok");
+        return checkHost(req, o, via) ?? plain(200, "ok");
       }
       if (pathname !== "/") return plain(404, "not found");
       if (req.method !== "POST") return plain(405, "method not allowed", { allow: "POST" });
-      const refused = checkRpcRequest(req, o);
+      const refused = checkRpcRequest(req, o, via);
       if (refused) return refused;
       const body = await readBody(req);
       if (body instanceof Response) return body;
@@ -63,16 +65,32 @@ export interface Listening {
   url: string;
 }
 
+const SERVE_OPTIONS = {
+  idleTimeout: IDLE_TIMEOUT_SECONDS,
+  // Our own guard answers 413 at 1 MiB, in the spec's order; this only stops absurd uploads.
+  maxRequestBodySize: 8 * 1024 * 1024,
+  error: () => plain(500, "internal error"),
+};
+
 export function listen(app: App, host: string, port: number): Listening {
-  const server = Bun.serve({
-    hostname: host,
-    port,
-    idleTimeout: IDLE_TIMEOUT_SECONDS,
-    // Our own guard answers 413 at 1 MiB, in the spec's order; this only stops absurd uploads.
-    maxRequestBodySize: 8 * 1024 * 1024,
-    fetch: (req) => app.fetch(req),
-    error: () => plain(500, "internal error"),
-  });
+  const server = Bun.serve({ ...SERVE_OPTIONS, hostname: host, port, fetch: (req) => app.fetch(req, "tcp") });
   const shownHost = host.includes(":") ? `[${host}]` : host;
   return { server, url: `http://${shownHost}:${server.port}` };
+}
+
+/**
+ * Serves the same app on a Unix socket. The file is created under a 0177 umask, so it is 0600
+ * from its first instant (the caller chmods it again, for filesystems that ignore the umask).
+ * Throws EADDRINUSE when the path exists: deciding whether it is stale is the caller's job.
+ */
+export function listenUnix(app: App, path: string): Listening {
+  const old = process.umask(0o177);
+  try {
+    // Bun's types leave idleTimeout out for a socket; it takes it, and a 50 s wait must not be cut.
+    const options = { ...SERVE_OPTIONS, unix: path, fetch: (req: Request) => app.fetch(req, "unix") };
+    const server = Bun.serve(options as unknown as Parameters<typeof Bun.serve>[0]);
+    return { server, url: `unix:${path}` };
+  } finally {
+    process.umask(old);
+  }
 }

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { DEFAULT_HOST, DEFAULT_PORT, isLoopbackHost, parsePort, resolveSettings, boundHostNames, DEFAULT_DURABILITY } from "../../src/config/settings.ts";
 import { AirlockError } from "../../src/errors.ts";
 
-const KEYS = ["AIRLOCK_DURABILITY", "AIRLOCK_PORT", "AIRLOCK_HOST", "AIRLOCK_DB"] as const;
+const KEYS = ["AIRLOCK_DURABILITY", "AIRLOCK_PORT", "AIRLOCK_HOST", "AIRLOCK_DB", "AIRLOCK_SOCKET"] as const;
 let saved: Record<string, string | undefined>;
 
 beforeEach(() => {
@@ -23,7 +23,15 @@ afterEach(() => {
 describe("resolveSettings", () => {
   test("defaults to 127.0.0.1:27183 and state.db under the airlock home", () => {
     const s = resolveSettings({});
-    expect(s).toEqual({ host: DEFAULT_HOST, port: DEFAULT_PORT, hostExplicit: false, dbPath: join(process.env.AIRLOCK_HOME!, "state.db"), durability: DEFAULT_DURABILITY });
+    expect(s).toEqual({
+      host: DEFAULT_HOST,
+      port: DEFAULT_PORT,
+      hostExplicit: false,
+      dbPath: join(process.env.AIRLOCK_HOME!, "state.db"),
+      durability: DEFAULT_DURABILITY,
+      socket: join(process.env.AIRLOCK_HOME!, "airlock.sock"),
+      socketExplicit: false,
+    });
     expect(DEFAULT_PORT).toBe(27183);
     expect(DEFAULT_HOST).toBe("127.0.0.1");
   });
@@ -33,20 +41,40 @@ describe("resolveSettings", () => {
     process.env.AIRLOCK_HOST = "::1";
     process.env.AIRLOCK_DB = "/tmp/x.db";
     process.env.AIRLOCK_DURABILITY = "NORMAL";
-    expect(resolveSettings({})).toEqual({ host: "::1", port: 4000, hostExplicit: true, dbPath: "/tmp/x.db", durability: "normal" });
+    process.env.AIRLOCK_SOCKET = "/run/airlock.sock";
+    expect(resolveSettings({})).toEqual({
+      host: "::1",
+      port: 4000,
+      hostExplicit: true,
+      dbPath: "/tmp/x.db",
+      durability: "normal",
+      socket: "/run/airlock.sock",
+      socketExplicit: true,
+    });
   });
 
   test("flags override the environment", () => {
     process.env.AIRLOCK_PORT = "4000";
     process.env.AIRLOCK_HOST = "localhost";
     process.env.AIRLOCK_DURABILITY = "normal";
-    expect(resolveSettings({ port: "5000", host: "127.0.0.1", db: "/tmp/y.db", durability: "full" })).toEqual({
+    process.env.AIRLOCK_SOCKET = "/run/airlock.sock";
+    expect(resolveSettings({ port: "5000", host: "127.0.0.1", db: "/tmp/y.db", durability: "full", socket: "/tmp/a.sock" })).toEqual({
       host: "127.0.0.1",
       port: 5000,
       hostExplicit: true,
       dbPath: "/tmp/y.db",
       durability: "full",
+      socket: "/tmp/a.sock",
+      socketExplicit: true,
     });
+  });
+
+  test("the socket is turned off by --socket off, --socket '' or AIRLOCK_SOCKET=off, and a relative path is made absolute", () => {
+    expect(resolveSettings({ socket: "off" }).socket).toBeNull();
+    expect(resolveSettings({ socket: "" }).socket).toBeNull();
+    process.env.AIRLOCK_SOCKET = "OFF";
+    expect(resolveSettings({}).socket).toBeNull();
+    expect(resolveSettings({ socket: "rel/a.sock" }).socket).toBe(join(process.cwd(), "rel/a.sock"));
   });
 
   test("port 0 (any free port) is allowed, for tests", () => {

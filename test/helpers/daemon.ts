@@ -20,6 +20,8 @@ export interface DaemonProcess {
   home: string;
   db: string;
   token: string | undefined;
+  /** The Unix socket it listens on as well (from its "listening on" line), or null. */
+  socket: string | null;
   proc: Subprocess<"ignore", "pipe", "pipe">;
   output(): string;
   /** JSON-RPC call; returns the parsed response body. */
@@ -27,6 +29,10 @@ export interface DaemonProcess {
   /** tools/call; returns the tool's parsed JSON result (with isError set on errors). */
   call(name: string, args?: Record<string, unknown>, init?: { signal?: AbortSignal }): Promise<any>;
   post(body: string, headers?: Record<string, string>, init?: { signal?: AbortSignal }): Promise<Response>;
+  /** post, rpc and call over the Unix socket (same headers and token). */
+  postSocket(body: string, headers?: Record<string, string>, init?: { signal?: AbortSignal }): Promise<Response>;
+  rpcSocket(method: string, params?: unknown, init?: { signal?: AbortSignal; headers?: Record<string, string> }): Promise<any>;
+  callSocket(name: string, args?: Record<string, unknown>, init?: { signal?: AbortSignal }): Promise<any>;
   kill(signal?: NodeJS.Signals | number): Promise<number | null>;
 }
 
@@ -34,6 +40,8 @@ export interface StartOptions {
   home?: string;
   db?: string;
   port?: number;
+  /** --socket PATH (or "off"); without it the daemon uses <home>/airlock.sock. */
+  socket?: string;
   args?: string[];
   env?: Record<string, string | undefined>;
   /** How long to wait for "listening on" (ms). */
@@ -58,7 +66,7 @@ export function tempHome(): string {
 export async function startDaemon(o: StartOptions = {}): Promise<DaemonProcess> {
   const home = o.home ?? tempHome();
   const db = o.db ?? join(home, "state.db");
-  const proc = Bun.spawn([...daemonCommand(), "daemon", "--port", String(o.port ?? 0), "--db", db, ...(o.args ?? [])], {
+  const proc = Bun.spawn([...daemonCommand(), "daemon", "--port", String(o.port ?? 0), "--db", db, ...(o.socket !== undefined ? ["--socket", o.socket] : []), ...(o.args ?? [])], {
     cwd: ROOT,
     env: { ...process.env, AIRLOCK_HOME: home, AIRLOCK_LOG: "info", ...o.env },
     stdin: "ignore",
@@ -97,28 +105,44 @@ export async function startDaemon(o: StartOptions = {}): Promise<DaemonProcess> 
     "content-type": "application/json",
     ...(token ? { authorization: `Bearer ${token}` } : {}),
   });
+  const socket = /listening on http:\S+ \(socket (\S+),/.exec(out)?.[1] ?? null;
   let id = 0;
+  const parse = async (res: Response) => {
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${text}`);
+    return JSON.parse(text);
+  };
+  const result = (body: any) => {
+    if (body.error) throw new Error(`rpc error: ${JSON.stringify(body.error)}`);
+    const value = JSON.parse(body.result.content[0].text);
+    if (body.result.isError) Object.defineProperty(value, "isError", { value: true, enumerable: false });
+    return value;
+  };
   const d: DaemonProcess = {
     url,
     port: Number(/:(\d+)$/.exec(url)![1]),
     home,
     db,
     token,
+    socket,
     proc: proc as Subprocess<"ignore", "pipe", "pipe">,
     output: () => out,
     post: (body, extra = {}, init = {}) => fetch(url!, { method: "POST", headers: { ...headers(), ...extra }, body, signal: init.signal }),
+    postSocket(body, extra = {}, init = {}) {
+      if (!socket) throw new Error("this daemon listens on no socket");
+      return fetch("http://localhost/", { method: "POST", headers: { ...headers(), ...extra }, body, signal: init.signal, unix: socket });
+    },
     async rpc(method, params, init = {}) {
-      const res = await d.post(JSON.stringify({ jsonrpc: "2.0", id: ++id, method, params }), init.headers ?? {}, init);
-      const text = await res.text();
-      if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${text}`);
-      return JSON.parse(text);
+      return parse(await d.post(JSON.stringify({ jsonrpc: "2.0", id: ++id, method, params }), init.headers ?? {}, init));
+    },
+    async rpcSocket(method, params, init = {}) {
+      return parse(await d.postSocket(JSON.stringify({ jsonrpc: "2.0", id: ++id, method, params }), init.headers ?? {}, init));
     },
     async call(name, args = {}, init = {}) {
-      const body = await d.rpc("tools/call", { name, arguments: args }, init);
-      if (body.error) throw new Error(`rpc error: ${JSON.stringify(body.error)}`);
-      const value = JSON.parse(body.result.content[0].text);
-      if (body.result.isError) Object.defineProperty(value, "isError", { value: true, enumerable: false });
-      return value;
+      return result(await d.rpc("tools/call", { name, arguments: args }, init));
+    },
+    async callSocket(name, args = {}, init = {}) {
+      return result(await d.rpcSocket("tools/call", { name, arguments: args }, init));
     },
     async kill(signal = "SIGTERM") {
       if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode;

@@ -367,9 +367,11 @@ export class Pools {
     this.c.scheduler.cancel(`slot:${g.token}`);
     w.req.state = "paused";
     w.req.offerExpiresAt = null;
-    this.waits.reinstate(w);
-    this.persist(w);
-    this.record("pool.paused", w, "granted while its client was gone; it rejoins at the tail when it calls again");
+    // Unless the agent has already called again (and so holds a newer request), it is paused.
+    if (this.waits.reinstate(w)) {
+      this.persist(w);
+      this.record("pool.paused", w, "granted while its client was gone; it rejoins at the tail when it calls again");
+    }
     this.serve(w.key);
   }
 

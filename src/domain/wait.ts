@@ -217,11 +217,16 @@ export class WaitQueue<Req, R> {
     });
   }
 
-  /** Puts a waiter that left its lines (a revoked grant) back at its old place, detached. */
-  reinstate(w: Waiter<Req, R>): void {
-    if (this.byToken.has(w.token)) return;
+  /**
+   * Puts a waiter that left its lines (a revoked grant) back at its old place, detached; false
+   * when its agent has meanwhile taken a newer place there (that one stays, and is not touched).
+   */
+  reinstate(w: Waiter<Req, R>): boolean {
+    if (this.byToken.has(w.token)) return true;
+    if (w.agentId !== undefined && this.byAgent.has(agentKey(w.agentId, w.keys))) return false;
     this.link(w);
     this.keep(w);
+    return true;
   }
 
   /** Sends a waiter to the tail of its lines (a paused slot request rejoining). */

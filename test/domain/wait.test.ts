@@ -246,6 +246,42 @@ describe("WaitQueue", () => {
     expect(q.size).toBe(2);
   });
 
+  test("a revoked grant puts its waiter back at its place, unless its agent already holds a newer place", async () => {
+    const a = q.enqueue("r", { who: "a" }, "A");
+    const b = q.enqueue("r", { who: "b" }, "B");
+    const gone = new AbortController();
+    const call = track(q.block(a, t.clock.now() + 10_000, gone.signal));
+    let revoked = 0;
+    t.store.tx(() => {
+      q.grant(a, "v", () => {
+        revoked++;
+        expect(q.reinstate(a)).toBe(true);
+      });
+      gone.abort();
+    });
+    await flush();
+    expect(call.value).toEqual({ kind: "aborted" });
+    expect(revoked).toBe(1);
+    expect(whos("r")).toEqual(["a", "b"]);
+
+    // The same again, but A calls anew before the hand-back: its newer place is kept, untouched.
+    q.remove(a);
+    const a2 = q.enqueue("r", { who: "a2" }, "A");
+    const gone2 = new AbortController();
+    track(q.block(a2, t.clock.now() + 10_000, gone2.signal));
+    let newer: typeof a2 | undefined;
+    t.store.tx(() => {
+      q.grant(a2, "v", () => expect(q.reinstate(a2)).toBe(false));
+      newer = q.enqueue("r", { who: "a3" }, "A");
+      gone2.abort();
+    });
+    const blocked = track(q.block(newer!, t.clock.now() + 10_000));
+    await flush();
+    expect(whos("r")).toEqual(["b", "a3"]);
+    expect(blocked.done).toBe(false);
+    expect(q.position(b)).toBe(1);
+  });
+
   test("clear answers every blocked call as aborted and empties every line", async () => {
     const a = q.enqueue("r", { who: "a" });
     const b = q.enqueue("s", { who: "b" });

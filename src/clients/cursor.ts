@@ -25,11 +25,12 @@ import {
   type Part,
   type SetupContext,
 } from "./client.ts";
+import { CURSOR_EDIT_TOOLS } from "./hooks/cursor.ts";
 import { policyText } from "./policy.ts";
 
 const ID = "cursor";
-/** Cursor's file-writing agent tools (preToolUse matcher). */
-export const CURSOR_EDIT_MATCHER = "Write|StrReplace|Edit|MultiEdit|Delete";
+/** Cursor's file-writing agent tools (preToolUse matcher): the very list the pre-edit hook checks. */
+export const CURSOR_EDIT_MATCHER = CURSOR_EDIT_TOOLS.join("|");
 
 const HOOKS: { event: string; matcher?: string; hook: HookEvent }[] = [
   { event: "sessionStart", hook: "session-start" },

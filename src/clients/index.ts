@@ -3,8 +3,11 @@ import { claudeCode } from "./claude-code.ts";
 import { cursor } from "./cursor.ts";
 import type { Client } from "./client.ts";
 import { generic } from "./generic.ts";
+import { opencode } from "./opencode.ts";
+import { vscode } from "./vscode.ts";
+import { windsurf } from "./windsurf.ts";
 
-export const CLIENTS: Client[] = [claudeCode, generic, cursor];
+export const CLIENTS: Client[] = [claudeCode, generic, cursor, vscode, windsurf, opencode];
 
 export function findClient(id: string): Client | undefined {
   return CLIENTS.find((c) => c.id === id);

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { applyParts, diffOf, policyBlock, type SetupContext } from "../../src/clients/client.ts";
 import { cursor, CURSOR_EDIT_MATCHER, RULE_HEADER } from "../../src/clients/cursor.ts";
+import { CURSOR_EDIT_TOOLS } from "../../src/clients/hooks/cursor.ts";
 
 const TOKEN = "b".repeat(64);
 
@@ -32,6 +33,11 @@ const EXPECTED_HOOKS = `${JSON.stringify(
 )}\n`;
 
 describe("airlock setup cursor", () => {
+  test("the preToolUse matcher names exactly the tools the pre-edit hook checks", () => {
+    expect(CURSOR_EDIT_MATCHER).toBe("Write|StrReplace|Edit|Delete");
+    expect(CURSOR_EDIT_MATCHER.split("|")).toEqual([...CURSOR_EDIT_TOOLS]);
+  });
+
   test("user scope: ~/.cursor/mcp.json with the token (0600) and ~/.cursor/hooks.json; --remove leaves no file", async () => {
     const ctx = ctxFor();
     const changes = await run(ctx);
@@ -81,6 +87,16 @@ describe("airlock setup cursor", () => {
     await run(ctx, { remove: true });
     expect(read(join(ctx.home, ".cursor", "mcp.json"))).toBe(mcp);
     expect(read(join(ctx.home, ".cursor", "hooks.json"))).toBe(hooks);
+  });
+
+  test("a hooks.json written with the older matcher (…|MultiEdit|…) gets ours replaced, not duplicated", async () => {
+    const ctx = ctxFor();
+    mkdirSync(join(ctx.home, ".cursor"));
+    const old = EXPECTED_HOOKS.replace(CURSOR_EDIT_MATCHER, "Write|StrReplace|Edit|MultiEdit|Delete");
+    expect(old).not.toBe(EXPECTED_HOOKS);
+    writeFileSync(join(ctx.home, ".cursor", "hooks.json"), old);
+    await run(ctx);
+    expect(read(join(ctx.home, ".cursor", "hooks.json"))).toBe(EXPECTED_HOOKS);
   });
 
   test("--dry-run returns the diff and writes nothing", async () => {

@@ -3,12 +3,15 @@
 // signals to it, and exits with CMD's code. Binding the slot to CMD's group (not to this
 // process) is what makes it safe: kill -9 of `run` leaves the slot held exactly as long as the
 // work it guards, and a background job CMD leaves behind keeps it until that job exits too.
+// A pid means that only to a daemon in the same PID namespace: from a container or a bwrap
+// --unshare-pid sandbox, `run` holds an unbound slot instead and keeps it alive by heartbeat.
 import { accessSync, closeSync, constants as fs, statSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import type { Subprocess } from "bun";
 import { defineCommand } from "citty";
 import { AirlockError, errorMessage } from "../errors.ts";
-import { bindProcess, groupAlive, groupSize } from "../machine/process.ts";
+import { bindProcess, groupAlive, groupSize, pidNamespace } from "../machine/process.ts";
+import { type ClientOptions, rpc } from "./client.ts";
 import { clip, countFlag, labelAgent, labelReason, releaseQuietly, type Slot, signalNumber, StatusLine, tool, waitForSlot } from "./wait.ts";
 
 const MAX_REASON = 200; // the default reason is the command line; a whole script is too long to show
@@ -19,6 +22,76 @@ const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGWINCH"] as cons
 // execs CMD (same pid, same group, same start time, so the binding holds). If `run` dies first,
 // the pipe closes, the read fails and CMD never starts.
 const GATE = 'IFS= read -r go <&3 || exit 125; exec 3<&-; exec "$@"';
+// Heartbeat mode: a `run` killed with -9 leaves its slot held this long at most, so a minute is
+// what a vanished sandbox costs the others in line; three renewals per TTL survive a daemon
+// restart or a stalled call or two before the slot could lapse under a command still running.
+const HEARTBEAT_TTL_SECONDS = 60;
+const RENEWALS_PER_TTL = 3;
+const IDENTITY_TIMEOUT_MS = 10_000; // a local daemon answers in milliseconds; this is only a hang guard
+
+/** What `airlock/identity` answers. */
+export interface DaemonIdentity {
+  pid: number;
+  /** `readlink /proc/self/ns/pid` in the daemon, or null where it has none (macOS). */
+  pid_namespace: string | null;
+  version: string;
+}
+
+/** How `run` holds its slot: bound to CMD's process group by pid, or unbound and renewed by heartbeat. */
+export type Holding = { mode: "bound" } | { mode: "heartbeat"; why: "asked" | "namespace" };
+
+/**
+ * Bind by pid only when the daemon sees the same pids as this process: the same PID namespace
+ * (or neither has one, as on macOS). A daemon too old to say (null) is bound to as before.
+ * Anything else, including one side without /proc, cannot be trusted with a pid.
+ */
+export function holdingFor(own: string | null, daemon: DaemonIdentity | null, pidBinding: boolean): Holding {
+  if (!pidBinding) return { mode: "heartbeat", why: "asked" };
+  if (daemon === null || daemon.pid_namespace === own) return { mode: "bound" };
+  return { mode: "heartbeat", why: "namespace" };
+}
+
+/** The daemon's identity, or null when it is too old to have `airlock/identity`. Throws "unavailable" when none answers. */
+async function daemonIdentity(client: ClientOptions): Promise<DaemonIdentity | null> {
+  try {
+    return (await rpc("airlock/identity", {}, client, IDENTITY_TIMEOUT_MS)) as DaemonIdentity;
+  } catch (err) {
+    if (err instanceof AirlockError && err.code === "internal" && err.message.startsWith("method not found")) return null;
+    throw err;
+  }
+}
+
+/**
+ * Renews an unbound slot every ttl/RENEWALS_PER_TTL while CMD runs. A renewal that gets no answer
+ * is retried at the next beat (the daemon may be restarting); a slot the daemon no longer has is
+ * said once, and CMD keeps running (stopping someone's build is worse than overcommitting).
+ */
+function heartbeat(token: string, pool: string, ttlSeconds: number, what: string, client: ClientOptions, out: StatusLine): () => void {
+  const everyMs = (ttlSeconds * 1000) / RENEWALS_PER_TTL;
+  let lost = false;
+  let busy = false;
+  const beat = async () => {
+    if (busy || lost) return;
+    busy = true;
+    try {
+      // Bounded by the beat: a call that hangs must not hold up the next one past the TTL.
+      const r = (await rpc("tools/call", { name: "renew_slot", arguments: { slot_token: token, ttl_seconds: ttlSeconds } }, client, everyMs)) as {
+        content: { text: string }[];
+      };
+      const v = JSON.parse(r.content[0]!.text) as { renewed?: boolean; error?: string };
+      if (v.renewed !== true) {
+        lost = true;
+        out.say(`warning: the slot in pool ${pool} is gone (${v.error ?? "not renewed"}); ${what} keeps running without it`);
+      }
+    } catch {
+      // no answer right now: the slot lives until its TTL, and the next beat tries again
+    } finally {
+      busy = false;
+    }
+  };
+  const timer = setInterval(() => void beat(), everyMs);
+  return () => clearInterval(timer);
+}
 
 /** The words after `--` exactly as given (or the positionals, when there is no `--`). */
 function commandOf(rawArgs: string[], positionals: string[]): string[] {
@@ -76,13 +149,22 @@ export const runSlotCommand = defineCommand({
     description:
       "Run a command with a slot in a pool: airlock run [--pool heavy] -- CMD... Waits for its turn (place in line on " +
       "stderr), runs CMD in its own process group with the slot bound to that group, forwards Ctrl-C and other " +
-      "signals, and exits with CMD's code. The slot is released when the group's last process exits, even if run is killed.",
+      "signals, and exits with CMD's code. The slot is released when the group's last process exits, even if run is killed. " +
+      "In another PID namespace than the daemon's (a container, bwrap --unshare-pid), or with --no-pid-binding, run " +
+      "holds the slot by heartbeat instead: renewed while CMD runs, released when it exits, lapsing --ttl seconds after a kill -9 of run.",
   },
   args: {
     pool: { type: "string", description: "Pool to take a slot in (default heavy)" },
     weight: { type: "string", description: "Capacity units the command needs (default 1)" },
     reason: { type: "string", description: "Shown to the others in line (default: the command line), after AIRLOCK_LABEL_PREFIX if set" },
     agent: { type: "string", description: "Agent id (default run:<host>:<pid>, after AIRLOCK_LABEL_PREFIX if set)" },
+    "pid-binding": {
+      type: "boolean",
+      default: true,
+      description: "Bind the slot to CMD's process group when run shares the daemon's PID namespace (the default)",
+      negativeDescription: "Never bind by pid: hold the slot by heartbeat, as run does in another PID namespace",
+    },
+    ttl: { type: "string", description: `Heartbeat mode only: seconds the slot outlives a run killed with -9 (default ${HEARTBEAT_TTL_SECONDS}; renewed every third of it)` },
     "fail-open": { type: "boolean", description: "With no daemon reachable, warn and run the command without a slot" },
     port: { type: "string", description: "Daemon port (default 27183 or AIRLOCK_PORT)" },
   },
@@ -91,6 +173,7 @@ export const runSlotCommand = defineCommand({
     if (cmd.length === 0) throw new AirlockError("invalid_argument", "no command given: airlock run [--pool heavy] -- CMD...");
     const pool = args.pool ?? "heavy";
     const weight = countFlag(args.weight, "--weight") ?? 1;
+    const ttlSeconds = countFlag(args.ttl, "--ttl") ?? HEARTBEAT_TTL_SECONDS;
     const client = { port: args.port };
     const out = new StatusLine();
 
@@ -102,13 +185,24 @@ export const runSlotCommand = defineCommand({
     }
 
     let slot: Slot | null = null;
+    let holding: Holding = { mode: "bound" };
     try {
+      const own = pidNamespace();
+      const daemon = await daemonIdentity(client);
+      holding = holdingFor(own, daemon, args["pid-binding"] !== false);
+      if (holding.mode === "heartbeat" && holding.why === "namespace") {
+        // One line, since it changes what a kill -9 of run means; asked for with --no-pid-binding, it goes unsaid.
+        out.say(
+          `this run is in another PID namespace (${own ?? "none"}) than the daemon (${daemon?.pid_namespace ?? "none"}): ` +
+            `it holds the slot in pool ${pool} by heartbeat (ttl ${ttlSeconds} s, renewed every ${Math.round((ttlSeconds * 10) / RENEWALS_PER_TTL) / 10} s), not by pid`,
+        );
+      }
       slot = await waitForSlot({
         agentId: args.agent ?? labelAgent(`run:${hostname()}:${process.pid}`),
         pool,
         weight,
         reason: labelReason(args.reason ?? clip(commandLine(cmd), MAX_REASON)),
-        pid: ownGroupBindable() ? process.pid : undefined,
+        ...(holding.mode === "bound" ? { pid: ownGroupBindable() ? process.pid : undefined } : { ttlSeconds }),
         client,
         out,
       });
@@ -129,7 +223,10 @@ export const runSlotCommand = defineCommand({
     const { child, open } = spawned;
     const binding = bindProcess(child.pid); // CMD's group as it is now, to tell when it is empty
     let boundToCmd = false;
-    if (slot) {
+    let stopHeartbeat = () => {};
+    if (slot && holding.mode === "heartbeat") {
+      stopHeartbeat = heartbeat(slot.token, pool, ttlSeconds, cmd[0]!, client, out);
+    } else if (slot) {
       try {
         await tool("renew_slot", { slot_token: slot.token, pid: child.pid }, client);
         boundToCmd = true;
@@ -155,6 +252,7 @@ export const runSlotCommand = defineCommand({
     for (const [sig, h] of forward) process.on(sig, h);
     open();
     await child.exited;
+    stopHeartbeat();
     for (const [sig, h] of forward) process.off(sig, h);
     const code = child.exitCode ?? 128 + signalNumber(String(child.signalCode ?? ""));
 

@@ -2,7 +2,7 @@
 // its process group, so a background job outliving its shell keeps it, a zombie does not, and a
 // reused PID or group id never passes for the process that was bound. Facts only: what to do
 // with a dead group is the pool layer's business.
-import { existsSync } from "node:fs";
+import { existsSync, readlinkSync } from "node:fs";
 import { procTable } from "./proc-stat.ts";
 import type { ProcessEntry, ProcessTable } from "./process-table.ts";
 import { psTable } from "./ps.ts";
@@ -102,4 +102,18 @@ export function groupSize(b: ProcessBinding, source: ProcessSource = DEFAULT_SOU
   let n = 0;
   for (const e of t.entries()) if (isMember(b, since, e)) n++;
   return n;
+}
+
+/**
+ * The PID namespace this process runs in, as `readlink /proc/self/ns/pid` names it
+ * ("pid:[4026531836]"), or null where there is no such link (macOS and the BSDs have no PID
+ * namespaces; a Linux sandbox may have no /proc). A pid means the same process to two programs
+ * only when both answer the same string here.
+ */
+export function pidNamespace(): string | null {
+  try {
+    return readlinkSync("/proc/self/ns/pid");
+  } catch {
+    return null;
+  }
 }

@@ -2,6 +2,7 @@
 // or initialize required, one application/json body per request, parse errors as HTTP 200.
 import type { Kernel } from "../domain/kernel.ts";
 import { statusSnapshot } from "../domain/snapshot.ts";
+import { pidNamespace } from "../machine/process.ts";
 import { VERSION } from "../version.ts";
 import { INSTRUCTIONS } from "./instructions.ts";
 import { runTool } from "./run-tool.ts";
@@ -110,6 +111,10 @@ export async function dispatch(bodyText: string, ctx: DispatchContext): Promise<
     case "airlock/status":
       // Not MCP: what `airlock status` and `airlock watch` show, with waiters and queue depth.
       return reply(rid, statusSnapshot(ctx.kernel));
+    case "airlock/identity":
+      // Not MCP: which daemon answers, and in which PID namespace its pids mean something.
+      // `airlock run` compares the namespace with its own before it binds a slot to a pid.
+      return reply(rid, { pid: process.pid, pid_namespace: pidNamespace(), version: VERSION });
     default:
       if (method.startsWith("notifications/")) return { kind: "accepted" };
       return failure(rid, METHOD_NOT_FOUND, `method not found: ${method}`);

@@ -129,15 +129,21 @@ function fsyncCost(dir: string): number {
 }
 
 /** Pools: acquire+release against the lock figure, hand-off and offer latency, and a crowded line. */
-async function pools(d: DaemonProcess, mode: string, base: { ping: number; floor: number; lockUnlock: number }) {
+async function pools(d: DaemonProcess, mode: string, base: { ping: number; floor: number }) {
   const n = QUICK ? 200 : 1000;
-  const slot = median(
-    await timeEach(n, async () => {
+  // Alternately with a lock+unlock, so both see the same moment of the machine.
+  const [lockPaired, slot] = await paired(
+    n,
+    async () => {
+      const l = await d.call("lock_resource", { name: "bench:paired", agent_id: "b" });
+      await d.call("unlock_resource", { name: "bench:paired", lock_token: l.lock_token });
+    },
+    async () => {
       const s = await d.call("acquire_slot", { agent_id: "b", reason: "bench" });
       await d.call("release_slot", { slot_token: s.slot_token });
-    }),
+    },
   );
-  add({ mode, metric: "acquire_slot+release_slot, uncontended (p50)", value: slot, unit: "ms", baseline: "lock+unlock", baselineValue: base.lockUnlock });
+  add({ mode, metric: "acquire_slot+release_slot, uncontended (p50)", value: slot, unit: "ms", baseline: "lock+unlock, paired", baselineValue: lockPaired });
   add({ mode, metric: "acquire_slot+release_slot vs 2 floors (p50)", value: slot, unit: "ms", baseline: "2 floors", baselineValue: 2 * base.floor });
 
   // Hand-off: a blocked acquire answered after the holder's release.

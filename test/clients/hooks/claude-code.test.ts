@@ -5,8 +5,8 @@
 import { describe, expect, test } from "bun:test";
 import { claudeCode } from "../../../src/clients/hooks/claude-code.ts";
 import { type HookDeps, runHook } from "../../../src/clients/hooks/shared.ts";
-import type { Snapshot } from "../../../src/domain/snapshot.ts";
 import { makeApp, type TestApp } from "../../mcp/rpc.ts";
+import { appDeps } from "./support.ts";
 
 // From "PreToolUse Input".
 const PRE_TOOL_USE = {
@@ -34,18 +34,7 @@ const SESSION_START = {
 const ME = "claude-code:abc123";
 
 /** The real daemon logic (no port); "/path" is the repository root of /path/to/file.txt. */
-function appDeps(t: TestApp): HookDeps {
-  return {
-    async tool(name, args) {
-      const r = await t.callRaw(name, args);
-      const v = JSON.parse(r.content[0]!.text);
-      if (r.isError) throw new Error(v.error);
-      return v;
-    },
-    status: async () => (await t.rpc("airlock/status")).result as Snapshot,
-    repoRoot: () => "/path",
-  };
-}
+const deps = (t: TestApp) => appDeps(t, "/path");
 const DOWN: HookDeps = {
   tool: () => Promise.reject(new Error("no Airlock daemon answers at http://127.0.0.1:27183")),
   status: () => Promise.reject(new Error("no Airlock daemon answers at http://127.0.0.1:27183")),
@@ -57,7 +46,7 @@ describe("claude-code PreToolUse (pre-edit)", () => {
   test("a file inside another agent's claim is denied with permissionDecision deny, naming holder, claim and witness", async () => {
     const t = makeApp();
     await t.call("claim_paths", { agent_id: "codex:other", paths: ["to/**"], reason: "refactor" });
-    const out = await run("pre-edit", PRE_TOOL_USE, appDeps(t));
+    const out = await run("pre-edit", PRE_TOOL_USE, deps(t));
     expect(out.code).toBe(0);
     const body = JSON.parse(out.stdout!);
     expect(Object.keys(body)).toEqual(["hookSpecificOutput"]);
@@ -72,25 +61,25 @@ describe("claude-code PreToolUse (pre-edit)", () => {
   test("a file outside every claim is allowed silently (exit 0, no output)", async () => {
     const t = makeApp();
     await t.call("claim_paths", { agent_id: "codex:other", paths: ["src/**"] });
-    expect(await run("pre-edit", PRE_TOOL_USE, appDeps(t))).toEqual({ code: 0 });
+    expect(await run("pre-edit", PRE_TOOL_USE, deps(t))).toEqual({ code: 0 });
   });
 
   test("the agent's own claim does not block it", async () => {
     const t = makeApp();
     await t.call("claim_paths", { agent_id: ME, paths: ["to/**"] });
-    expect(await run("pre-edit", PRE_TOOL_USE, appDeps(t))).toEqual({ code: 0 });
+    expect(await run("pre-edit", PRE_TOOL_USE, deps(t))).toEqual({ code: 0 });
   });
 
   test("Edit, MultiEdit and NotebookEdit (notebook_path) are checked too; other tools are not", async () => {
     const t = makeApp();
     await t.call("claim_paths", { agent_id: "codex:other", paths: ["to/**"] });
     for (const tool_name of ["Edit", "MultiEdit"]) {
-      const out = await run("pre-edit", { ...PRE_TOOL_USE, tool_name, tool_input: { file_path: "/path/to/file.txt", old_string: "a", new_string: "b" } }, appDeps(t));
+      const out = await run("pre-edit", { ...PRE_TOOL_USE, tool_name, tool_input: { file_path: "/path/to/file.txt", old_string: "a", new_string: "b" } }, deps(t));
       expect(JSON.parse(out.stdout!).hookSpecificOutput.permissionDecision).toBe("deny");
     }
-    const nb = await run("pre-edit", { ...PRE_TOOL_USE, tool_name: "NotebookEdit", tool_input: { notebook_path: "/path/to/n.ipynb", new_source: "x" } }, appDeps(t));
+    const nb = await run("pre-edit", { ...PRE_TOOL_USE, tool_name: "NotebookEdit", tool_input: { notebook_path: "/path/to/n.ipynb", new_source: "x" } }, deps(t));
     expect(JSON.parse(nb.stdout!).hookSpecificOutput.permissionDecision).toBe("deny");
-    expect(await run("pre-edit", { ...PRE_TOOL_USE, tool_name: "Read", tool_input: { file_path: "/path/to/file.txt" } }, appDeps(t))).toEqual({ code: 0 });
+    expect(await run("pre-edit", { ...PRE_TOOL_USE, tool_name: "Read", tool_input: { file_path: "/path/to/file.txt" } }, deps(t))).toEqual({ code: 0 });
   });
 
   test("daemon down: exit 0, no output, one warning line", async () => {
@@ -108,7 +97,7 @@ describe("claude-code Stop", () => {
     const queued = await t.call("acquire_slot", { agent_id: ME, reason: "bun test" });
     expect(queued.granted).toBe(false);
     await t.call("release_slot", { slot_token: held.slot_token });
-    const out = await run("stop", STOP, appDeps(t));
+    const out = await run("stop", STOP, deps(t));
     expect(out.code).toBe(0);
     const body = JSON.parse(out.stdout!);
     expect(Object.keys(body).sort()).toEqual(["decision", "reason"]);
@@ -120,10 +109,10 @@ describe("claude-code Stop", () => {
 
   test("queued but not offered, or nothing at all: stopping is allowed", async () => {
     const t = makeApp();
-    expect(await run("stop", STOP, appDeps(t))).toEqual({ code: 0 });
+    expect(await run("stop", STOP, deps(t))).toEqual({ code: 0 });
     await t.call("acquire_slot", { agent_id: "codex:other" });
     await t.call("acquire_slot", { agent_id: ME });
-    expect(await run("stop", STOP, appDeps(t))).toEqual({ code: 0 });
+    expect(await run("stop", STOP, deps(t))).toEqual({ code: 0 });
   });
 
   test("stop_hook_active (already continuing because of a stop hook) is allowed, so it never loops", async () => {
@@ -131,7 +120,7 @@ describe("claude-code Stop", () => {
     const held = await t.call("acquire_slot", { agent_id: "codex:other" });
     await t.call("acquire_slot", { agent_id: ME });
     await t.call("release_slot", { slot_token: held.slot_token });
-    expect(await run("stop", { ...STOP, stop_hook_active: true }, appDeps(t))).toEqual({ code: 0 });
+    expect(await run("stop", { ...STOP, stop_hook_active: true }, deps(t))).toEqual({ code: 0 });
   });
 });
 
@@ -141,7 +130,7 @@ describe("claude-code SessionStart", () => {
     await t.call("claim_paths", { agent_id: "codex:other", paths: ["src/api/**"], reason: "api work" });
     await t.call("acquire_slot", { agent_id: "gemini-cli:g1", reason: "cargo build" });
     await t.call("lock_resource", { name: "npm-install", agent_id: "cursor:c1" });
-    const out = await run("session-start", SESSION_START, appDeps(t));
+    const out = await run("session-start", SESSION_START, deps(t));
     expect(out.code).toBe(0);
     const body = JSON.parse(out.stdout!);
     expect(body.hookSpecificOutput.hookEventName).toBe("SessionStart");

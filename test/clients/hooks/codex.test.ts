@@ -7,8 +7,8 @@
 import { describe, expect, test } from "bun:test";
 import { codex, patchTargets } from "../../../src/clients/hooks/codex.ts";
 import { type HookDeps, runHook } from "../../../src/clients/hooks/shared.ts";
-import type { Snapshot } from "../../../src/domain/snapshot.ts";
 import { makeApp, type TestApp } from "../../mcp/rpc.ts";
+import { appDeps } from "./support.ts";
 
 const PATCH = [
   "*** Begin Patch",
@@ -44,18 +44,7 @@ const STOP = {
 const SESSION_START = { session_id: "019a-sess", transcript_path: null, cwd: "/work/repo", hook_event_name: "SessionStart", model: "gpt-5-codex", permission_mode: "default", source: "startup" };
 const ME = "codex:019a-sess";
 
-function appDeps(t: TestApp): HookDeps {
-  return {
-    async tool(name, args) {
-      const r = await t.callRaw(name, args);
-      const v = JSON.parse(r.content[0]!.text);
-      if (r.isError) throw new Error(v.error);
-      return v;
-    },
-    status: async () => (await t.rpc("airlock/status")).result as Snapshot,
-    repoRoot: () => "/work/repo",
-  };
-}
+const deps = (t: TestApp) => appDeps(t, "/work/repo");
 
 describe("codex PreToolUse on apply_patch (pre-edit)", () => {
   test("reads every file a patch writes from its headers", () => {
@@ -66,7 +55,7 @@ describe("codex PreToolUse on apply_patch (pre-edit)", () => {
   test("a patch touching another agent's claim is denied through hookSpecificOutput.permissionDecision", async () => {
     const t = makeApp();
     await t.call("claim_paths", { agent_id: "claude-code:x", paths: ["src/api/**"] });
-    const out = await runHook(codex, "pre-edit", JSON.stringify(PRE_TOOL_USE), appDeps(t));
+    const out = await runHook(codex, "pre-edit", JSON.stringify(PRE_TOOL_USE), deps(t));
     expect(out.code).toBe(0);
     const body = JSON.parse(out.stdout!);
     expect(body).toEqual({
@@ -77,9 +66,9 @@ describe("codex PreToolUse on apply_patch (pre-edit)", () => {
 
   test("a patch outside every claim, or under the agent's own claim, is allowed silently", async () => {
     const t = makeApp();
-    expect(await runHook(codex, "pre-edit", JSON.stringify(PRE_TOOL_USE), appDeps(t))).toEqual({ code: 0 });
+    expect(await runHook(codex, "pre-edit", JSON.stringify(PRE_TOOL_USE), deps(t))).toEqual({ code: 0 });
     await t.call("claim_paths", { agent_id: ME, paths: ["src/**", "docs/**"] });
-    expect(await runHook(codex, "pre-edit", JSON.stringify(PRE_TOOL_USE), appDeps(t))).toEqual({ code: 0 });
+    expect(await runHook(codex, "pre-edit", JSON.stringify(PRE_TOOL_USE), deps(t))).toEqual({ code: 0 });
   });
 
   test("Bash calls are not edits: allowed without asking the daemon", async () => {
@@ -95,7 +84,7 @@ describe("codex Stop and SessionStart", () => {
     const held = await t.call("acquire_slot", { agent_id: "other" });
     await t.call("acquire_slot", { agent_id: ME });
     await t.call("release_slot", { slot_token: held.slot_token });
-    const out = await runHook(codex, "stop", JSON.stringify(STOP), appDeps(t));
+    const out = await runHook(codex, "stop", JSON.stringify(STOP), deps(t));
     const body = JSON.parse(out.stdout!);
     expect(Object.keys(body).sort()).toEqual(["decision", "reason"]);
     expect(body.decision).toBe("block");
@@ -104,11 +93,11 @@ describe("codex Stop and SessionStart", () => {
   });
 
   test("nothing offered: the stop is allowed", async () => {
-    expect(await runHook(codex, "stop", JSON.stringify(STOP), appDeps(makeApp()))).toEqual({ code: 0 });
+    expect(await runHook(codex, "stop", JSON.stringify(STOP), deps(makeApp()))).toEqual({ code: 0 });
   });
 
   test("session start gives hookSpecificOutput.additionalContext with the codex agent id", async () => {
-    const out = await runHook(codex, "session-start", JSON.stringify(SESSION_START), appDeps(makeApp()));
+    const out = await runHook(codex, "session-start", JSON.stringify(SESSION_START), deps(makeApp()));
     const body = JSON.parse(out.stdout!);
     expect(body.hookSpecificOutput.hookEventName).toBe("SessionStart");
     expect(body.hookSpecificOutput.additionalContext).toContain("Your agent_id is `codex:019a-sess`");

@@ -4,9 +4,9 @@
 // stop's status/loop_count.
 import { describe, expect, test } from "bun:test";
 import { cursor } from "../../../src/clients/hooks/cursor.ts";
-import { type HookDeps, runHook } from "../../../src/clients/hooks/shared.ts";
-import type { Snapshot } from "../../../src/domain/snapshot.ts";
+import { runHook } from "../../../src/clients/hooks/shared.ts";
 import { makeApp, type TestApp } from "../../mcp/rpc.ts";
+import { appDeps } from "./support.ts";
 
 const COMMON = { conversation_id: "conv-123", generation_id: "gen-456", workspace_roots: ["/path/to/project"], model: "gpt-4", cursor_version: "2.0.77" };
 const PRE_TOOL_USE = { ...COMMON, hook_event_name: "preToolUse", tool_name: "Write", tool_input: { file_path: "/path/to/project/src/main.ts", content: "x" } };
@@ -14,24 +14,13 @@ const STOP = { ...COMMON, hook_event_name: "stop", status: "completed", loop_cou
 const SESSION_START = { ...COMMON, session_id: "conv-123", hook_event_name: "sessionStart" };
 const ME = "cursor:conv-123";
 
-function appDeps(t: TestApp): HookDeps {
-  return {
-    async tool(name, args) {
-      const r = await t.callRaw(name, args);
-      const v = JSON.parse(r.content[0]!.text);
-      if (r.isError) throw new Error(v.error);
-      return v;
-    },
-    status: async () => (await t.rpc("airlock/status")).result as Snapshot,
-    repoRoot: () => "/path/to/project",
-  };
-}
+const deps = (t: TestApp) => appDeps(t, "/path/to/project");
 
 describe("cursor preToolUse (pre-edit)", () => {
   test("a Write into another agent's claim is denied: permission deny with agent_message, and exit 2", async () => {
     const t = makeApp();
     await t.call("claim_paths", { agent_id: "codex:x", paths: ["src/**"] });
-    const out = await runHook(cursor, "pre-edit", JSON.stringify(PRE_TOOL_USE), appDeps(t));
+    const out = await runHook(cursor, "pre-edit", JSON.stringify(PRE_TOOL_USE), deps(t));
     expect(out.code).toBe(2);
     const body = JSON.parse(out.stdout!);
     expect(body.permission).toBe("deny");
@@ -41,11 +30,11 @@ describe("cursor preToolUse (pre-edit)", () => {
 
   test("outside every claim or under its own claim: {} and exit 0", async () => {
     const t = makeApp();
-    expect(await runHook(cursor, "pre-edit", JSON.stringify(PRE_TOOL_USE), appDeps(t))).toEqual({ code: 0, stdout: "{}\n" });
+    expect(await runHook(cursor, "pre-edit", JSON.stringify(PRE_TOOL_USE), deps(t))).toEqual({ code: 0, stdout: "{}\n" });
     await t.call("claim_paths", { agent_id: ME, paths: ["src/**"] });
-    expect(await runHook(cursor, "pre-edit", JSON.stringify(PRE_TOOL_USE), appDeps(t))).toEqual({ code: 0, stdout: "{}\n" });
+    expect(await runHook(cursor, "pre-edit", JSON.stringify(PRE_TOOL_USE), deps(t))).toEqual({ code: 0, stdout: "{}\n" });
     const shell = { ...PRE_TOOL_USE, tool_name: "Shell", tool_input: { command: "ls" } };
-    expect(await runHook(cursor, "pre-edit", JSON.stringify(shell), appDeps(t))).toEqual({ code: 0, stdout: "{}\n" });
+    expect(await runHook(cursor, "pre-edit", JSON.stringify(shell), deps(t))).toEqual({ code: 0, stdout: "{}\n" });
   });
 });
 
@@ -55,16 +44,16 @@ describe("cursor stop and sessionStart", () => {
     const held = await t.call("acquire_slot", { agent_id: "other" });
     await t.call("acquire_slot", { agent_id: ME });
     await t.call("release_slot", { slot_token: held.slot_token });
-    const out = await runHook(cursor, "stop", JSON.stringify(STOP), appDeps(t));
+    const out = await runHook(cursor, "stop", JSON.stringify(STOP), deps(t));
     expect(out.code).toBe(0);
     const body = JSON.parse(out.stdout!);
     expect(Object.keys(body)).toEqual(["followup_message"]);
     expect(body.followup_message).toContain(`acquire_slot(agent_id="${ME}", pool="heavy"`);
-    expect(await runHook(cursor, "stop", JSON.stringify({ ...STOP, loop_count: 1 }), appDeps(t))).toEqual({ code: 0, stdout: "{}\n" });
+    expect(await runHook(cursor, "stop", JSON.stringify({ ...STOP, loop_count: 1 }), deps(t))).toEqual({ code: 0, stdout: "{}\n" });
   });
 
   test("sessionStart answers additional_context with the cursor agent id", async () => {
-    const body = JSON.parse((await runHook(cursor, "session-start", JSON.stringify(SESSION_START), appDeps(makeApp()))).stdout!);
+    const body = JSON.parse((await runHook(cursor, "session-start", JSON.stringify(SESSION_START), deps(makeApp()))).stdout!);
     expect(Object.keys(body)).toEqual(["additional_context"]);
     expect(body.additional_context).toContain("Your agent_id is `cursor:conv-123`");
   });

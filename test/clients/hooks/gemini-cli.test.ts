@@ -7,8 +7,8 @@
 import { describe, expect, test } from "bun:test";
 import { geminiCli } from "../../../src/clients/hooks/gemini-cli.ts";
 import { type HookDeps, runHook } from "../../../src/clients/hooks/shared.ts";
-import type { Snapshot } from "../../../src/domain/snapshot.ts";
 import { makeApp, type TestApp } from "../../mcp/rpc.ts";
+import { appDeps } from "./support.ts";
 
 const BASE = { session_id: "g-42", transcript_path: "/home/me/.gemini/tmp/chat.json", cwd: "/work/repo", timestamp: "2026-11-30T12:00:00.000Z" };
 const BEFORE_TOOL = { ...BASE, hook_event_name: "BeforeTool", tool_name: "write_file", tool_input: { file_path: "/work/repo/src/api/users.ts", content: "x" } };
@@ -16,24 +16,13 @@ const AFTER_AGENT = { ...BASE, hook_event_name: "AfterAgent", prompt: "fix it", 
 const SESSION_START = { ...BASE, hook_event_name: "SessionStart", source: "startup" };
 const ME = "gemini-cli:g-42";
 
-function appDeps(t: TestApp): HookDeps {
-  return {
-    async tool(name, args) {
-      const r = await t.callRaw(name, args);
-      const v = JSON.parse(r.content[0]!.text);
-      if (r.isError) throw new Error(v.error);
-      return v;
-    },
-    status: async () => (await t.rpc("airlock/status")).result as Snapshot,
-    repoRoot: () => "/work/repo",
-  };
-}
+const deps = (t: TestApp) => appDeps(t, "/work/repo");
 
 describe("gemini-cli BeforeTool (pre-edit)", () => {
   test("write_file into another agent's claim is denied with {decision:deny, reason}", async () => {
     const t = makeApp();
     await t.call("claim_paths", { agent_id: "codex:x", paths: ["src/api/**"] });
-    const out = await runHook(geminiCli, "pre-edit", JSON.stringify(BEFORE_TOOL), appDeps(t));
+    const out = await runHook(geminiCli, "pre-edit", JSON.stringify(BEFORE_TOOL), deps(t));
     expect(out.code).toBe(0);
     const body = JSON.parse(out.stdout!);
     expect(Object.keys(body).sort()).toEqual(["decision", "reason"]);
@@ -44,12 +33,12 @@ describe("gemini-cli BeforeTool (pre-edit)", () => {
   test("replace is checked as well; allowed calls answer {} (stdout is parsed as JSON)", async () => {
     const t = makeApp();
     const replace = { ...BEFORE_TOOL, tool_name: "replace", tool_input: { file_path: "/work/repo/src/a.ts", old_string: "a", new_string: "b" } };
-    expect(await runHook(geminiCli, "pre-edit", JSON.stringify(replace), appDeps(t))).toEqual({ code: 0, stdout: "{}\n" });
+    expect(await runHook(geminiCli, "pre-edit", JSON.stringify(replace), deps(t))).toEqual({ code: 0, stdout: "{}\n" });
     await t.call("claim_paths", { agent_id: "codex:x", paths: ["src/*.ts"] });
-    expect(JSON.parse((await runHook(geminiCli, "pre-edit", JSON.stringify(replace), appDeps(t))).stdout!).decision).toBe("deny");
+    expect(JSON.parse((await runHook(geminiCli, "pre-edit", JSON.stringify(replace), deps(t))).stdout!).decision).toBe("deny");
     await t.call("claim_paths", { agent_id: ME, paths: ["lib/**"] });
     const own = { ...BEFORE_TOOL, tool_input: { file_path: "/work/repo/lib/x.ts", content: "" } };
-    expect(await runHook(geminiCli, "pre-edit", JSON.stringify(own), appDeps(t))).toEqual({ code: 0, stdout: "{}\n" });
+    expect(await runHook(geminiCli, "pre-edit", JSON.stringify(own), deps(t))).toEqual({ code: 0, stdout: "{}\n" });
   });
 
   test("daemon down: {} on stdout, a warning on stderr, exit 0", async () => {
@@ -65,14 +54,14 @@ describe("gemini-cli AfterAgent (stop) and SessionStart", () => {
     const held = await t.call("acquire_slot", { agent_id: "other" });
     await t.call("acquire_slot", { agent_id: ME });
     await t.call("release_slot", { slot_token: held.slot_token });
-    const body = JSON.parse((await runHook(geminiCli, "stop", JSON.stringify(AFTER_AGENT), appDeps(t))).stdout!);
+    const body = JSON.parse((await runHook(geminiCli, "stop", JSON.stringify(AFTER_AGENT), deps(t))).stdout!);
     expect(body.decision).toBe("deny");
     expect(body.reason).toContain(`acquire_slot(agent_id="${ME}", pool="heavy"`);
-    expect(await runHook(geminiCli, "stop", JSON.stringify({ ...AFTER_AGENT, stop_hook_active: true }), appDeps(t))).toEqual({ code: 0, stdout: "{}\n" });
+    expect(await runHook(geminiCli, "stop", JSON.stringify({ ...AFTER_AGENT, stop_hook_active: true }), deps(t))).toEqual({ code: 0, stdout: "{}\n" });
   });
 
   test("session start: hookSpecificOutput.additionalContext with the gemini-cli agent id", async () => {
-    const body = JSON.parse((await runHook(geminiCli, "session-start", JSON.stringify(SESSION_START), appDeps(makeApp()))).stdout!);
+    const body = JSON.parse((await runHook(geminiCli, "session-start", JSON.stringify(SESSION_START), deps(makeApp()))).stdout!);
     expect(body.hookSpecificOutput.hookEventName).toBe("SessionStart");
     expect(body.hookSpecificOutput.additionalContext).toContain("Your agent_id is `gemini-cli:g-42`");
   });

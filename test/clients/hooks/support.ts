@@ -1,0 +1,18 @@
+// The hook tests' way to reach Airlock: the real HTTP layer in process (createApp, no port),
+// with the repository root fixed to the payload's workspace.
+import type { HookDeps } from "../../../src/clients/hooks/shared.ts";
+import type { Snapshot } from "../../../src/domain/snapshot.ts";
+import type { TestApp } from "../../mcp/rpc.ts";
+
+export function appDeps(t: TestApp, root: string): HookDeps {
+  return {
+    async tool(name, args) {
+      const r = await t.callRaw(name, args);
+      const v = JSON.parse(r.content[0]!.text);
+      if (r.isError) throw new Error(v.error);
+      return v;
+    },
+    status: async () => (await t.rpc("airlock/status")).result as Snapshot,
+    repoRoot: () => root,
+  };
+}

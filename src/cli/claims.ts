@@ -5,19 +5,12 @@ import { hostname, userInfo } from "node:os";
 import { defineCommand } from "citty";
 import { AirlockError } from "../errors.ts";
 import { secondsFlag, tool } from "./wait.ts";
+import type { ConflictView } from "../clients/hooks/shared.ts";
 
 const port = { type: "string", description: "Daemon port (default 27183 or AIRLOCK_PORT)" } as const;
 const room = { type: "string", description: "Room (default `default`)" } as const;
 const agent = { type: "string", description: "Agent id (default cli:user@host)" } as const;
 
-interface ConflictView {
-  path: string;
-  held_by: string;
-  held_path: string;
-  witness: string;
-  reason?: string;
-  expires_in_seconds: number;
-}
 
 interface ClaimView {
   agent_id: string;

@@ -6,6 +6,7 @@ import { dirname } from "node:path";
 import { ensurePrivateDir } from "./config/dirs.ts";
 import { boundHostNames, isLoopbackHost, resolveSettings, type SettingsFlags } from "./config/settings.ts";
 import { resolveToken } from "./config/token.ts";
+import { env } from "./config/env.ts";
 import { createKernel, type Kernel } from "./domain/kernel.ts";
 import { AirlockError, errorMessage } from "./errors.ts";
 import { createLog } from "./log.ts";
@@ -74,7 +75,14 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
     token = resolveToken({ required: !loopback });
     if (!loopback && token === undefined) throw new AirlockError("config", "a token is required to listen beyond loopback");
     store = openStore(s.dbPath, { durability: s.durability });
-    kernel = createKernel({ store });
+    kernel = createKernel({
+      store,
+      journal: {
+        ...(s.journalDays !== undefined ? { retentionMs: s.journalDays * 24 * 3600 * 1000 } : {}),
+        ...(s.journalMax !== undefined ? { maxEntries: s.journalMax } : {}),
+        benchOff: env.journalOff,
+      },
+    });
   } catch (err) {
     for (const l of servers) await l.server.stop(true);
     unix?.remove();

@@ -8,6 +8,7 @@ import { callCommand } from "./call.ts";
 import { checkCommand, claimCommand, claimsCommand, unclaimCommand } from "./claims.ts";
 import { daemonCommand } from "./daemon.ts";
 import { doctorCommand } from "./doctor.ts";
+import { logCommand } from "./log.ts";
 import { installServiceCommand, uninstallServiceCommand } from "./install-service.ts";
 import { poolCommand, poolsCommand } from "./pools.ts";
 import { releaseCommand } from "./release.ts";
@@ -26,6 +27,7 @@ export const mainCommand = defineCommand({
     daemon: daemonCommand,
     status: statusCommand,
     watch: watchCommand,
+    log: logCommand,
     call: callCommand,
     run: runSlotCommand,
     wait: waitCommand,

@@ -25,6 +25,22 @@ export const env = {
   get durability(): string | undefined {
     return str("AIRLOCK_DURABILITY");
   },
+  /** Days of journal history kept (default 7). */
+  get journalDays(): string | undefined {
+    return str("AIRLOCK_JOURNAL_DAYS");
+  },
+  /** At most this many journal entries kept (default 100000). */
+  get journalMax(): string | undefined {
+    return str("AIRLOCK_JOURNAL_MAX");
+  },
+  /**
+   * AIRLOCK_JOURNAL=off: a bench/diagnostic switch, not a user setting. The daemon then records
+   * only pool.* and path.* (whose revisions are fences), so the benchmark can measure what the
+   * other records cost; the change feed misses everything else.
+   */
+  get journalOff(): boolean {
+    return str("AIRLOCK_JOURNAL")?.toLowerCase() === "off";
+  },
   get token(): string | undefined {
     return str("AIRLOCK_TOKEN");
   },

@@ -18,6 +18,19 @@ export interface Settings {
   socket: string | null;
   /** True when the user chose the socket (then failing to listen on it is fatal). */
   socketExplicit: boolean;
+  /** Journal retention: entries older than this many days, or beyond this many, are trimmed (unset: the journal's defaults, 7 days and 100,000). */
+  journalDays: number | undefined;
+  journalMax: number | undefined;
+}
+
+/** A positive number from the environment (journal retention), or undefined when unset. */
+export function parsePositive(raw: string | undefined, source: string, integer: boolean): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = /^\s*\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(n > 0) || (integer && !Number.isInteger(n))) {
+    throw new AirlockError("config", `${source} must be a positive ${integer ? "whole " : ""}number (got ${JSON.stringify(raw)})`);
+  }
+  return n;
 }
 
 /** full: every answer waits for its fsync (group commit); normal: survives a daemon crash, not a power loss. */
@@ -81,6 +94,8 @@ export function resolveSettings(flags: SettingsFlags): Settings {
           : DEFAULT_DURABILITY,
     socket: socketRaw !== undefined ? parseSocket(socketRaw) : process.platform === "win32" ? null : defaultSocketPath(),
     socketExplicit: socketRaw !== undefined,
+    journalDays: parsePositive(env.journalDays, "AIRLOCK_JOURNAL_DAYS", false),
+    journalMax: parsePositive(env.journalMax, "AIRLOCK_JOURNAL_MAX", true),
   };
 }
 

@@ -1,9 +1,13 @@
 // Atomic counters: one UPSERT … RETURNING, so concurrent callers always get distinct values.
 import { AirlockError } from "../errors.ts";
 import type { Ctx } from "./context.ts";
+import type { Journal } from "./journal.ts";
 
 export class Counters {
-  constructor(private readonly c: Ctx) {}
+  constructor(
+    private readonly c: Ctx,
+    private readonly journal: Journal,
+  ) {}
 
   increment(name: string, by: number): number {
     return this.c.tx(() => {
@@ -17,6 +21,7 @@ export class Counters {
       this.c.store
         .q("INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value")
         .run(name, next);
+      this.journal.record("counter.changed", name, { data: { value: next, by } });
       return next;
     });
   }

@@ -2,6 +2,7 @@
 // the stored generation is strictly greater, so a signal between two calls is never missed.
 // A signal wakes every waiter (broadcast); clear resets to 0 and wakes them without firing.
 import type { Ctx } from "./context.ts";
+import type { Journal } from "./journal.ts";
 import type { WaitQueue } from "./wait.ts";
 
 export interface EventState {
@@ -13,7 +14,10 @@ export class Events {
   // Event waiters carry no wake_token: a returned waiter simply calls again with its generation.
   readonly waits: WaitQueue<{ lastSeen: number }, EventState>;
 
-  constructor(private readonly c: Ctx) {
+  constructor(
+    private readonly c: Ctx,
+    private readonly journal: Journal,
+  ) {
     this.waits = c.waitQueue("event", 0);
   }
 
@@ -24,6 +28,7 @@ export class Events {
           "INSERT INTO events (name, generation) VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET generation = generation + 1 RETURNING generation",
         )
         .get(name)!.generation;
+      this.journal.record("event.signaled", name, { data: { generation } });
       for (const w of [...this.waits.line(name)]) {
         if (generation > w.req.lastSeen) this.waits.grant(w, { generation, fired: true });
       }
@@ -34,6 +39,7 @@ export class Events {
   clear(name: string): void {
     this.c.tx(() => {
       this.c.store.q("DELETE FROM events WHERE name = ?").run(name);
+      this.journal.record("event.cleared", name);
       for (const w of [...this.waits.line(name)]) this.waits.grant(w, { generation: 0, fired: false });
     });
   }

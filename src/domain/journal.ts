@@ -1,16 +1,48 @@
-// The one record of changes. Every primitive that records what happened (pools now; locks,
-// tasks and path claims use the same shape) writes an entry here inside the transaction that
-// made the change, so the journal never shows a change that rolled back and never misses one
-// that committed. Each entry gets a global revision that only grows (its rowid; trimming never
+// The one record of changes. Every primitive (locks, tasks, presence, notes, counters, events,
+// pools, path claims) writes an entry here inside the transaction that made the change, so the
+// journal never shows a change that rolled back and never misses one that committed. Each entry gets a global revision that only grows (its rowid; trimming never
 // removes the newest entry, so no revision is handed out twice); the change feed and the
 // dashboard read from a revision onward. A pool grant's revision is also its fence.
 import type { Ctx } from "./context.ts";
+import type { WaitQueue } from "./wait.ts";
 
-// A month of history is plenty to see what happened to a build slot or a claim; older entries
-// are trimmed so a daemon that runs for a year does not grow its database without bound.
-export const JOURNAL_RETENTION_MS = 30 * 24 * 3600 * 1000;
-// Trimming is cheap but not free; once an hour keeps the table within an hour of the limit.
+// A week of history is enough to see what happened to a lock, a slot or a claim; 100,000
+// entries bound a busy daemon's table (a few tens of MB) however fast it writes. Whichever
+// trims more wins. AIRLOCK_JOURNAL_DAYS / AIRLOCK_JOURNAL_MAX change them.
+export const JOURNAL_DAYS = 7;
+export const JOURNAL_MAX = 100_000;
+// Trimming is cheap but not free; once an hour keeps the table within an hour of the age limit.
 const TRIM_EVERY_MS = 3600 * 1000;
+// Between hourly trims, every this many inserts the count is checked (two rowid look-ups, not
+// a scan), and trimmed once it passes the max by a tenth: never a scan per write.
+const COUNT_CHECK_EVERY = 256;
+const COUNT_SLACK = 1.1;
+
+export interface JournalOptions {
+  /** Entries older than this are trimmed (the newest always stays). */
+  retentionMs?: number;
+  /** At most about this many entries are kept (the newest always stays). */
+  maxEntries?: number;
+  /**
+   * Bench/diagnostic only (AIRLOCK_JOURNAL=off): record nothing but pool.* and path.*, whose
+   * revisions are fences; the other kinds return 0 without an insert.
+   */
+  benchOff?: boolean;
+}
+
+/** What a watcher asks for: changes after a revision, optionally only some kinds or resources. */
+export interface WatchFilter {
+  kinds?: readonly string[] | undefined;
+  resourcePrefix?: string | undefined;
+}
+
+export interface WatchResult {
+  /** Pass it back as the next call's since_revision. */
+  revision: number;
+  changes: JournalEntry[];
+  /** since_revision was older than the oldest entry kept: changes in between were trimmed. */
+  trimmed?: true;
+}
 
 export interface JournalEntry {
   revision: number;
@@ -42,16 +74,72 @@ interface JournalRow {
 }
 
 export class Journal {
-  constructor(private readonly c: Ctx) {
+  /** watch_changes calls blocked until a matching change commits; no wake_token, they call again. */
+  readonly waits: WaitQueue<WatchFilter, true>;
+  private readonly retentionMs: number;
+  private readonly maxEntries: number;
+  private sinceCountCheck = 0;
+  private readonly benchOff: boolean;
+
+  constructor(
+    private readonly c: Ctx,
+    o: JournalOptions = {},
+  ) {
+    this.retentionMs = o.retentionMs ?? JOURNAL_DAYS * 24 * 3600 * 1000;
+    this.maxEntries = Math.max(1, o.maxEntries ?? JOURNAL_MAX);
+    this.benchOff = o.benchOff === true;
+    this.waits = c.waitQueue("journal", 0);
     this.armTrim();
   }
 
-  /** Records a change; call it inside the transaction that makes the change. */
+  /**
+   * Records a change; call it inside the transaction that makes the change. Watchers whose
+   * filter matches are granted here and answered after that transaction commits (the wait
+   * queue's rule), so a watcher never sees a change that rolled back.
+   */
   record(kind: string, resource: string, f: RecordFields = {}): number {
+    if (this.benchOff && !kind.startsWith("pool.") && !kind.startsWith("path.")) return 0;
     const row = this.c.store
       .q<{ revision: number }>("INSERT INTO journal (at, kind, resource, agent_id, reason, data) VALUES (?, ?, ?, ?, ?, ?) RETURNING revision")
       .get(this.c.clock.now(), kind, resource, f.agentId ?? null, f.reason ?? null, f.data ? JSON.stringify(f.data) : null)!;
+    for (const w of [...this.waits.line("journal")]) {
+      if (matches(w.req, kind, resource)) this.waits.grant(w, true);
+    }
+    if (++this.sinceCountCheck >= COUNT_CHECK_EVERY) {
+      this.sinceCountCheck = 0;
+      this.trimByCount(row.revision, COUNT_SLACK);
+    }
     return row.revision;
+  }
+
+  /**
+   * watch_changes: the matching changes after `since` at once, or else blocks up to waitMs until
+   * one commits. The check and the enqueue happen in one transaction, so a change committed
+   * between two calls is always returned by the second.
+   */
+  async watch(since: number, waitMs: number, filter: WatchFilter, limit: number, signal?: AbortSignal): Promise<WatchResult> {
+    const first = this.c.tx(() => {
+      const r = this.changes(since, filter, limit);
+      if (r.changes.length > 0 || waitMs <= 0) return r;
+      return this.waits.enqueue("journal", filter);
+    });
+    if ("changes" in first) return first;
+    await this.waits.block(first, this.c.clock.now() + waitMs, signal);
+    return this.c.read(() => this.changes(since, filter, limit));
+  }
+
+  private changes(since: number, filter: WatchFilter, limit: number): WatchResult {
+    const changes = this.since(since, { ...filter, limit });
+    // With nothing that matched, the newest revision: a filtered watcher skips what it has seen.
+    const revision = changes.length > 0 ? changes[changes.length - 1]!.revision : Math.max(since, this.revision());
+    const r: WatchResult = { revision, changes };
+    if (since > 0 && since < this.oldest() - 1) r.trimmed = true;
+    return r;
+  }
+
+  /** The oldest revision kept (0 when none). Revisions are contiguous but for trimming. */
+  oldest(): number {
+    return this.c.store.q<{ r: number | null }>("SELECT MIN(revision) AS r FROM journal").get()?.r ?? 0;
   }
 
   /** Entries after `revision`, oldest first; optionally only some kinds (prefixes like `pool.`) or resources. */
@@ -62,8 +150,7 @@ export class Journal {
     const kinds = o.kinds;
     const out: JournalEntry[] = [];
     for (const r of rows) {
-      if (kinds && !kinds.some((k) => r.kind === k || (k.endsWith(".") && r.kind.startsWith(k)))) continue;
-      if (o.resourcePrefix && !r.resource.startsWith(o.resourcePrefix)) continue;
+      if (!matches({ kinds, resourcePrefix: o.resourcePrefix }, r.kind, r.resource)) continue;
       out.push(toEntry(r));
       if (out.length >= (o.limit ?? 1000)) break;
     }
@@ -75,16 +162,34 @@ export class Journal {
     return this.c.store.q<{ r: number | null }>("SELECT MAX(revision) AS r FROM journal").get()?.r ?? 0;
   }
 
+  /** Trims by age and by count; the hourly timer runs it (tests call it directly). */
+  trim(): void {
+    // The newest entry always stays: revisions are rowids, and max(rowid) + 1 must never fall
+    // back to a revision that was handed out already.
+    this.c.store
+      .q("DELETE FROM journal WHERE at < ? AND revision < (SELECT MAX(revision) FROM journal)")
+      .run(this.c.clock.now() - this.retentionMs);
+    this.trimByCount(this.revision(), 1);
+  }
+
+  /** Keeps the newest maxEntries once there are more than maxEntries × slack (contiguous revisions). */
+  private trimByCount(newest: number, slack: number): void {
+    if (newest - this.oldest() + 1 <= this.maxEntries * slack) return;
+    this.c.store.q("DELETE FROM journal WHERE revision <= ?").run(newest - this.maxEntries);
+  }
+
   private armTrim(): void {
     this.c.scheduler.at("journal:trim", this.c.clock.now() + TRIM_EVERY_MS, () => {
-      // The newest entry always stays: revisions are rowids, and max(rowid) + 1 must never fall
-      // back to a revision that was handed out already.
-      this.c.store
-        .q("DELETE FROM journal WHERE at < ? AND revision < (SELECT MAX(revision) FROM journal)")
-        .run(this.c.clock.now() - JOURNAL_RETENTION_MS);
+      this.trim();
       this.armTrim();
     });
   }
+}
+
+/** Kinds are exact (`lock.granted`) or prefixes ending in "." (`lock.`). */
+function matches(f: WatchFilter, kind: string, resource: string): boolean {
+  if (f.kinds && f.kinds.length > 0 && !f.kinds.some((k) => kind === k || (k.endsWith(".") && kind.startsWith(k)))) return false;
+  return !f.resourcePrefix || resource.startsWith(f.resourcePrefix);
 }
 
 function toEntry(r: JournalRow): JournalEntry {

@@ -6,7 +6,7 @@ import { type Clock, systemClock } from "./clock.ts";
 import { createCtx, type Ctx } from "./context.ts";
 import { Counters } from "./counters.ts";
 import { Events } from "./events.ts";
-import { Journal } from "./journal.ts";
+import { Journal, type JournalOptions } from "./journal.ts";
 import { Locks } from "./locks.ts";
 import { Notes } from "./notes.ts";
 import { Paths } from "./paths.ts";
@@ -31,16 +31,17 @@ export interface Kernel {
   close(): void;
 }
 
-export function createKernel(opts: { store: Store; clock?: Clock }): Kernel {
+export function createKernel(opts: { store: Store; clock?: Clock; journal?: JournalOptions }): Kernel {
   const clock = opts.clock ?? systemClock;
   const ctx = createCtx(opts.store, clock);
-  const locks = new Locks(ctx);
-  const notes = new Notes(ctx);
-  const counters = new Counters(ctx);
-  const presence = new Presence(ctx);
-  const events = new Events(ctx);
-  const tasks = new Tasks(ctx);
-  const journal = new Journal(ctx);
+  // Every primitive records its changes here, inside the transaction that makes them.
+  const journal = new Journal(ctx, opts.journal);
+  const locks = new Locks(ctx, journal);
+  const notes = new Notes(ctx, journal);
+  const counters = new Counters(ctx, journal);
+  const presence = new Presence(ctx, journal);
+  const events = new Events(ctx, journal);
+  const tasks = new Tasks(ctx, journal);
   const pools = new Pools(ctx, journal);
   const paths = new Paths(ctx, journal, presence);
 
@@ -74,6 +75,7 @@ export function createKernel(opts: { store: Store; clock?: Clock }): Kernel {
       tasks.waits.clear();
       pools.waits.clear();
       paths.waits.clear();
+      journal.waits.clear();
     },
   };
 }

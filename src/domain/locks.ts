@@ -4,8 +4,12 @@
 // to the earliest *attached* waiter; detached waiters (their call returned) are passed over
 // but keep their place under their wake_token. A new caller never barges past an attached
 // waiter: whenever a lock is free no attached waiter exists, because freeing hands it off.
+// The journal gets lock.granted (hand-offs marked, with the fence), lock.renewed (the expiry
+// moved), lock.released and lock.expired: one record per name, a group's names included, so
+// a watcher of one resource sees every change to it.
 import { AirlockError } from "../errors.ts";
 import { type Ctx, secondsSince } from "./context.ts";
+import type { Journal } from "./journal.ts";
 import { newToken } from "./tokens.ts";
 import type { Waiter, WaitQueue } from "./wait.ts";
 
@@ -79,7 +83,10 @@ export interface MultiResult {
 export class Locks {
   readonly waits: WaitQueue<LockWait, Grants>;
 
-  constructor(private readonly c: Ctx) {
+  constructor(
+    private readonly c: Ctx,
+    private readonly journal: Journal,
+  ) {
     // A group that stops waiting no longer reserves its free names: they go to the next in line.
     this.waits = c.waitQueue<LockWait, Grants>("lock", LOCK_WAKE_GRACE_MS, {
       onDetach: (w) => {
@@ -119,7 +126,7 @@ export class Locks {
       let w = this.waits.find(req.wakeToken, names, req.agentId);
       if (this.grantable(names, w)) {
         if (w) this.waits.remove(w);
-        return { done: { grants: this.grantAll(names, want) } };
+        return { done: { grants: this.grantAll(names, want, false) } };
       }
       if (w) w.req = want;
       if (req.waitMs <= 0) {
@@ -140,7 +147,7 @@ export class Locks {
       // report them as held. A client that went away is never handed anything.
       if (outcome.kind === "timeout" && this.waits.find(w.token, names) && this.grantable(names, w)) {
         this.waits.remove(w);
-        return { grants: this.grantAll(names, w.req) };
+        return { grants: this.grantAll(names, w.req, false) };
       }
       return this.denied(names, this.waits.find(w.token, names));
     });
@@ -155,7 +162,7 @@ export class Locks {
       const row = this.holder(name);
       if (!row) return false;
       if (token !== undefined ? row.token !== token : row.agent_id !== agentId) return false;
-      this.free(name);
+      this.free(name, "lock.released", row.agent_id, null);
       return true;
     });
   }
@@ -173,6 +180,7 @@ export class Locks {
       const expiresAt = this.c.clock.now() + ttlMs;
       this.c.store.q("UPDATE locks SET expires_at = ? WHERE name = ?").run(expiresAt, name);
       this.arm(name, expiresAt);
+      this.journal.record("lock.renewed", name, { agentId: row.agent_id, data: { fence: row.fence, expires_at: expiresAt } });
       return { renewed: true, expiresAt };
     });
   }
@@ -180,7 +188,7 @@ export class Locks {
   /** Frees every lock the agent holds (its presence ended), handing each to its next waiter. */
   releaseAllOf(agentId: string): string[] {
     const names = this.c.store.q<{ name: string }>("SELECT name FROM locks WHERE agent_id = ? ORDER BY name").all(agentId);
-    for (const { name } of names) this.free(name);
+    for (const { name } of names) this.free(name, "lock.released", agentId, "holder departed");
     // Its places in line go too: a dead agent must never be handed a lock later.
     this.waits.removeWhere((w) => !w.attached && w.agentId === agentId);
     return names.map((n) => n.name);
@@ -217,7 +225,7 @@ export class Locks {
   }
 
   /** Takes the row over in place; its fence goes up by one (a new name starts at 1). */
-  private grant(name: string, agentId: string, ttlMs: number): Grant {
+  private grant(name: string, agentId: string, ttlMs: number, handOff: boolean, group: number): Grant {
     const now = this.c.clock.now();
     const token = newToken();
     const expiresAt = now + ttlMs;
@@ -229,6 +237,10 @@ export class Locks {
       )
       .get(name, agentId, token, now, expiresAt)!;
     this.arm(name, expiresAt);
+    const data: Record<string, unknown> = { fence, expires_at: expiresAt };
+    if (handOff) data.hand_off = true;
+    if (group > 1) data.group = group;
+    this.journal.record("lock.granted", name, { agentId, data });
     return { locked: true, token, fence, expiresAt };
   }
 
@@ -245,15 +257,16 @@ export class Locks {
     });
   }
 
-  private grantAll(names: readonly string[], want: LockWait): Grants {
+  private grantAll(names: readonly string[], want: LockWait, handOff: boolean): Grants {
     const out: Grants = {};
-    for (const name of names) out[name] = this.grant(name, want.agentId, want.ttlMs);
+    for (const name of names) out[name] = this.grant(name, want.agentId, want.ttlMs, handOff, names.length);
     return out;
   }
 
-  /** Clears the holder (the row keeps its fence) and hands the lock on. */
-  private free(name: string): void {
+  /** Clears the holder (the row keeps its fence), journals why, and hands the lock on. */
+  private free(name: string, kind: "lock.released" | "lock.expired", holder: string, reason: string | null): void {
     this.c.store.q("UPDATE locks SET agent_id = NULL, token = NULL, acquired_at = NULL, expires_at = NULL WHERE name = ?").run(name);
+    this.journal.record(kind, name, { agentId: holder, reason });
     this.c.scheduler.cancel(`lock:${name}`);
     this.serve(name, true);
   }
@@ -268,14 +281,14 @@ export class Locks {
     const next = this.waits.firstAttached(name);
     if (!next) return;
     if (!(justFreed && next.keys.length === 1) && !this.grantable(next.keys, next)) return;
-    this.waits.grant(next, this.grantAll(next.keys, next.req), (grants) => this.revoke(next, grants));
+    this.waits.grant(next, this.grantAll(next.keys, next.req, true), (grants) => this.revoke(next, grants));
   }
 
   /** The granted call's client was gone: the locks pass on, and it keeps its place, detached. */
   private revoke(w: LockWaiter, grants: Grants): void {
     this.waits.reinstate(w);
     for (const [name, g] of Object.entries(grants)) {
-      if (this.holder(name)?.token === g.token) this.free(name);
+      if (this.holder(name)?.token === g.token) this.free(name, "lock.released", w.agentId!, "the waiter's client left before the hand-off reached it");
     }
   }
 
@@ -298,7 +311,7 @@ export class Locks {
   private arm(name: string, expiresAt: number): void {
     this.c.scheduler.at(`lock:${name}`, expiresAt, () => {
       const row = this.c.store.q<LockRow>("SELECT * FROM locks WHERE name = ? AND agent_id IS NOT NULL").get(name);
-      if (row && row.expires_at <= this.c.clock.now()) this.free(name);
+      if (row && row.expires_at <= this.c.clock.now()) this.free(name, "lock.expired", row.agent_id, "ttl elapsed");
     });
   }
 }

@@ -1,6 +1,9 @@
 // Shared notes (key → value) with optional expiry and compare-and-swap. An expired note is
 // gone for every read at once; the scheduler deletes its row at the exact deadline.
+// The journal gets each note's key and length, never its value: a note is another agent's
+// data, and the feed is read by every agent and kept for a week.
 import type { Ctx } from "./context.ts";
+import type { Journal } from "./journal.ts";
 
 export interface Note {
   key: string;
@@ -11,7 +14,10 @@ export interface Note {
 }
 
 export class Notes {
-  constructor(private readonly c: Ctx) {
+  constructor(
+    private readonly c: Ctx,
+    private readonly journal: Journal,
+  ) {
     this.armNext();
   }
 
@@ -37,7 +43,9 @@ export class Notes {
       const live = this.c.store
         .q<{ key: string }>("DELETE FROM notes WHERE key = ? RETURNING key, expires_at")
         .get(key) as { key: string; expires_at: number | null } | null;
-      return live !== null && (live.expires_at === null || live.expires_at > this.c.clock.now());
+      const wasLive = live !== null && (live.expires_at === null || live.expires_at > this.c.clock.now());
+      if (wasLive) this.journal.record("note.deleted", key);
+      return wasLive;
     });
   }
 
@@ -63,6 +71,7 @@ export class Notes {
           "updated_at = excluded.updated_at, expires_at = excluded.expires_at",
       )
       .run(key, value, author ?? null, now, expiresAt);
+    this.journal.record("note.set", key, { agentId: author, data: { length: value.length, ...(expiresAt !== null ? { expires_at: expiresAt } : {}) } });
     if (expiresAt !== null) this.armNext();
   }
 
@@ -72,7 +81,8 @@ export class Notes {
     const row = this.c.store.q<{ at: number | null }>("SELECT MIN(expires_at) AS at FROM notes").get();
     if (row?.at == null) return this.c.scheduler.cancel("notes:expiry");
     this.c.scheduler.at("notes:expiry", row.at, () => {
-      this.c.store.q("DELETE FROM notes WHERE expires_at <= ?").run(this.c.clock.now());
+      const gone = this.c.store.q<{ key: string }>("DELETE FROM notes WHERE expires_at <= ? RETURNING key").all(this.c.clock.now());
+      for (const { key } of gone) this.journal.record("note.expired", key);
       this.armNext();
     });
   }

@@ -3,6 +3,7 @@
 // releases what the agent held (locks, task claims, later slots and path claims), waking the
 // waiters behind it. unregister_agent is a departure too, announced instead of detected.
 import { type Ctx } from "./context.ts";
+import type { Journal } from "./journal.ts";
 import { assertTtl } from "./locks.ts";
 
 export interface AgentRow {
@@ -18,7 +19,10 @@ type DepartureHook = (agentId: string, reason: DepartureReason) => void;
 export class Presence {
   private readonly hooks: DepartureHook[] = [];
 
-  constructor(private readonly c: Ctx) {
+  constructor(
+    private readonly c: Ctx,
+    private readonly journal: Journal,
+  ) {
     for (const row of c.store.q<AgentRow>("SELECT * FROM agents").all()) this.arm(row.agent_id, row.expires_at);
   }
 
@@ -32,6 +36,11 @@ export class Presence {
     return this.c.tx(() => {
       const now = this.c.clock.now();
       const expiresAt = now + ttlMs;
+      // Only a first registration is a change worth a record: a heartbeat every few seconds
+      // from every agent would flood the journal (and trim real changes out of it) while
+      // saying nothing a watcher can act on; agent.departed reports when presence ends.
+      const known = this.c.store.q<{ agent_id: string }>("SELECT agent_id FROM agents WHERE agent_id = ?").get(agentId);
+      if (!known) this.journal.record("agent.registered", agentId, { agentId, data: { ...(role ? { role } : {}), ttl_seconds: Math.ceil(ttlMs / 1000) } });
       this.c.store
         .q(
           "INSERT INTO agents (agent_id, registered_at, expires_at, role) VALUES (?, ?, ?, ?) " +
@@ -65,8 +74,9 @@ export class Presence {
   }
 
   private depart(agentId: string, reason: DepartureReason): void {
-    this.c.store.q("DELETE FROM agents WHERE agent_id = ?").run(agentId);
+    const r = this.c.store.q("DELETE FROM agents WHERE agent_id = ?").run(agentId);
     this.c.scheduler.cancel(`agent:${agentId}`);
+    if (r.changes > 0) this.journal.record("agent.departed", agentId, { agentId, reason });
     for (const hook of this.hooks) hook(agentId, reason);
   }
 }

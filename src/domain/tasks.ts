@@ -3,7 +3,11 @@
 // at-least-once). A claimant that never registered is bound by its lease alone; a registered
 // claimant that departs loses its claims at once. Tasks that fail or lapse max_attempts times
 // go to state 'failed' (a dead letter) instead of looping forever.
+// Journal: task.pushed, task.claimed, task.renewed, task.completed, task.failed (to the dead
+// letter or not requeued), task.requeued (back to pending), task.expired (a lease lapsed; its
+// `state` says whether the task went back to pending or to failed). Payloads are not copied.
 import { type Ctx } from "./context.ts";
+import type { Journal } from "./journal.ts";
 import { assertTtl } from "./locks.ts";
 import { newToken } from "./tokens.ts";
 import type { WaitQueue } from "./wait.ts";
@@ -53,7 +57,10 @@ export class Tasks {
   // Claimers blocked on an empty queue; no wake_token, a returned claimer simply calls again.
   readonly waits: WaitQueue<ClaimWait, ClaimResult>;
 
-  constructor(private readonly c: Ctx) {
+  constructor(
+    private readonly c: Ctx,
+    private readonly journal: Journal,
+  ) {
     this.waits = c.waitQueue("task", 0);
     const leased = c.store.q<TaskRow>("SELECT * FROM tasks WHERE state = 'claimed'").all();
     for (const t of leased) this.arm(t.id, t.lease_expires_at!);
@@ -67,6 +74,7 @@ export class Tasks {
           "INSERT INTO tasks (queue, payload, author, priority, state, max_attempts, created_at) VALUES (?, ?, ?, ?, 'pending', ?, ?) RETURNING id",
         )
         .get(req.queue, req.payload, req.author ?? null, req.priority, req.maxAttempts ?? null, this.c.clock.now())!;
+      this.journal.record("task.pushed", req.queue, { agentId: req.author, data: { id: row.id, priority: req.priority } });
       this.offer(req.queue);
       return row.id;
     });
@@ -90,9 +98,12 @@ export class Tasks {
     return this.c.tx(() => {
       const now = this.c.clock.now();
       const r = this.c.store
-        .q("UPDATE tasks SET state = 'done', lease_token = NULL, lease_expires_at = NULL, finished_at = ? WHERE id = ? AND lease_token = ? AND state = 'claimed'")
-        .run(now, id, leaseToken);
-      if (r.changes === 0) return false;
+        .q<{ queue: string; lease_agent: string | null }>(
+          "UPDATE tasks SET state = 'done', lease_token = NULL, lease_expires_at = NULL, finished_at = ? WHERE id = ? AND lease_token = ? AND state = 'claimed' RETURNING queue, lease_agent",
+        )
+        .get(now, id, leaseToken);
+      if (!r) return false;
+      this.journal.record("task.completed", r.queue, { agentId: r.lease_agent, data: { id } });
       this.c.scheduler.cancel(`task:${id}`);
       this.armPurge();
       return true;
@@ -103,7 +114,7 @@ export class Tasks {
     return this.c.tx(() => {
       const t = this.c.store.q<TaskRow>("SELECT * FROM tasks WHERE id = ? AND lease_token = ? AND state = 'claimed'").get(id, leaseToken);
       if (!t) return false;
-      this.release(t, requeue);
+      this.release(t, requeue, requeue ? "task.requeued" : "task.failed", "fail_task");
       return true;
     });
   }
@@ -117,6 +128,7 @@ export class Tasks {
       const expiresAt = this.c.clock.now() + leaseMs;
       this.c.store.q("UPDATE tasks SET lease_expires_at = ? WHERE id = ?").run(expiresAt, id);
       this.arm(id, expiresAt);
+      this.journal.record("task.renewed", t.queue, { agentId: t.lease_agent, data: { id, expires_at: expiresAt } });
       return { renewed: true, expiresAt };
     });
   }
@@ -135,7 +147,7 @@ export class Tasks {
   /** Presence hook: a departed claimant loses its claims at once. */
   requeueClaimsOf(agentId: string): number[] {
     const rows = this.c.store.q<TaskRow>("SELECT * FROM tasks WHERE lease_agent = ? AND state = 'claimed' ORDER BY id").all(agentId);
-    for (const t of rows) this.release(t, true);
+    for (const t of rows) this.release(t, true, "task.requeued", "claimant departed");
     return rows.map((t) => t.id);
   }
 
@@ -150,14 +162,23 @@ export class Tasks {
       .q("UPDATE tasks SET state = 'claimed', lease_agent = ?, lease_token = ?, lease_expires_at = ?, attempts = attempts + 1 WHERE id = ?")
       .run(agentId, leaseToken, leaseExpiresAt, t.id);
     this.arm(t.id, leaseExpiresAt);
+    this.journal.record("task.claimed", queue, { agentId, data: { id: t.id, attempt: t.attempts + 1, expires_at: leaseExpiresAt } });
     return { claimed: true, id: t.id, payload: t.payload, leaseToken, leaseExpiresAt, attempts: t.attempts + 1 };
   }
 
-  /** Ends a claim: back to pending (and to a blocked claimer), or to 'failed' when out of attempts. */
-  private release(t: TaskRow, requeue: boolean): void {
+  /**
+   * Ends a claim: back to pending (and to a blocked claimer), or to 'failed' when out of
+   * attempts. `kind` is what it journals when requeued (task.failed when it goes to failed,
+   * unless the kind is task.expired, which reports the new state in its data).
+   */
+  private release(t: TaskRow, requeue: boolean, kind: "task.requeued" | "task.failed" | "task.expired", reason: string): void {
     this.c.scheduler.cancel(`task:${t.id}`);
     const exhausted = t.max_attempts !== null && t.attempts >= t.max_attempts;
-    if (requeue && !exhausted) {
+    const back = requeue && !exhausted;
+    const recorded = kind === "task.expired" ? kind : back ? "task.requeued" : "task.failed";
+    const data: Record<string, unknown> = { id: t.id, attempts: t.attempts, state: back ? "pending" : "failed" };
+    this.journal.record(recorded, t.queue, { agentId: t.lease_agent, reason: exhausted && requeue ? `${reason}; out of attempts` : reason, data });
+    if (back) {
       this.c.store
         .q("UPDATE tasks SET state = 'pending', lease_agent = NULL, lease_token = NULL, lease_expires_at = NULL WHERE id = ?")
         .run(t.id);
@@ -188,13 +209,18 @@ export class Tasks {
     this.c.store
       .q("UPDATE tasks SET state = 'pending', lease_agent = NULL, lease_token = NULL, lease_expires_at = NULL, attempts = attempts - 1 WHERE id = ?")
       .run(t.id);
+    this.journal.record("task.requeued", t.queue, {
+      agentId: t.lease_agent,
+      reason: "the claimer's client left before the claim reached it",
+      data: { id: t.id, attempts: t.attempts - 1, state: "pending" },
+    });
     this.offer(t.queue);
   }
 
   private arm(id: number, expiresAt: number): void {
     this.c.scheduler.at(`task:${id}`, expiresAt, () => {
       const t = this.c.store.q<TaskRow>("SELECT * FROM tasks WHERE id = ? AND state = 'claimed'").get(id);
-      if (t && t.lease_expires_at! <= this.c.clock.now()) this.release(t, true);
+      if (t && t.lease_expires_at! <= this.c.clock.now()) this.release(t, true, "task.expired", "lease lapsed");
     });
   }
 

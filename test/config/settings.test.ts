@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { DEFAULT_HOST, DEFAULT_PORT, isLoopbackHost, parsePort, resolveSettings, boundHostNames, DEFAULT_DURABILITY } from "../../src/config/settings.ts";
 import { AirlockError } from "../../src/errors.ts";
 
-const KEYS = ["AIRLOCK_DURABILITY", "AIRLOCK_PORT", "AIRLOCK_HOST", "AIRLOCK_DB", "AIRLOCK_SOCKET"] as const;
+const KEYS = ["AIRLOCK_DURABILITY", "AIRLOCK_PORT", "AIRLOCK_HOST", "AIRLOCK_DB", "AIRLOCK_SOCKET", "AIRLOCK_JOURNAL_DAYS", "AIRLOCK_JOURNAL_MAX"] as const;
 let saved: Record<string, string | undefined>;
 
 beforeEach(() => {
@@ -31,6 +31,8 @@ describe("resolveSettings", () => {
       durability: DEFAULT_DURABILITY,
       socket: join(process.env.AIRLOCK_HOME!, "airlock.sock"),
       socketExplicit: false,
+      journalDays: undefined,
+      journalMax: undefined,
     });
     expect(DEFAULT_PORT).toBe(27183);
     expect(DEFAULT_HOST).toBe("127.0.0.1");
@@ -42,6 +44,8 @@ describe("resolveSettings", () => {
     process.env.AIRLOCK_DB = "/tmp/x.db";
     process.env.AIRLOCK_DURABILITY = "NORMAL";
     process.env.AIRLOCK_SOCKET = "/run/airlock.sock";
+    process.env.AIRLOCK_JOURNAL_DAYS = "1.5";
+    process.env.AIRLOCK_JOURNAL_MAX = "500";
     expect(resolveSettings({})).toEqual({
       host: "::1",
       port: 4000,
@@ -50,7 +54,17 @@ describe("resolveSettings", () => {
       durability: "normal",
       socket: "/run/airlock.sock",
       socketExplicit: true,
+      journalDays: 1.5,
+      journalMax: 500,
     });
+  });
+
+  test("journal retention from the environment must be positive", () => {
+    process.env.AIRLOCK_JOURNAL_MAX = "0";
+    expect(() => resolveSettings({})).toThrow(/AIRLOCK_JOURNAL_MAX must be a positive whole number/);
+    process.env.AIRLOCK_JOURNAL_MAX = "10";
+    process.env.AIRLOCK_JOURNAL_DAYS = "week";
+    expect(() => resolveSettings({})).toThrow(/AIRLOCK_JOURNAL_DAYS must be a positive number/);
   });
 
   test("flags override the environment", () => {
@@ -66,6 +80,8 @@ describe("resolveSettings", () => {
       durability: "full",
       socket: "/tmp/a.sock",
       socketExplicit: true,
+      journalDays: undefined,
+      journalMax: undefined,
     });
   });
 

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach } from "bun:test";
 // A kernel on :memory: with a manual clock: domain tests drive time exactly, with no sleeps.
 import { ManualClock } from "../../src/domain/clock.ts";
+import type { JournalOptions } from "../../src/domain/journal.ts";
 import { createKernel, type Kernel } from "../../src/domain/kernel.ts";
 import { openStore, type Store } from "../../src/store/db.ts";
 
@@ -10,10 +11,10 @@ export interface TestKernel {
   store: Store;
 }
 
-export function makeKernel(opts: { path?: string; clock?: ManualClock } = {}): TestKernel {
+export function makeKernel(opts: { path?: string; clock?: ManualClock; journal?: JournalOptions } = {}): TestKernel {
   const clock = opts.clock ?? new ManualClock();
   const store = openStore(opts.path ?? ":memory:");
-  const kernel = createKernel({ store, clock });
+  const kernel = createKernel({ store, clock, ...(opts.journal ? { journal: opts.journal } : {}) });
   return { kernel, clock, store };
 }
 

@@ -77,11 +77,12 @@ const TOOLS: Record<string, string[]> = {
   check_paths: ["paths", "room", "agent_id"],
   list_path_claims: ["room"],
   force_release_paths: ["agent_id", "holder", "room", "paths", "reason"],
+  watch_changes: ["since_revision", "wait_seconds", "kinds", "resource_prefix", "limit"],
 };
 const TOOL_NAMES = Object.keys(TOOLS);
 const NUMERIC_FIELDS = new Set([
   "ttl_seconds", "ttl_minutes", "wait_seconds", "by", "priority", "max_attempts", "id", "lease_seconds", "last_seen_generation",
-  "weight", "pid", "capacity", "expected_version", "offer_seconds",
+  "weight", "pid", "capacity", "expected_version", "offer_seconds", "since_revision", "limit",
 ]);
 
 // Numbers as JSON text: out of range, negative, fractional, exponents, beyond 2^53.
@@ -144,6 +145,7 @@ function deep(n: number, open: string, close: string, inner = ""): string {
 function argValue(r: Prng, field: string): string {
   if (field === "wait_seconds") return r.pick(NON_BLOCKING_WAITS);
   if (r.chance(0.5)) return frag(r);
+  if (field === "kinds") return `[${Array.from({ length: r.int(0, 4) }, () => JSON.stringify(r.pick(["lock.", "task.claimed", "", "x", "agent.departed", oddUnicode(r, 3)]))).join(",")}]`;
   if (field === "names") return `[${Array.from({ length: r.int(0, 5) }, () => JSON.stringify(randomName(r))).join(",")}]`;
   if (field === "paths") return `[${Array.from({ length: r.int(0, 5) }, () => JSON.stringify(r.pick(["src/**", "src/{a,b}/*", "../x", "/abs", "[!a]*", "**/**/x", "a\\*"]))).join(",")}]`;
   if (NUMERIC_FIELDS.has(field)) return r.chance(0.5) ? r.pick(ODD_NUMBERS) : String(r.int(1, 30));

@@ -359,6 +359,36 @@ async function flockFloor(ping: number) {
   add({ metric: "flock(2) hand-off between processes (p50)", value: median(lags), unit: "ms", baseline: "1 ping", baselineValue: ping });
 }
 
+/**
+ * What the journal adds to a write call: the same calls, alternately, on a daemon that journals
+ * and on one started with AIRLOCK_JOURNAL=off (a bench-only switch), both under `mode`.
+ * Target: at most 10% on a write call.
+ */
+async function journalCost(mode: string) {
+  const on = await startDaemon({ args: ["--durability", mode] });
+  const off = await startDaemon({ args: ["--durability", mode], env: { AIRLOCK_JOURNAL: "off" } });
+  try {
+    await warmUp(on);
+    await warmUp(off);
+    const n = QUICK ? 300 : 1500;
+    const [incOn, incOff] = await paired(
+      n,
+      () => on.call("increment_counter", { name: "bench:journal" }),
+      () => off.call("increment_counter", { name: "bench:journal" }),
+    );
+    add({ mode, metric: "increment_counter, journal on (p50)", value: incOn, unit: "ms", baseline: "journal off", baselineValue: incOff });
+    const lockUnlock = (d: DaemonProcess) => async () => {
+      const l = await d.call("lock_resource", { name: "bench:journal", agent_id: "b" });
+      await d.call("unlock_resource", { name: "bench:journal", lock_token: l.lock_token });
+    };
+    const [luOn, luOff] = await paired(n, lockUnlock(on), lockUnlock(off));
+    add({ mode, metric: "lock+unlock, journal on (p50)", value: luOn, unit: "ms", baseline: "journal off", baselineValue: luOff });
+  } finally {
+    await on.kill();
+    await off.kill();
+  }
+}
+
 const started = performance.now();
 const summary: Record<string, unknown> = {};
 let firstPing = 0;
@@ -376,6 +406,7 @@ for (const mode of MODES) {
   } finally {
     await d.kill();
   }
+  await journalCost(mode);
 }
 await flockFloor(firstPing);
 

@@ -265,7 +265,12 @@ export class Locks {
 
   /** Clears the holder (the row keeps its fence), journals why, and hands the lock on. */
   private free(name: string, kind: "lock.released" | "lock.expired", holder: string, reason: string | null): void {
-    this.c.store.q("UPDATE locks SET agent_id = NULL, token = NULL, acquired_at = NULL, expires_at = NULL WHERE name = ?").run(name);
+    // A single blocked waiter takes the row over at once (the grant rewrites it): no need to
+    // clear it first on the path every waiter waits on.
+    const next = this.waits.firstAttached(name);
+    if (next === undefined || next.keys.length > 1) {
+      this.c.store.q("UPDATE locks SET agent_id = NULL, token = NULL, acquired_at = NULL, expires_at = NULL WHERE name = ?").run(name);
+    }
     this.journal.record(kind, name, { agentId: holder, reason });
     this.c.scheduler.cancel(`lock:${name}`);
     this.serve(name, true);

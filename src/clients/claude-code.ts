@@ -22,10 +22,11 @@ import {
   type Part,
   type SetupContext,
 } from "./client.ts";
+import { CLAUDE_EDIT_TOOLS } from "./hooks/claude-code.ts";
 
 const ID = "claude-code";
 /** The tools that change files: the pre-edit hook runs before each of them. */
-export const EDIT_MATCHER = "Edit|Write|MultiEdit|NotebookEdit";
+export const EDIT_MATCHER = CLAUDE_EDIT_TOOLS.join("|");
 
 const HOOKS: { event: string; matcher?: string; hook: HookEvent }[] = [
   { event: "SessionStart", hook: "session-start" },

@@ -13,7 +13,7 @@
 //   continuing because of a stop hook: check it "to prevent Claude Code from running indefinitely".
 // - Exit 0 with no output lets the event proceed. Each command hook has a timeout (60 s unless
 //   the settings' `timeout` says otherwise); ours answers within HOOK_DEADLINE_MS.
-import { type HookAdapter, json, obj, str } from "./shared.ts";
+import { CLAUDE_STYLE_ANSWERS, type HookAdapter, obj, str } from "./shared.ts";
 
 /** The tools that write files (the PreToolUse matcher `airlock setup` installs). */
 export const CLAUDE_EDIT_TOOLS = ["Edit", "Write", "MultiEdit", "NotebookEdit"] as const;
@@ -31,12 +31,5 @@ export const claudeCode: HookAdapter = {
     const file = str(ti?.file_path) ?? str(ti?.notebook_path);
     return file ? [file] : [];
   },
-  stopAlreadyContinued: (input) => input.stop_hook_active === true,
-  allow: () => ({ code: 0 }),
-  sessionContext: (text) => ({ code: 0, stdout: json({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: text } }) }),
-  denyEdit: (message) => ({
-    code: 0,
-    stdout: json({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: message } }),
-  }),
-  blockStop: (reason) => ({ code: 0, stdout: json({ decision: "block", reason }) }),
+  ...CLAUDE_STYLE_ANSWERS,
 };

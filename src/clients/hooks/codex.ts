@@ -15,7 +15,7 @@
 // - Stop (stop.command.output.schema.json): {"decision":"block","reason":"..."}; the reason must
 //   be non-blank and Codex continues the turn with it.
 // - Exit 0 with no output lets the event proceed; each handler has a configurable `timeout`.
-import { type HookAdapter, json, obj, str } from "./shared.ts";
+import { CLAUDE_STYLE_ANSWERS, type HookAdapter, obj, str } from "./shared.ts";
 
 // Codex reads a patch's headers from the trimmed line (so an indented header counts too).
 const PATCH_HEADER = /^\s*\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$/gm;
@@ -38,12 +38,5 @@ export const codex: HookAdapter = {
     const patch = str(ti?.command) ?? str(ti?.input) ?? (typeof input.tool_input === "string" ? input.tool_input : undefined);
     return patch ? patchTargets(patch) : [];
   },
-  stopAlreadyContinued: (input) => input.stop_hook_active === true,
-  allow: () => ({ code: 0 }),
-  sessionContext: (text) => ({ code: 0, stdout: json({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: text } }) }),
-  denyEdit: (message) => ({
-    code: 0,
-    stdout: json({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: message } }),
-  }),
-  blockStop: (reason) => ({ code: 0, stdout: json({ decision: "block", reason }) }),
+  ...CLAUDE_STYLE_ANSWERS,
 };

@@ -280,3 +280,19 @@ export const str = (v: unknown): string | undefined => (typeof v === "string" &&
 export const obj = (v: unknown): Record<string, unknown> | undefined =>
   typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 export const json = (v: unknown): string => `${JSON.stringify(v)}\n`;
+
+/**
+ * The answers of Claude Code's hook contract, which Codex adopted field for field: context and
+ * denials under hookSpecificOutput, a blocked stop as {decision:"block", reason}, and
+ * stop_hook_active as the loop guard.
+ */
+export const CLAUDE_STYLE_ANSWERS: Pick<HookAdapter, "stopAlreadyContinued" | "allow" | "sessionContext" | "denyEdit" | "blockStop"> = {
+  stopAlreadyContinued: (input) => input.stop_hook_active === true,
+  allow: () => ({ code: 0 }),
+  sessionContext: (text) => ({ code: 0, stdout: json({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: text } }) }),
+  denyEdit: (message) => ({
+    code: 0,
+    stdout: json({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: message } }),
+  }),
+  blockStop: (reason) => ({ code: 0, stdout: json({ decision: "block", reason }) }),
+};

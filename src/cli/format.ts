@@ -3,12 +3,14 @@
 // `wait` print while they queue.
 import { colors } from "consola/utils";
 import { env } from "../config/env.ts";
+import { formatChange } from "./log.ts";
 import type { Snapshot, SnapshotPool, SnapshotRoomClaims } from "../domain/snapshot.ts";
 
 const c = (fn: (s: string) => string) => (s: string) => (env.noColor ? s : fn(s));
 const bold = c(colors.bold);
 const dim = c(colors.dim);
 const yellow = c(colors.yellow);
+const red = c(colors.red);
 
 function section(title: string, rows: string[], count = rows.length): string {
   return [bold(`${title} (${count})`), ...(rows.length ? rows.map((r) => `  ${r}`) : [dim("  (none)")]), ""].join("\n");
@@ -21,9 +23,20 @@ export function renderStatus(s: Snapshot, where: string): string {
     return `${l.name}  ${dim("held by")} ${l.agent_id}  ${dim(`${l.held_seconds}s held, expires in ${l.expires_in_seconds}s, fence ${l.fence}`)}${q}`;
   });
   const agents = s.agents.map((a) => {
-    const holds = [...a.locks.map((n) => `lock ${n}`), ...a.tasks.map((t) => `task #${t}`)];
-    return `${a.agent_id}${a.role ? ` [${a.role}]` : ""}  ${dim(`heartbeat expires in ${a.expires_in_seconds}s`)}${holds.length ? `  holds ${holds.join(", ")}` : ""}`;
+    const holds = [
+      ...a.locks.map((n) => `lock ${n}`),
+      ...a.tasks.map((t) => `task #${t}`),
+      ...(a.slots ?? []).map((x) => `slot ${x.pool}×${x.weight}`),
+      ...(a.claims ?? []).map((x) => `paths ${x.paths.join(" ")}`),
+    ];
+    const waits = (a.waiting_for ?? []).map((w) => `${w.kind} ${w.resource}${w.blocked_by.length ? ` (${w.blocked_by.join(", ")})` : ""}${w.blocked ? "" : dim(" away")}`);
+    return `${a.agent_id}${a.role ? ` [${a.role}]` : ""}  ${dim(`heartbeat expires in ${a.expires_in_seconds}s`)}${holds.length ? `  holds ${holds.join(", ")}` : ""}${waits.length ? yellow(`  waits for ${waits.join(", ")}`) : ""}`;
   });
+  // An older daemon's snapshot has no graph or journal.
+  const graph = s.graph ?? { edges: [], cycles: [] };
+  const edges = graph.edges.map((e) => `${e.agent_id} → ${e.waits_for}  ${dim(`${e.kind} ${e.resource}${e.blocked ? "" : ", between calls"}`)}`);
+  const cycles = graph.cycles.map((c) => red(`deadlock: ${c.map((x) => `${x.agent_id} → (${x.resource})`).join(" → ")} → ${c[0]?.agent_id ?? ""}`));
+  const changes = (s.journal ?? []).slice(-RECENT_CHANGES).map((e) => formatChange(e));
   const queues = s.queues.map(
     (q) => `${q.queue}  ${q.pending} pending, ${q.claimed} claimed, ${q.done} done, ${q.failed} failed${q.waiters ? yellow(`, ${q.waiters} waiting`) : ""}`,
   );
@@ -37,12 +50,17 @@ export function renderStatus(s: Snapshot, where: string): string {
     section("CLAIMS", claims, (s.claims ?? []).reduce((n, r) => n + r.claims.length, 0)),
     section("POOLS", s.pools.map((p) => renderPool(p).join("\n    "))),
     section("AGENTS", agents),
+    section("WAITS", [...cycles, ...edges], graph.edges.length),
     section("QUEUES", queues),
     section("EVENTS", events),
     section("COUNTERS", counters),
-    `${bold("NOTES")} ${s.notes}`,
+    `${bold("NOTES")} ${s.notes}\n`,
+    section(`RECENT CHANGES to revision ${s.revision ?? 0}`, changes),
   ].join("\n");
 }
+
+/** How many of the snapshot's journal entries status shows (airlock log shows them all). */
+const RECENT_CHANGES = 10;
 
 /** One path claim under its room: who, which paths, why, and for how long. */
 function renderClaim(c: SnapshotRoomClaims["claims"][number]): string {

@@ -205,6 +205,7 @@ type Refused = {
   wake_token: string;
   holders: { agent_id: string; reason?: string; held_seconds: number }[];
   ahead: { agent_id: string; reason?: string; waiting_seconds: number }[];
+  deadlock?: { cycle: { agent_id: string; waits_for: string; resource: string }[] };
 };
 type Answer = Granted | Refused;
 
@@ -269,6 +270,11 @@ export async function waitForSlot(ask: SlotAsk): Promise<Slot | null> {
     let a = await acquire(0);
     let lostAt: number | undefined;
     while (!a.granted) {
+      if (a.deadlock) {
+        ask.out.clear();
+        const steps = a.deadlock.cycle.map((c) => `${c.agent_id} waits for ${c.waits_for} (${c.resource})`).join(", ");
+        throw new AirlockError("store", `waiting for pool ${ask.pool} would deadlock: ${steps}; release what ${ask.agentId} holds and try again`);
+      }
       wakeToken = a.wake_token;
       ask.out.place(ask.pool, {
         position: a.queue_position,

@@ -5,6 +5,7 @@ import type { Store } from "../store/db.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { createCtx, type Ctx } from "./context.ts";
 import { Counters } from "./counters.ts";
+import { WaitGraph } from "./deadlock.ts";
 import { Events } from "./events.ts";
 import { Journal, type JournalOptions } from "./journal.ts";
 import { Locks } from "./locks.ts";
@@ -27,6 +28,8 @@ export interface Kernel {
   readonly journal: Journal;
   readonly pools: Pools;
   readonly paths: Paths;
+  /** Who waits for whom across locks, slots and path claims. */
+  readonly graph: WaitGraph;
   /** Stops every timer and answers every blocked call; the store stays open. */
   close(): void;
 }
@@ -36,14 +39,15 @@ export function createKernel(opts: { store: Store; clock?: Clock; journal?: Jour
   const ctx = createCtx(opts.store, clock);
   // Every primitive records its changes here, inside the transaction that makes them.
   const journal = new Journal(ctx, opts.journal);
-  const locks = new Locks(ctx, journal);
+  const graph = new WaitGraph();
+  const locks = new Locks(ctx, journal, graph);
   const notes = new Notes(ctx, journal);
   const counters = new Counters(ctx, journal);
   const presence = new Presence(ctx, journal);
   const events = new Events(ctx, journal);
   const tasks = new Tasks(ctx, journal);
-  const pools = new Pools(ctx, journal);
-  const paths = new Paths(ctx, journal, presence);
+  const pools = new Pools(ctx, journal, graph);
+  const paths = new Paths(ctx, journal, presence, graph);
 
   presence.onDeparture((agentId, reason) => {
     locks.releaseAllOf(agentId);
@@ -68,6 +72,7 @@ export function createKernel(opts: { store: Store; clock?: Clock; journal?: Jour
     journal,
     pools,
     paths,
+    graph,
     close() {
       ctx.scheduler.stop();
       locks.waits.clear();

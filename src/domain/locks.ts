@@ -9,6 +9,7 @@
 // a watcher of one resource sees every change to it.
 import { AirlockError } from "../errors.ts";
 import { type Ctx, secondsSince } from "./context.ts";
+import type { Deadlock, Wait, WaitEdge, WaitGraph, WaitSource } from "./deadlock.ts";
 import type { Journal } from "./journal.ts";
 import { newToken } from "./tokens.ts";
 import type { Waiter, WaitQueue } from "./wait.ts";
@@ -40,6 +41,8 @@ export interface Denied {
   expiresAt: number;
   /** Present when the caller holds a place in line. */
   wake?: { token: string; position: number };
+  /** Waiting would have closed this cycle: answered at once, and the caller holds no place. */
+  deadlock?: Deadlock;
 }
 
 export type AcquireResult = Grant | Denied;
@@ -78,15 +81,18 @@ export interface MultiResult {
   expiresAt?: number;
   heldBy?: string;
   wake?: { token: string; position: number };
+  deadlock?: Deadlock;
 }
 
-export class Locks {
+export class Locks implements WaitSource {
   readonly waits: WaitQueue<LockWait, Grants>;
 
   constructor(
     private readonly c: Ctx,
     private readonly journal: Journal,
+    private readonly graph: WaitGraph,
   ) {
+    graph.register(this);
     // A group that stops waiting no longer reserves its free names: they go to the next in line.
     this.waits = c.waitQueue<LockWait, Grants>("lock", LOCK_WAKE_GRACE_MS, {
       onDetach: (w) => {
@@ -108,7 +114,7 @@ export class Locks {
   async acquireMany(req: GroupRequest, signal?: AbortSignal): Promise<MultiResult> {
     const names = byteSortedUnique(req.names);
     const r = await this.take(names, { ...req, waitMs: req.waitMs ?? 0 }, signal);
-    if (!("grants" in r)) return { locked: false, heldBy: r.heldBy, ...(r.wake ? { wake: r.wake } : {}) };
+    if (!("grants" in r)) return { locked: false, heldBy: r.heldBy, ...(r.wake ? { wake: r.wake } : {}), ...(r.deadlock ? { deadlock: r.deadlock } : {}) };
     const tokens: Record<string, string> = {};
     const fences: Record<string, number> = {};
     for (const name of names) {
@@ -135,6 +141,13 @@ export class Locks {
         return { done: this.denied(names, w) };
       }
       w ??= this.waits.enqueue(names, want, req.agentId);
+      const deadlock = this.graph.detect({ ...this.waitOf(w), blocked: true });
+      if (deadlock) {
+        // The caller is the one answered: its call is the one in hand, and it has waited least.
+        this.waits.remove(w);
+        this.journal.record("deadlock.detected", names.join(" "), { agentId: req.agentId, data: { kind: "lock", ...deadlock } });
+        return { done: { ...this.denied(names, undefined), deadlock } };
+      }
       return { wait: w };
     });
     if ("done" in first) return first.done;
@@ -209,6 +222,26 @@ export class Locks {
           })),
         }));
     });
+  }
+
+  waitsOf(agentId: string): Wait[] {
+    return [...this.waits.of(agentId)].map((w) => this.waitOf(w));
+  }
+
+  allWaits(): Wait[] {
+    return [...this.waits.all()].map((w) => this.waitOf(w));
+  }
+
+  /** Who stands in w's way on each of its names: the holder, or a blocked waiter ahead that reserves it. */
+  private waitOf(w: LockWaiter): Wait {
+    const edges: WaitEdge[] = [];
+    for (const name of w.keys) {
+      const h = this.holder(name);
+      const ahead = h ? undefined : this.waits.firstAttached(name);
+      const by = h?.agent_id ?? (ahead && ahead !== w && ahead.order < w.order ? ahead.agentId : undefined);
+      if (by !== undefined) edges.push({ resource: name, waitsFor: by });
+    }
+    return { agentId: w.agentId!, kind: "lock", any: false, blocked: w.attached && !w.signal?.aborted, edges };
   }
 
   heldBy(agentId: string): string[] {

@@ -15,6 +15,7 @@
 // Every grant, denial, expiry, release, auto-release and forced release goes to the journal.
 import { AirlockError } from "../errors.ts";
 import { type Ctx } from "./context.ts";
+import type { Deadlock, Wait, WaitGraph, WaitSource } from "./deadlock.ts";
 import { nextFence } from "./fences.ts";
 import { type CheckBudget, checkBudget, type CompiledGlob, compileGlob, normalizePattern, overlap } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
@@ -91,6 +92,8 @@ export interface ClaimRefused {
   conflicts: Conflict[];
   /** Present when the caller holds a place in the room's line. */
   wake?: { token: string; position: number };
+  /** Waiting would have closed this cycle: answered at once, and the caller holds no place. */
+  deadlock?: Deadlock;
 }
 
 export type ClaimResult = ClaimGranted | ClaimRefused;
@@ -136,7 +139,7 @@ export function roomIsCaseInsensitive(room: string): boolean {
   return room.startsWith("/") && process.platform === "darwin";
 }
 
-export class Paths {
+export class Paths implements WaitSource {
   readonly waits: WaitQueue<PathWait, ClaimGranted>;
   private readonly rooms = new Map<string, RoomIndex>();
 
@@ -144,7 +147,9 @@ export class Paths {
     private readonly c: Ctx,
     private readonly journal: Journal,
     private readonly presence: Presence,
+    private readonly graph: WaitGraph,
   ) {
+    graph.register(this);
     // A request that stops waiting no longer holds back the overlapping ones behind it.
     this.waits = c.waitQueue<PathWait, ClaimGranted>("path", PATH_WAKE_GRACE_MS, {
       onDetach: (w) => this.serve(w.key),
@@ -178,6 +183,13 @@ export class Paths {
       }
       if (w) w.req = want;
       w ??= this.waits.enqueue([room], want, req.agentId);
+      const deadlock = this.graph.detect({ ...this.waitOf(w, conflicts), blocked: true });
+      if (deadlock) {
+        // The caller is the one answered: its call is the one in hand, and it has waited least.
+        this.waits.remove(w);
+        this.journal.record("deadlock.detected", room, { agentId: req.agentId, data: { kind: "path", ...deadlock } });
+        return { done: { granted: false, conflicts, deadlock } };
+      }
       return { wait: w };
     });
     if ("done" in first) return first.done;
@@ -230,6 +242,25 @@ export class Paths {
       const conflicts = this.claimConflicts(room, globs, q.agentId, checkBudget());
       return { clear: conflicts.length === 0, conflicts };
     });
+  }
+
+  waitsOf(agentId: string): Wait[] {
+    return [...this.waits.of(agentId)].map((w) => this.waitOf(w));
+  }
+
+  allWaits(): Wait[] {
+    return [...this.waits.all()].map((w) => this.waitOf(w));
+  }
+
+  /** A request waits for every agent whose claim (or earlier blocked request) overlaps it. */
+  private waitOf(w: PathWaiter, conflicts: Conflict[] = this.blockers(w.req, w, checkBudget())): Wait {
+    const room = w.req.room;
+    const edges = new Map<string, { resource: string; waitsFor: string }>();
+    for (const c of conflicts) {
+      const resource = room === DEFAULT_ROOM ? c.path : `${room}:${c.path}`;
+      edges.set(`${c.heldBy}\u0000${resource}`, { resource, waitsFor: c.heldBy });
+    }
+    return { agentId: w.agentId!, kind: "path", any: false, blocked: w.attached && !w.signal?.aborted, edges: [...edges.values()] };
   }
 
   /** Live claims, oldest first; of one room, or of every room. */

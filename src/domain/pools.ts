@@ -15,6 +15,7 @@
 import { AirlockError } from "../errors.ts";
 import { bindProcess, groupAlive, type ProcessBinding, processUid } from "../machine/process.ts";
 import { type Ctx, secondsSince } from "./context.ts";
+import type { Deadlock, Wait, WaitGraph, WaitSource } from "./deadlock.ts";
 import type { Journal } from "./journal.ts";
 import { assertTtl } from "./locks.ts";
 import { newToken } from "./tokens.ts";
@@ -118,9 +119,12 @@ export interface SlotRefusal {
   capacity: number;
   inUse: number;
   position: number;
-  wakeToken: string;
+  /** Absent only with a deadlock: the request left the line. */
+  wakeToken?: string;
   holders: Holder[];
   ahead: Queued[];
+  /** Waiting would have closed this cycle: answered at once, and the request was withdrawn. */
+  deadlock?: Deadlock;
 }
 
 export type SlotResult = SlotGrant | SlotRefusal;
@@ -160,7 +164,7 @@ export interface ConfigureRequest {
   offerSeconds?: number | undefined;
 }
 
-export class Pools {
+export class Pools implements WaitSource {
   readonly waits: WaitQueue<SlotWait, SlotGrant>;
   private watching = false;
   private readonly rows = new Map<string, PoolRow>();
@@ -168,7 +172,9 @@ export class Pools {
   constructor(
     private readonly c: Ctx,
     private readonly journal: Journal,
+    private readonly graph: WaitGraph,
   ) {
+    graph.register(this);
     this.waits = c.waitQueue<SlotWait, SlotGrant>("slot", POOL_WAKE_GRACE_MS, {
       onExpire: (w) => {
         this.c.store.q("DELETE FROM slot_requests WHERE token = ?").run(w.token);
@@ -215,6 +221,15 @@ export class Pools {
       // The caller is here right now: an offer made to it is claimed at once.
       if (w.req.state === "offered") return { done: this.grantRequest(w, w.req) };
       if (req.waitMs <= 0) return { done: this.refusal(w) };
+      const mine = this.waitOf(w);
+      const deadlock = mine && this.graph.detect({ ...mine, blocked: true });
+      if (deadlock) {
+        // The caller is the one answered: its call is the one in hand. Its request leaves the line.
+        const { wakeToken: _gone, ...refusal } = this.refusal(w);
+        this.withdraw(w, "withdrawn: waiting would have closed a deadlock");
+        this.journal.record("deadlock.detected", req.pool, { agentId: req.agentId, data: { kind: "slot", ...deadlock } });
+        return { done: { ...refusal, position: 0, deadlock } };
+      }
       return { wait: w };
     });
     if ("done" in first) return first.done;
@@ -298,6 +313,28 @@ export class Pools {
 
   list(): PoolView[] {
     return this.c.read(() => this.c.store.q<PoolRow>("SELECT * FROM pools ORDER BY name").all().map((p) => this.view(p)));
+  }
+
+  waitsOf(agentId: string): Wait[] {
+    return [...this.waits.of(agentId)].flatMap((w) => this.waitOf(w) ?? []);
+  }
+
+  allWaits(): Wait[] {
+    return [...this.waits.all()].flatMap((w) => this.waitOf(w) ?? []);
+  }
+
+  /**
+   * A queued request waits for any holder to release or any request ahead to move on (ANY: one
+   * may be enough). An offered or paused request waits for nobody: it can take its turn, or it
+   * is out of line until it calls again.
+   */
+  private waitOf(w: SlotWaiter): Wait | null {
+    if (w.req.state !== "queued") return null;
+    const holders = this.c.store.q<{ agent_id: string }>("SELECT agent_id FROM slots WHERE pool = ? ORDER BY acquired_at, rowid").all(w.key);
+    const line = this.activeLine(w.key);
+    const ahead = line.slice(0, Math.max(0, line.indexOf(w)));
+    const edges = [...holders.map((h) => h.agent_id), ...ahead.map((x) => x.agentId!)].map((id) => ({ resource: w.key, waitsFor: id }));
+    return { agentId: w.agentId!, kind: "slot", any: true, blocked: w.attached && !w.signal?.aborted, edges };
   }
 
   /** Slots an agent holds, by pool (for list_agents and status). */

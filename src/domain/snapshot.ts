@@ -4,11 +4,15 @@
 // tokens: whoever can read the status must not be able to release someone else's claim.
 import type { Store } from "../store/db.ts";
 import { secondsSince, secondsUntil } from "./context.ts";
+import type { CycleStep, Wait } from "./deadlock.ts";
+import type { JournalEntry } from "./journal.ts";
 import type { Kernel } from "./kernel.ts";
 import type { Holder, Queued } from "./pools.ts";
 
 export interface Snapshot {
   source: "daemon" | "database";
+  /** The journal's newest revision when the snapshot was taken: follow the feed from here. */
+  revision: number;
   locks: {
     name: string;
     agent_id: string;
@@ -18,7 +22,7 @@ export interface Snapshot {
     queue_depth: number;
     waiters: { agent_id: string; waiting_seconds: number; blocked: boolean }[];
   }[];
-  agents: { agent_id: string; expires_in_seconds: number; role?: string; locks: string[]; tasks: number[] }[];
+  agents: SnapshotAgent[];
   queues: { queue: string; pending: number; claimed: number; done: number; failed: number; waiters: number }[];
   events: { name: string; generation: number; waiters: number }[];
   notes: number;
@@ -26,7 +30,44 @@ export interface Snapshot {
   pools: SnapshotPool[];
   /** Live path claims, grouped by room (rooms in name order). Never their tokens: a token releases. */
   claims: SnapshotRoomClaims[];
+  /** Who waits for whom across locks, lock groups, slots and path claims; any cycle in it. */
+  graph: WaitGraphView;
+  /** The newest journal entries (at most JOURNAL_TAIL), oldest first, as watch_changes shows them. */
+  journal: ChangeView[];
 }
+
+export interface SnapshotAgent {
+  agent_id: string;
+  expires_in_seconds: number;
+  role?: string;
+  locks: string[];
+  tasks: number[];
+  slots: { pool: string; weight: number }[];
+  claims: { room: string; paths: string[] }[];
+  /** What it stands in line for, and who is in its way. */
+  waiting_for: { kind: WaitKind; resource: string; blocked_by: string[]; blocked: boolean }[];
+}
+
+export type WaitKind = "lock" | "slot" | "path";
+
+/** One edge of the wait-for graph: agent_id waits for waits_for, who holds (or is ahead in line for) resource. */
+export interface WaitEdgeView {
+  agent_id: string;
+  waits_for: string;
+  resource: string;
+  kind: WaitKind;
+  /** The waiter's call is blocked right now (else it keeps its place between calls). */
+  blocked: boolean;
+}
+
+export interface WaitGraphView {
+  edges: WaitEdgeView[];
+  /** Each cycle as its steps in order; the last step's waits_for is the first step's agent_id. */
+  cycles: { agent_id: string; waits_for: string; resource: string }[][];
+}
+
+/** One journal entry as the feed shows it: `at` is ISO 8601 (UTC), the kind's own fields flattened in. */
+export type ChangeView = { revision: number; at: string; kind: string; resource: string; agent_id?: string; reason?: string } & Record<string, unknown>;
 
 export interface SnapshotRoomClaims {
   room: string;
@@ -53,12 +94,20 @@ export interface SnapshotPool {
   }[];
 }
 
+/** How many of the newest journal entries a snapshot carries. */
+export const JOURNAL_TAIL = 50;
+
 type WaiterInfo = { agentId: string; attached: boolean; since: number };
 
 export function buildSnapshot(store: Store, now: number, live?: Kernel): Snapshot {
   const lockWaiters = (name: string): WaiterInfo[] =>
     live ? live.locks.waits.line(name).map((w) => ({ agentId: w.req.agentId, attached: w.attached, since: w.since })) : [];
   const q = <R>(sql: string, ...params: (string | number)[]) => store.db.query(sql).all(...params) as R[];
+
+  // Before the agents: each agent row lists its slots, claims and waits.
+  const pools = live ? livePools(live, now) : storedPools(store, now);
+  const claims = byRoom(live ? liveClaims(live) : storedClaims(store, now), now);
+  const graph = live ? live.graph.view() : { waits: [], cycles: [] };
 
   const locks = q<{ name: string; agent_id: string; fence: number; acquired_at: number; expires_at: number }>(
     "SELECT name, agent_id, fence, acquired_at, expires_at FROM locks WHERE expires_at > ? ORDER BY name",
@@ -85,6 +134,11 @@ export function buildSnapshot(store: Store, now: number, live?: Kernel): Snapsho
     ...(a.role ? { role: a.role } : {}),
     locks: locks.filter((l) => l.agent_id === a.agent_id).map((l) => l.name),
     tasks: q<{ id: number }>("SELECT id FROM tasks WHERE lease_agent = ? AND state = 'claimed' ORDER BY id", a.agent_id).map((t) => t.id),
+    slots: pools.flatMap((p) => p.holders.filter((h) => h.agent_id === a.agent_id).map((h) => ({ pool: p.pool, weight: h.weight }))),
+    claims: claims.flatMap((r) => r.claims.filter((c) => c.agent_id === a.agent_id).map((c) => ({ room: r.room, paths: c.paths }))),
+    waiting_for: graph.waits
+      .filter((w) => w.agentId === a.agent_id)
+      .map((w) => ({ kind: w.kind, resource: w.edges[0]?.resource ?? "", blocked_by: [...new Set(w.edges.map((e) => e.waitsFor))], blocked: w.blocked })),
   }));
 
   const queueRows = q<{ queue: string; state: "pending" | "claimed" | "done" | "failed"; n: number }>(
@@ -105,10 +159,48 @@ export function buildSnapshot(store: Store, now: number, live?: Kernel): Snapsho
   const notes = q<{ n: number }>("SELECT COUNT(*) AS n FROM notes WHERE expires_at IS NULL OR expires_at > ?", now)[0]!.n;
   const counters = q<{ name: string; value: number }>("SELECT name, value FROM counters ORDER BY name");
 
-  const pools = live ? livePools(live, now) : storedPools(store, now);
-  const claims = byRoom(live ? liveClaims(live) : storedClaims(store, now), now);
+  const journal = hasTable(store, "journal")
+    ? q<{ revision: number; at: number; kind: string; resource: string; agent_id: string | null; reason: string | null; data: string | null }>(
+        "SELECT * FROM (SELECT * FROM journal ORDER BY revision DESC LIMIT ?) ORDER BY revision",
+        JOURNAL_TAIL,
+      ).map((r) =>
+        changeView({
+          revision: r.revision,
+          at: r.at,
+          kind: r.kind,
+          resource: r.resource,
+          ...opt("agentId", r.agent_id),
+          ...opt("reason", r.reason),
+          ...(r.data === null ? {} : { data: JSON.parse(r.data) as Record<string, unknown> }),
+        }),
+      )
+    : [];
+  const revision = journal.at(-1)?.revision ?? 0;
 
-  return { source: live ? "daemon" : "database", locks, agents, queues: [...queues.values()], events, notes, counters, pools, claims };
+  return {
+    source: live ? "daemon" : "database",
+    revision,
+    locks,
+    agents,
+    queues: [...queues.values()],
+    events,
+    notes,
+    counters,
+    pools,
+    claims,
+    graph: graphView(graph),
+    journal,
+  };
+}
+
+/** The edges of the wait-for graph, one per (waiter, blocker, resource), and its cycles. */
+function graphView(g: { waits: Wait[]; cycles: CycleStep[][] }): WaitGraphView {
+  const edges = g.waits.flatMap((w) => w.edges.map((e) => ({ agent_id: w.agentId, waits_for: e.waitsFor, resource: e.resource, kind: w.kind, blocked: w.blocked })));
+  return { edges, cycles: g.cycles };
+}
+
+function hasTable(store: Store, name: string): boolean {
+  return store.db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== null;
 }
 
 type ClaimInfo = { room: string; agentId: string; paths: string[]; reason: string | null; fence: number; expiresAt: number };
@@ -121,7 +213,7 @@ function liveClaims(k: Kernel): ClaimInfo[] {
 function storedClaims(store: Store, now: number): ClaimInfo[] {
   type Row = { room: string; agent_id: string; paths: string; reason: string | null; fence: number; expires_at: number };
   // Opened read-only, a database an older daemon wrote has not been migrated: no claims table, no claims.
-  if (!store.db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'path_claims'").get()) return [];
+  if (!hasTable(store, "path_claims")) return [];
   const rows = store.db
     .query("SELECT room, agent_id, paths, reason, fence, expires_at FROM path_claims WHERE expires_at > ? ORDER BY acquired_at, room, fence")
     .all(now) as Row[];
@@ -140,6 +232,19 @@ function byRoom(claims: ClaimInfo[], now: number): SnapshotRoomClaims[] {
 }
 
 const opt = <K extends string, V>(k: K, v: V | null | undefined) => (v === null || v === undefined ? {} : ({ [k]: v } as Record<K, V>));
+
+/** One change as the feed shows it: `at` is an ISO 8601 string (UTC); the kind's fields are flattened in. */
+export function changeView(e: JournalEntry): ChangeView {
+  return {
+    ...e.data,
+    revision: e.revision,
+    at: new Date(e.at).toISOString(),
+    kind: e.kind,
+    resource: e.resource,
+    ...(e.agentId !== undefined ? { agent_id: e.agentId } : {}),
+    ...(e.reason !== undefined ? { reason: e.reason } : {}),
+  };
+}
 
 /** A holder of a slot, as status and the pool tools show it. */
 export function holderWire(h: Holder): SnapshotPool["holders"][number] {

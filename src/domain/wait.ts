@@ -86,6 +86,8 @@ export class WaitQueue<Req, R> {
   private readonly lines = new Map<string, Waiter<Req, R>[]>();
   private readonly byToken = new Map<string, Waiter<Req, R>>();
   private readonly byAgent = new Map<string, Waiter<Req, R>>();
+  /** Every place each agent holds, in any line (the wait-for graph reads it). */
+  private readonly ofAgent = new Map<string, Set<Waiter<Req, R>>>();
 
   constructor(private readonly o: WaitQueueOptions<Req, R>) {}
 
@@ -138,6 +140,11 @@ export class WaitQueue<Req, R> {
   /** 1-based place in line (in key's line; the first key's by default). */
   position(w: Waiter<Req, R>, key: string = w.key): number {
     return this.line(key).indexOf(w) + 1;
+  }
+
+  /** The places this agent holds, in any line. */
+  of(agentId: string): Iterable<Waiter<Req, R>> {
+    return this.ofAgent.get(agentId) ?? [];
   }
 
   keys(): IterableIterator<string> {
@@ -277,6 +284,9 @@ export class WaitQueue<Req, R> {
       const other = this.byAgent.get(k);
       if (other && other !== w) this.remove(other); // never two places for one agent
       this.byAgent.set(k, w);
+      let mine = this.ofAgent.get(w.agentId);
+      if (!mine) this.ofAgent.set(w.agentId, (mine = new Set()));
+      mine.add(w);
     }
     this.byToken.set(w.token, w);
     for (const key of w.keys) {
@@ -293,6 +303,9 @@ export class WaitQueue<Req, R> {
     if (w.agentId !== undefined) {
       const k = agentKey(w.agentId, w.keys);
       if (this.byAgent.get(k) === w) this.byAgent.delete(k);
+      const mine = this.ofAgent.get(w.agentId);
+      mine?.delete(w);
+      if (mine?.size === 0) this.ofAgent.delete(w.agentId);
     }
     for (const key of w.keys) {
       const line = this.lines.get(key);

@@ -140,7 +140,7 @@ describe("pools: FIFO with offers", () => {
       if (op <= 3) {
         const res = await acquire(agent, { weight: r.int(1, 3), wakeToken: wakes.get(agent) }).catch(() => null);
         if (res?.granted) held.push(res.token);
-        else if (res) wakes.set(agent, res.wakeToken);
+        else if (res) wakes.set(agent, res.wakeToken!);
       } else if (op <= 5 && held.length > 0) {
         t.kernel.pools.release(held.splice(r.int(0, held.length - 1), 1)[0]!);
       } else if (op === 6) {
@@ -237,7 +237,7 @@ describe("pools: lifetimes", () => {
     t.clock.advance(9_000);
     expect(pool().inUse).toBe(1);
     const b = await queued("B");
-    expect(t.kernel.pools.release(b.wakeToken)).toBe(true);
+    expect(t.kernel.pools.release(b.wakeToken!)).toBe(true);
     expect(pool().queued).toBe(0);
     expect(t.kernel.pools.release(a.token)).toBe(true);
     expect(t.kernel.pools.release(a.token)).toBe(false);
@@ -265,7 +265,7 @@ describe("pools: lifetimes", () => {
         k.kernel.pools.acquire({ agentId, pool: "heavy", weight: 1, waitMs: 0, ttlMs: TTL, ...more });
       const a = (await go("A")) as SlotGrant;
       const tokens: string[] = [];
-      for (const n of ["B", "C", "D"]) tokens.push(((await go(n)) as SlotRefusal).wakeToken);
+      for (const n of ["B", "C", "D"]) tokens.push(((await go(n)) as SlotRefusal).wakeToken!);
       k.kernel.pools.release(a.token);
       const before = k.kernel.pools.list()[0]!.waiters.map((w) => `${w.agentId}:${w.state}`);
       expect(before).toEqual(["B:offered", "C:queued", "D:queued"]);

@@ -33,6 +33,7 @@ const AGENTS = 60;
 let d: DaemonProcess;
 beforeAll(async () => {
   d = await startDaemon();
+  await d.call("configure_pool", { pool: "soak-pool", capacity: 1, expected_version: 0, author: "soak", reason: "ordered acquirers" });
 });
 afterAll(async () => {
   await d?.kill();
@@ -51,6 +52,9 @@ async function call(tool: string, args: Record<string, unknown>, abortAfterMs?: 
   try {
     const r = await d.call(tool, args, { signal: ctl.signal });
     if (r?.isError) problems.push(`${tool} ${JSON.stringify(args)} → ${JSON.stringify(r)}`);
+    // No caller here can close a cycle (each holds one lock, or takes resources in one global
+    // order): any deadlock answer is a false positive.
+    if (r?.deadlock) problems.push(`false deadlock: ${tool} ${JSON.stringify(args)} → ${JSON.stringify(r.deadlock)}`);
     tick(tool);
     return r;
   } catch (err) {
@@ -157,6 +161,50 @@ test(`a ${SOAK_MS / 1000} s soak of mixed load keeps memory flat and leaves no w
     }
   };
 
+  // Ordered acquirers: each takes a random subset of (a path claim, lock A, lock B, a slot),
+  // always in that global order, waiting for the next while holding the previous ones. Chains
+  // of waits across three primitives, but never a cycle: the deadlock check must never answer.
+  const ordered = async (k: number) => {
+    const r = prng(SEED + 500 + k);
+    const agent = `ordered-${k}`;
+    const ttl = { ttl_seconds: 3 };
+    const steps: { take: () => Promise<any>; ok: (a: any) => boolean; give: (a: any) => Promise<unknown> }[] = [
+      {
+        take: () => call("claim_paths", { agent_id: agent, room: "soak", paths: ["shared/**"], wait_seconds: 1, ...ttl }),
+        ok: (a) => a?.granted === true,
+        give: (a) => call("release_paths", { claim_token: a.claim_token }),
+      },
+      ...["ordered-a", "ordered-b"].map((name) => ({
+        take: () => call("lock_resource", { name, agent_id: agent, wait_seconds: 1, ...ttl }),
+        ok: (a: any) => a?.locked === true,
+        give: (a: any) => call("unlock_resource", { name, lock_token: a.lock_token }),
+      })),
+      {
+        take: () => call("acquire_slot", { agent_id: agent, pool: "soak-pool", wait_seconds: 1, ...ttl }),
+        ok: (a) => a?.granted === true,
+        give: (a) => call("release_slot", { slot_token: a.slot_token ?? a.wake_token }),
+      },
+    ];
+    while (running()) {
+      const held: { give: (a: any) => Promise<unknown>; answer: any }[] = [];
+      let all = true;
+      for (const step of steps) {
+        if (!r.chance(0.6)) continue;
+        const a = await step.take();
+        if (!step.ok(a)) {
+          if (a?.wake_token && step === steps[3]) await step.give(a); // a queued slot request is withdrawn
+          all = false;
+          break;
+        }
+        held.push({ give: step.give, answer: a });
+      }
+      saw(all ? "ordered: took its subset" : "ordered: gave up mid-way");
+      await pause(r, 5, 40);
+      for (const h of held.reverse()) await h.give(h.answer);
+      await pause(r, 5, 30);
+    }
+  };
+
   // Agents with one-second heartbeats: some unregister, the rest lapse, each holding a lock
   // that its departure must release.
   const presence = async () => {
@@ -208,6 +256,7 @@ test(`a ${SOAK_MS / 1000} s soak of mixed load keeps memory flat and leaves no w
     ...Array.from({ length: CLAIMERS }, (_, k) => claimer(k)),
     noter(),
     presence(),
+    ...Array.from({ length: 4 }, (_, k) => ordered(k)),
     sampler(),
   ]);
   const totalOps = Object.values(ops).reduce((a, b) => a + b, 0);

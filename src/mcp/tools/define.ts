@@ -29,6 +29,12 @@ export function defineTool<S extends ArgsSchema>(tool: Tool<S>): Tool {
 }
 
 /** Seconds remaining, rounded up, for v2's expires_in_seconds fields. */
+/** The sentence every blocking tool that can close a wait-for cycle adds to its description. */
+export const DEADLOCK_NOTE =
+  " If waiting would close a deadlock (you hold what the agents you wait for are waiting for, across locks, slots and " +
+  "path claims), you get deadlock:{cycle:[{agent_id, waits_for, resource}]} at once instead, and no place in line: " +
+  "release what you hold, then retry.";
+
 export function inSeconds(kernel: Kernel, at: number): number {
   return secondsUntil(at, kernel.clock.now());
 }

@@ -1,24 +1,11 @@
 // The change feed: watch_changes reads the journal from a revision onward and, when nothing
 // matches yet, blocks until a matching change commits.
 import * as v from "valibot";
-import type { JournalEntry } from "../../domain/journal.ts";
+import { changeView } from "../../domain/snapshot.ts";
 import { clampedSeconds, int, text, textList } from "./args.ts";
 import { defineTool } from "./define.ts";
 
 export const MAX_WATCH_LIMIT = 1000;
-
-/** One change as the feed shows it: `at` is an ISO 8601 string (UTC); the kind's fields are flattened in. */
-export function changeView(e: JournalEntry): Record<string, unknown> {
-  return {
-    ...e.data,
-    revision: e.revision,
-    at: new Date(e.at).toISOString(),
-    kind: e.kind,
-    resource: e.resource,
-    ...(e.agentId !== undefined ? { agent_id: e.agentId } : {}),
-    ...(e.reason !== undefined ? { reason: e.reason } : {}),
-  };
-}
 
 export const journalTools = [
   defineTool({

@@ -4,7 +4,7 @@ import { secondsSince } from "../../domain/context.ts";
 import type { AcquireResult } from "../../domain/locks.ts";
 import type { Kernel } from "../../domain/kernel.ts";
 import { clampedSeconds, MAX_ID_LENGTH, text, textList, ttlArgs, ttlSeconds } from "./args.ts";
-import { compact, defineTool, inSeconds } from "./define.ts";
+import { compact, DEADLOCK_NOTE, defineTool, inSeconds } from "./define.ts";
 
 export const DEFAULT_LOCK_TTL_SECONDS = 900; // v2's default: long enough for an npm install
 const RETRY_WITH = (token: string) => `call lock_resource again with wake_token=${token} to keep your place in line`;
@@ -34,6 +34,7 @@ function acquireResult(k: Kernel, r: AcquireResult) {
     wake_token: r.wake?.token,
     queue_position: r.wake?.position,
     retry_with: r.wake ? RETRY_WITH(r.wake.token) : undefined,
+    deadlock: r.deadlock,
   });
 }
 
@@ -49,7 +50,7 @@ export const lockTools = [
       "instead of polling; waiters are served first come, first served. On success you get lock_token: keep it, " +
       "it is the only way to unlock_resource or renew_lock. Release as soon as the critical section ends. " +
       "If the wait times out you get wake_token: call again with it to keep your place in line. " +
-      "Locks expire after ttl_seconds (default 900); renew_lock for longer work. Not re-entrant.",
+      "Locks expire after ttl_seconds (default 900); renew_lock for longer work. Not re-entrant." + DEADLOCK_NOTE,
     args: v.object({
       name: text("name", "The resource to lock, e.g. `file:/repo/package.json` or `npm-install`."),
       agent_id: agentId("Who you are, e.g. `agent:claude-session-abc`. Shown to others as held_by."),
@@ -130,7 +131,7 @@ export const lockTools = [
       "each with unlock_resource. If any is held you get nothing and held_by names the holder of the first held name. " +
       "Pass wait_seconds (up to 50) to block until every name is free and take them together: you wait in line on " +
       "each name, nobody barges past you, and you never hold some of them while waiting. If the wait times out you " +
-      "get wake_token: call again with the same names and it to keep your place.",
+      "get wake_token: call again with the same names and it to keep your place." + DEADLOCK_NOTE,
     args: v.object({
       names: textList("names", "The resources to lock together."),
       agent_id: agentId("Who you are."),
@@ -149,6 +150,7 @@ export const lockTools = [
           wake_token: r.wake?.token,
           queue_position: r.wake?.position,
           retry_with: r.wake ? RETRY_MANY_WITH(r.wake.token) : undefined,
+          deadlock: r.deadlock,
         });
       }
       return { locked: true, tokens: r.tokens, fences: r.fences, expires_in_seconds: inSeconds(kernel, r.expiresAt!) };

@@ -4,7 +4,7 @@ import * as v from "valibot";
 import type { Kernel } from "../../domain/kernel.ts";
 import { type Claim, type ClaimResult, type Conflict, DEFAULT_ROOM } from "../../domain/paths.ts";
 import { clampedSeconds, MAX_ID_LENGTH, text, textList, ttlArgs, ttlSeconds } from "./args.ts";
-import { compact, defineTool, inSeconds } from "./define.ts";
+import { compact, DEADLOCK_NOTE, defineTool, inSeconds } from "./define.ts";
 
 export const DEFAULT_CLAIM_TTL_SECONDS = 900; // an editing session on one region; renew_paths for longer
 const RETRY_WITH = (token: string) =>
@@ -38,6 +38,7 @@ function claimResult(k: Kernel, r: ClaimResult) {
     wake_token: r.wake?.token,
     queue_position: r.wake?.position,
     retry_with: r.wake ? RETRY_WITH(r.wake.token) : undefined,
+    deadlock: r.deadlock,
   });
 }
 
@@ -67,7 +68,7 @@ export const pathTools = [
       "granted:false and conflicts, each naming the holder, its pattern and a witness, a concrete path both patterns " +
       "match. Prefer to re-scope to another region, or message the holder, rather than wait; wait_seconds (up to 50) " +
       "queues you fairly behind the overlapping claims instead. Claims are advisory (no file is locked), expire after " +
-      "ttl_seconds (default 900) and vanish when your presence lapses. release_paths as soon as you are done.",
+      "ttl_seconds (default 900) and vanish when your presence lapses. release_paths as soon as you are done." + DEADLOCK_NOTE,
     args: v.object({
       agent_id: agentId("Who you are, e.g. `agent:claude-session-abc`. Shown to others as held_by."),
       paths: textList("paths", "Globs of repository-relative paths, e.g. [`src/api/**`, `package.json`]."),

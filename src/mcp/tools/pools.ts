@@ -5,7 +5,7 @@ import type { Kernel } from "../../domain/kernel.ts";
 import { DEFAULT_POOL, type SlotResult } from "../../domain/pools.ts";
 import { holderWire, livePools, queuedWire } from "../../domain/snapshot.ts";
 import { clampedSeconds, int, MAX_ID_LENGTH, text, ttlArgs, ttlSeconds } from "./args.ts";
-import { compact, defineTool, inSeconds } from "./define.ts";
+import { compact, DEADLOCK_NOTE, defineTool, inSeconds } from "./define.ts";
 
 export const DEFAULT_SLOT_TTL_SECONDS = 900; // like a lock: long enough for a build, renew for longer
 const MAX_CAPACITY = 1024; // far beyond any machine's cores; a typo like 1e9 is refused
@@ -29,7 +29,7 @@ function slotResult(k: Kernel, r: SlotResult) {
       bound_pid: r.pid,
     });
   }
-  return {
+  return compact({
     granted: false,
     pool: r.pool,
     capacity: r.capacity,
@@ -41,8 +41,9 @@ function slotResult(k: Kernel, r: SlotResult) {
       const { state: _s, blocked: _b, offer_expires_in_seconds: _o, ...rest } = queuedWire(q, k.clock.now());
       return rest;
     }),
-    retry_with: RETRY_WITH(r.wakeToken),
-  };
+    retry_with: r.wakeToken === undefined ? undefined : RETRY_WITH(r.wakeToken),
+    deadlock: r.deadlock,
+  });
 }
 
 export const poolTools = [
@@ -61,7 +62,7 @@ export const poolTools = [
       "the wake_token claims it. Miss the window and you are paused; your next call puts you back at the tail. " +
       "Pass pid (your job's process) to bind the slot to its process group: it is then released the moment the " +
       "group exits and never expires for age. Without pid it expires after ttl_seconds (default 900); renew_slot " +
-      "for longer. From a shell, `airlock run -- CMD` does all of this for you.",
+      "for longer. From a shell, `airlock run -- CMD` does all of this for you." + DEADLOCK_NOTE,
     args: v.object({
       agent_id: text("agent_id", "Who you are, e.g. `agent:claude-session-abc`.", MAX_ID_LENGTH),
       pool: v.optional(pool, DEFAULT_POOL),

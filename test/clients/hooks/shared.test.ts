@@ -56,6 +56,9 @@ describe("repoPath", () => {
 describe("othersSummary", () => {
   const snap: Snapshot = {
     source: "daemon",
+    revision: 0,
+    graph: { edges: [], cycles: [] },
+    journal: [],
     locks: [
       { name: "db", agent_id: "me", expires_in_seconds: 9, held_seconds: 1, fence: 1, queue_depth: 0, waiters: [] },
       { name: "npm", agent_id: "b", expires_in_seconds: 9, held_seconds: 4, fence: 2, queue_depth: 1, waiters: [] },

@@ -13,6 +13,7 @@ import { createLog } from "./log.ts";
 import { plain } from "./mcp/guard.ts";
 import { type App, createApp, type Listening, listen, listenUnix } from "./mcp/server.ts";
 import { openStore, type Store } from "./store/db.ts";
+import { createDashboard } from "./ui/serve.ts";
 import { VERSION } from "./version.ts";
 
 const log = createLog("daemon");
@@ -90,12 +91,15 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
     throw err;
   }
   const machine = { addresses: Object.values(networkInterfaces()).flatMap((l) => (l ?? []).map((i) => i.address)), hostname: hostname() };
-  app = createApp({ kernel, token, extraHosts: boundHostNames(s.host, machine) });
+  const extraHosts = boundHostNames(s.host, machine);
+  const dashboard = createDashboard({ kernel, token, extraHosts, port: listening.server.port ?? s.port });
+  app = createApp({ kernel, token, extraHosts, dashboard });
 
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
+    dashboard.close(); // open change feeds end, so the graceful stop need not wait for them
     kernel.close(); // answers blocked calls before the connections close
     // A graceful stop lets those answers (computed a few microtasks later) go out; stop(true)
     // at once would reset their connections. A client that lingers is cut after the grace.

@@ -17,6 +17,7 @@ import { setupCommand } from "./setup.ts";
 import { hookCommand } from "./hook.ts";
 import { statusCommand } from "./status.ts";
 import { tokenCommand } from "./token.ts";
+import { uiCommand } from "./ui.ts";
 import { versionCommand } from "./version.ts";
 import { waitCommand } from "./wait.ts";
 import { watchCommand } from "./watch.ts";
@@ -27,6 +28,7 @@ export const mainCommand = defineCommand({
     daemon: daemonCommand,
     status: statusCommand,
     watch: watchCommand,
+    ui: uiCommand,
     log: logCommand,
     call: callCommand,
     run: runSlotCommand,

@@ -19,11 +19,27 @@ export interface Ctx {
   tx<T>(fn: () => SyncOnly<T>): T;
   /** A read of current state (due expiries processed first, if any). */
   read<T>(fn: () => T): T;
-  /** A waiter queue whose detached waiters keep their place for graceMs; hooks give its policy. */
-  waitQueue<Req, R>(name: string, graceMs: number, hooks?: Pick<WaitQueueOptions<Req, R>, "onDetach" | "onExpire">): WaitQueue<Req, R>;
+  /**
+   * A waiter queue whose detached waiters keep their place for graceMs; hooks give its policy.
+   * Unless `quiet`, changes to its lines are announced to onWaitsChanged listeners.
+   */
+  waitQueue<Req, R>(name: string, graceMs: number, hooks?: Pick<WaitQueueOptions<Req, R>, "onDetach" | "onExpire">, quiet?: boolean): WaitQueue<Req, R>;
+  /**
+   * Calls fn once, the next time any resource line changes (a waiter joins or leaves, or starts
+   * or stops blocking): what the dashboard shows but the journal does not record. Returns a
+   * function that cancels it.
+   */
+  onceWaitsChanged(fn: () => void): () => void;
 }
 
 export function createCtx(store: Store, clock: Clock): Ctx {
+  let waitListeners = new Set<() => void>();
+  const waitsChanged = () => {
+    if (waitListeners.size === 0) return; // the common case: nobody watches
+    const due = waitListeners;
+    waitListeners = new Set();
+    for (const fn of due) fn();
+  };
   const scheduler = new Scheduler(
     clock,
     (work) => store.tx(work),
@@ -47,7 +63,11 @@ export function createCtx(store: Store, clock: Clock): Ctx {
       if (scheduler.hasDue()) store.tx(() => scheduler.runDue());
       return fn();
     },
-    waitQueue(name, graceMs, hooks = {}) {
+    onceWaitsChanged(fn) {
+      waitListeners.add(fn);
+      return () => void waitListeners.delete(fn);
+    },
+    waitQueue(name, graceMs, hooks = {}, quiet = false) {
       return new WaitQueue({
         name,
         clock,
@@ -56,6 +76,7 @@ export function createCtx(store: Store, clock: Clock): Ctx {
         tx: (fn) => store.tx(fn),
         graceMs,
         onError: (err) => log.error(`a ${name} waiter's hand-back failed:`, err),
+        ...(quiet ? {} : { onChange: waitsChanged }),
         ...hooks,
       });
     },

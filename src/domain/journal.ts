@@ -88,7 +88,7 @@ export class Journal {
     this.retentionMs = o.retentionMs ?? JOURNAL_DAYS * 24 * 3600 * 1000;
     this.maxEntries = Math.max(1, o.maxEntries ?? JOURNAL_MAX);
     this.benchOff = o.benchOff === true;
-    this.waits = c.waitQueue("journal", 0);
+    this.waits = c.waitQueue("journal", 0, {}, true); // quiet: watchers are not what the dashboard shows
     this.armTrim();
   }
 

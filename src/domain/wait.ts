@@ -62,6 +62,8 @@ export interface WaitQueueOptions<Req, R> {
   onExpire?: (w: Waiter<Req, R>) => void;
   /** Reports a revoke that failed; the waiter's call is answered as aborted regardless. */
   onError?: (err: unknown) => void;
+  /** Runs whenever a waiter joins or leaves a line, or its call starts or stops blocking. */
+  onChange?: () => void;
 }
 
 export interface EnqueueOptions {
@@ -170,10 +172,12 @@ export class WaitQueue<Req, R> {
       const onAbort = () => this.detach(w, { kind: "aborted" });
       w.attached = true;
       w.signal = signal;
+      this.o.onChange?.();
       w.settle = (outcome) => {
         w.settle = undefined;
         w.attached = false;
         if (w.signal === signal) w.signal = undefined;
+        this.o.onChange?.();
         this.o.scheduler.cancel(this.deadlineKey(w));
         signal?.removeEventListener("abort", onAbort);
         resolve(outcome);
@@ -279,6 +283,7 @@ export class WaitQueue<Req, R> {
 
   /** Inserts w into each of its lines by arrival order (at the tail, unless reinstated). */
   private link(w: Waiter<Req, R>): void {
+    this.o.onChange?.();
     if (w.agentId !== undefined) {
       const k = agentKey(w.agentId, w.keys);
       const other = this.byAgent.get(k);
@@ -300,6 +305,7 @@ export class WaitQueue<Req, R> {
 
   private unlink(w: Waiter<Req, R>): void {
     if (!this.byToken.delete(w.token)) return;
+    this.o.onChange?.();
     if (w.agentId !== undefined) {
       const k = agentKey(w.agentId, w.keys);
       if (this.byAgent.get(k) === w) this.byAgent.delete(k);

@@ -1,5 +1,6 @@
 // Our own thin JSON-RPC 2.0 dispatcher. It keeps v2's wire behaviour exactly: no Accept header
 // or initialize required, one application/json body per request, parse errors as HTTP 200.
+import type { Dashboard } from "../ui/serve.ts";
 import type { Kernel } from "../domain/kernel.ts";
 import { statusSnapshot } from "../domain/snapshot.ts";
 import { pidNamespace } from "../machine/process.ts";
@@ -63,6 +64,8 @@ export const parseErrorReply = (): RpcReply => failure(null, PARSE_ERROR, "parse
 export interface DispatchContext {
   kernel: Kernel;
   signal?: AbortSignal | undefined;
+  /** Issues the one-time codes of airlock/ui-code. */
+  dashboard?: Pick<Dashboard, "newCode"> | undefined;
 }
 
 export async function dispatch(bodyText: string, ctx: DispatchContext): Promise<RpcReply> {
@@ -111,6 +114,10 @@ export async function dispatch(bodyText: string, ctx: DispatchContext): Promise<
     case "airlock/status":
       // Not MCP: what `airlock status` and `airlock watch` show, with waiters and queue depth.
       return reply(rid, statusSnapshot(ctx.kernel));
+    case "airlock/ui-code":
+      // Not MCP: a one-time code `airlock ui` opens the dashboard with (it becomes a cookie).
+      if (!ctx.dashboard) return failure(rid, METHOD_NOT_FOUND, "this daemon serves no dashboard");
+      return reply(rid, ctx.dashboard.newCode());
     case "airlock/identity":
       // Not MCP: which daemon answers, and in which PID namespace its pids mean something.
       // `airlock run` compares the namespace with its own before it binds a slot to a pid.

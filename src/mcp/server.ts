@@ -3,6 +3,8 @@
 // that disconnects while blocked is detached from its wait at once. One app serves both the TCP
 // listener and the Unix socket; each listener says which it is, and only the guards care.
 import type { Kernel } from "../domain/kernel.ts";
+import { createLog } from "../log.ts";
+import type { Dashboard } from "../ui/serve.ts";
 import { checkHost, checkRpcRequest, type GuardOptions, plain, readBody, type Transport } from "./guard.ts";
 import { dispatch } from "./jsonrpc.ts";
 
@@ -10,8 +12,12 @@ import { dispatch } from "./jsonrpc.ts";
 // room for a slow client on top of the longest wait (Bun allows at most 255).
 export const IDLE_TIMEOUT_SECONDS = 120;
 
+const log = createLog("http");
+
 export interface AppOptions extends GuardOptions {
   kernel: Kernel;
+  /** The web dashboard at /ui; without it /ui is not found. */
+  dashboard?: Dashboard;
 }
 
 export interface App {
@@ -29,13 +35,14 @@ export function createApp(o: AppOptions): App {
         if (req.method !== "GET" && req.method !== "HEAD") return plain(405, "method not allowed", { allow: "GET" });
         return checkHost(req, o, via) ?? plain(200, "ok");
       }
+      if (o.dashboard && (pathname === "/ui" || pathname.startsWith("/ui/"))) return o.dashboard.fetch(req, pathname, via);
       if (pathname !== "/") return plain(404, "not found");
       if (req.method !== "POST") return plain(405, "method not allowed", { allow: "POST" });
       const refused = checkRpcRequest(req, o, via);
       if (refused) return refused;
       const body = await readBody(req);
       if (body instanceof Response) return body;
-      const r = await dispatch(body, { kernel: o.kernel, signal: req.signal });
+      const r = await dispatch(body, { kernel: o.kernel, signal: req.signal, dashboard: o.dashboard });
       if (r.kind === "accepted") return new Response(null, { status: 202 });
       return new Response(JSON.stringify(r.body), { status: 200, headers: JSON_HEADERS });
     },
@@ -69,7 +76,10 @@ const SERVE_OPTIONS = {
   idleTimeout: IDLE_TIMEOUT_SECONDS,
   // Our own guard answers 413 at 1 MiB, in the spec's order; this only stops absurd uploads.
   maxRequestBodySize: 8 * 1024 * 1024,
-  error: () => plain(500, "internal error"),
+  error: (err: Error) => {
+    log.error(`internal error: ${err.stack ?? err.message}`);
+    return plain(500, "internal error");
+  },
 };
 
 export function listen(app: App, host: string, port: number): Listening {

@@ -99,17 +99,23 @@ export class Journal {
    */
   record(kind: string, resource: string, f: RecordFields = {}): number {
     if (this.benchOff && !kind.startsWith("pool.") && !kind.startsWith("path.")) return 0;
-    const row = this.c.store
-      .q<{ revision: number }>("INSERT INTO journal (at, kind, resource, agent_id, reason, data) VALUES (?, ?, ?, ?, ?, ?) RETURNING revision")
-      .get(this.c.clock.now(), kind, resource, f.agentId ?? null, f.reason ?? null, f.data ? JSON.stringify(f.data) : null)!;
-    for (const w of [...this.waits.line("journal")]) {
-      if (matches(w.req, kind, resource)) this.waits.grant(w, true);
+    // run() and its lastInsertRowid, not RETURNING: the rowid SQLite assigns is the revision,
+    // and a RETURNING row costs about 0.8 µs more per insert (a result row built and read).
+    const revision = Number(
+      this.c.store
+        .q("INSERT INTO journal (at, kind, resource, agent_id, reason, data) VALUES (?, ?, ?, ?, ?, ?)")
+        .run(this.c.clock.now(), kind, resource, f.agentId ?? null, f.reason ?? null, f.data ? JSON.stringify(f.data) : null).lastInsertRowid,
+    );
+    const line = this.waits.line("journal");
+    if (line.length > 0) {
+      // A copy: a grant takes the waiter out of the line being walked.
+      for (const w of [...line]) if (matches(w.req, kind, resource)) this.waits.grant(w, true);
     }
     if (++this.sinceCountCheck >= COUNT_CHECK_EVERY) {
       this.sinceCountCheck = 0;
-      this.trimByCount(row.revision, COUNT_SLACK);
+      this.trimByCount(revision, COUNT_SLACK);
     }
-    return row.revision;
+    return revision;
   }
 
   /**

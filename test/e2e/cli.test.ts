@@ -85,6 +85,41 @@ describe("status", () => {
     }
   });
 
+  test("status shows the dashboard's sections: what each agent holds and waits for, the wait-for graph with its cycle, the newest changes", async () => {
+    await d.call("configure_pool", { pool: "cli-gpu", capacity: 1, expected_version: 0, author: "test", reason: "test" });
+    await d.call("register_agent", { agent_id: "st-a", ttl_seconds: 60, role: "lead" });
+    await d.call("register_agent", { agent_id: "st-b", ttl_seconds: 60 });
+    const x = await d.call("lock_resource", { name: "st-x", agent_id: "st-a", ttl_seconds: 60 });
+    const y = await d.call("lock_resource", { name: "st-y", agent_id: "st-b", ttl_seconds: 60 });
+    const slot = await d.call("acquire_slot", { agent_id: "st-a", pool: "cli-gpu", ttl_seconds: 60 });
+    const claim = await d.call("claim_paths", { agent_id: "st-b", room: "st-room", paths: ["src/**"], ttl_seconds: 60 });
+    // Each waits for the other's lock between calls (timed out, places kept): a cycle in the graph.
+    await d.call("lock_resource", { name: "st-y", agent_id: "st-a", ttl_seconds: 60, wait_seconds: 1 });
+    await d.call("lock_resource", { name: "st-x", agent_id: "st-b", ttl_seconds: 60, wait_seconds: 1 });
+    try {
+      const human = await runCli(["status"], env);
+      expect(human.code).toBe(0);
+      const out = human.stdout;
+      const agentA = out.split("\n").find((l) => l.trimStart().startsWith("st-a [lead]"));
+      expect(agentA).toContain("holds lock st-x, slot cli-gpu×1");
+      expect(agentA).toContain("waits for lock st-y (st-b) away");
+      expect(out.split("\n").find((l) => l.trimStart().startsWith("st-b  heartbeat"))).toContain("paths src/**");
+      expect(out).toMatch(/WAITS \(2\)\n {2}deadlock: st-a → \(st-y\) → st-b → \(st-x\) → st-a\n/);
+      expect(out).toContain("st-a → st-b  lock st-y, between calls");
+      const recent = out.slice(out.indexOf("RECENT CHANGES"));
+      expect(recent).toMatch(/^RECENT CHANGES to revision \d+ \(10\)/);
+      expect(recent).toContain("lock.granted");
+      expect(recent).toContain("path.granted");
+    } finally {
+      await d.call("unlock_resource", { name: "st-x", lock_token: x.lock_token });
+      await d.call("unlock_resource", { name: "st-y", lock_token: y.lock_token });
+      await d.call("release_slot", { slot_token: slot.slot_token });
+      await d.call("release_paths", { claim_token: claim.claim_token });
+      await d.call("unregister_agent", { agent_id: "st-a" });
+      await d.call("unregister_agent", { agent_id: "st-b" });
+    }
+  });
+
   test("when the daemon is down, status reads the database and says so", async () => {
     const own = await startDaemon();
     try {

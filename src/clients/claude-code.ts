@@ -109,6 +109,9 @@ export function claudePaths(ctx: SetupContext): { mcp: string; settings: string;
   if (ctx.project) {
     return { mcp: join(ctx.project, ".mcp.json"), settings: join(ctx.project, ".claude", "settings.json"), policy: join(ctx.project, "CLAUDE.md") };
   }
+  // With CLAUDE_CONFIG_DIR, Claude Code keeps all of these there, .claude.json included.
+  const dir = ctx.claudeConfigDir;
+  if (dir) return { mcp: join(dir, ".claude.json"), settings: join(dir, "settings.json"), policy: join(dir, "CLAUDE.md") };
   return { mcp: join(ctx.home, ".claude.json"), settings: join(ctx.home, ".claude", "settings.json"), policy: join(ctx.home, ".claude", "CLAUDE.md") };
 }
 
@@ -117,6 +120,7 @@ export const claudeCode: Client = {
   name: "Claude Code",
   docs: ["https://code.claude.com/docs/en/mcp", "https://docs.claude.com/en/docs/claude-code/hooks", "https://docs.anthropic.com/en/docs/claude-code/memory"],
   detect(ctx) {
+    if (ctx.claudeConfigDir && existsSync(ctx.claudeConfigDir)) return ctx.claudeConfigDir;
     if (existsSync(join(ctx.home, ".claude.json"))) return join(ctx.home, ".claude.json");
     if (existsSync(join(ctx.home, ".claude"))) return join(ctx.home, ".claude");
     return Bun.which("claude") ?? undefined;

@@ -25,6 +25,10 @@ export interface SetupContext {
   /** `--project DIR`, absolute; undefined for the user scope. */
   project?: string;
   xdgConfigHome: string;
+  /** CLAUDE_CONFIG_DIR when set: Claude Code then keeps its user files there, .claude.json too. */
+  claudeConfigDir?: string;
+  /** CODEX_HOME when set (else ~/.codex): Codex's user config, hooks and AGENTS.md. */
+  codexHome?: string;
   /** http://127.0.0.1:PORT/ */
   url: string;
   tokenPath: string;
@@ -67,6 +71,8 @@ export function setupContext(o: { project?: string; home?: string } = {}): Setup
     home,
     project: o.project === undefined ? undefined : resolve(o.project),
     xdgConfigHome: env.xdgConfigHome ?? join(home, ".config"),
+    ...(env.claudeConfigDir ? { claudeConfigDir: resolve(env.claudeConfigDir) } : {}),
+    ...(env.codexHome ? { codexHome: resolve(env.codexHome) } : {}),
     url: `http://${DEFAULT_HOST}:${port}/`,
     tokenPath: tokenPath(),
     token: clientToken(),

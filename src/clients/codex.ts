@@ -181,12 +181,15 @@ export function tomlServerPart(o: { path: string; entry: Record<string, unknown>
   };
 }
 
+/** Codex's user folder: CODEX_HOME, else ~/.codex. */
+const codexHome = (ctx: SetupContext) => ctx.codexHome ?? join(ctx.home, ".codex");
+
 export function codexPaths(ctx: SetupContext): { config: string; hooks: string; policy: string } {
   if (ctx.project) {
     const dir = join(ctx.project, ".codex");
     return { config: join(dir, "config.toml"), hooks: join(dir, "hooks.json"), policy: join(ctx.project, "AGENTS.md") };
   }
-  const dir = join(ctx.home, ".codex");
+  const dir = codexHome(ctx);
   return { config: join(dir, "config.toml"), hooks: join(dir, "hooks.json"), policy: join(dir, "AGENTS.md") };
 }
 
@@ -199,7 +202,7 @@ export const codex: Client = {
     "https://developers.openai.com/codex/guides/agents-md",
   ],
   detect(ctx) {
-    const dir = join(ctx.home, ".codex");
+    const dir = codexHome(ctx);
     if (existsSync(dir)) return dir;
     return Bun.which("codex") ?? undefined;
   },

@@ -66,4 +66,12 @@ export const env = {
   get xdgConfigHome(): string | undefined {
     return str("XDG_CONFIG_HOME");
   },
+  /** Claude Code's own: where it keeps .claude.json, settings.json and CLAUDE.md instead of ~. */
+  get claudeConfigDir(): string | undefined {
+    return str("CLAUDE_CONFIG_DIR");
+  },
+  /** Codex's own: its home instead of ~/.codex. */
+  get codexHome(): string | undefined {
+    return str("CODEX_HOME");
+  },
 };

@@ -57,6 +57,20 @@ describe("airlock setup claude-code (real CLI, temporary HOME)", () => {
     expect(existsSync(join(home, ".claude.json.airlock-backup"))).toBe(false); // nothing of the user's to back up
   });
 
+  test("with CLAUDE_CONFIG_DIR, everything goes where Claude Code then reads it, .claude.json included; nothing in HOME", async () => {
+    const home = tempHome();
+    const dir = join(home, "cfg", "claude");
+    const r = await setup(home, [], { CLAUDE_CONFIG_DIR: dir });
+    expect(r.code).toBe(0);
+    expect(read(join(dir, ".claude.json"))).toBe(EXPECTED_CLAUDE_JSON);
+    expect(read(join(dir, "settings.json"))).toBe(EXPECTED_SETTINGS);
+    expect(read(join(dir, "CLAUDE.md"))).toBe(policyBlock());
+    expect(existsSync(join(home, ".claude.json"))).toBe(false);
+    expect(existsSync(join(home, ".claude"))).toBe(false);
+    expect((await setup(home, ["--remove"], { CLAUDE_CONFIG_DIR: dir })).code).toBe(0);
+    expect(existsSync(join(dir, ".claude.json"))).toBe(false);
+  });
+
   test("a second run changes nothing", async () => {
     const home = tempHome();
     await setup(home);

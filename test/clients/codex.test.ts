@@ -10,6 +10,7 @@ import { parse as parseToml } from "@decimalturn/toml-patch";
 import { applyParts, diffOf, policyBlock, type SetupContext } from "../../src/clients/client.ts";
 import { codex, CODEX_EDIT_MATCHER, tomlServerPart } from "../../src/clients/codex.ts";
 import { codex as codexHook } from "../../src/clients/hooks/codex.ts";
+import { runCli } from "../helpers/daemon.ts";
 
 const TOKEN = "c".repeat(64);
 
@@ -68,6 +69,17 @@ describe("airlock setup codex", () => {
     await run(ctx, { remove: true });
     for (const f of ["config.toml", "hooks.json", "AGENTS.md"]) expect(existsSync(join(dir, f))).toBe(false);
     expect(existsSync(join(ctx.airlockHome, "setup-state.json"))).toBe(false);
+  });
+
+  test("with CODEX_HOME, the user scope goes there, and nothing into ~/.codex", async () => {
+    const home = mkdtempSync(join(tmpdir(), "airlock-codex-"));
+    const codexHome = join(home, "elsewhere", "codex");
+    const r = await runCli(["setup", "codex"], { HOME: home, AIRLOCK_HOME: join(home, ".airlock"), AIRLOCK_PORT: "27183", CODEX_HOME: codexHome });
+    expect(r.code).toBe(0);
+    expect(read(join(codexHome, "config.toml"))).toBe(EXPECTED_CONFIG);
+    expect(existsSync(join(codexHome, "hooks.json"))).toBe(true);
+    expect(read(join(codexHome, "AGENTS.md"))).toBe(policyBlock());
+    expect(existsSync(join(home, ".codex"))).toBe(false);
   });
 
   test("project scope: DIR/.codex/config.toml, DIR/.codex/hooks.json and DIR/AGENTS.md; nothing in HOME", async () => {

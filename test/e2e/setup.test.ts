@@ -15,7 +15,9 @@ if (!haveClaude) console.log(`skipping the Claude Code e2e: ${CLAUDE} is missing
 
 async function claudeMcpList(home: string, extra: Record<string, string> = {}): Promise<string> {
   const env: Record<string, string | undefined> = { ...process.env, HOME: home, DISABLE_AUTOUPDATER: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", ...extra };
-  for (const k of Object.keys(env)) if (k.startsWith("ANTHROPIC_") || k === "CLAUDE_CONFIG_DIR" || (k === "AIRLOCK_TOKEN" && !extra.AIRLOCK_TOKEN)) delete env[k];
+  for (const k of Object.keys(env)) {
+    if (k.startsWith("ANTHROPIC_") || (k === "CLAUDE_CONFIG_DIR" && !extra.CLAUDE_CONFIG_DIR) || (k === "AIRLOCK_TOKEN" && !extra.AIRLOCK_TOKEN)) delete env[k];
+  }
   const proc = Bun.spawn([CLAUDE, "mcp", "list"], { cwd: home, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   const timer = setTimeout(() => proc.kill(9), 60_000);
   const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
@@ -47,6 +49,13 @@ describe("airlock setup claude-code with the real Claude Code CLI", () => {
         // And --remove takes it away again.
         expect((await runCli(["setup", "claude-code", "--remove"], env)).code).toBe(0);
         expect(await claudeMcpList(home)).not.toContain("airlock:");
+
+        // With CLAUDE_CONFIG_DIR set, setup writes where Claude Code then reads.
+        const configDir = join(home, "claude-config");
+        expect((await runCli(["setup", "claude-code"], { ...env, CLAUDE_CONFIG_DIR: configDir })).code).toBe(0);
+        const relocated = await claudeMcpList(home, { CLAUDE_CONFIG_DIR: configDir });
+        expect(relocated.split("\n").find((l) => l.startsWith("airlock:"))).toBe(`airlock: http://127.0.0.1:${d.port}/ (HTTP) - ✔ Connected`);
+        expect(await claudeMcpList(home)).not.toContain("airlock:"); // and not in the default place
       } finally {
         await d.kill();
       }

@@ -117,8 +117,14 @@ export function createDashboard(o: DashboardOptions): Dashboard {
         if (first) {
           first = false;
           out += `retry: ${RETRY_MS}\n\n`;
-          const oldest = kernel.ctx.read(() => kernel.journal.oldest());
+          const [oldest, newest] = kernel.ctx.read(() => [kernel.journal.oldest(), kernel.journal.revision()]);
           if (since > 0 && since < oldest - 1) out += `event: trimmed\ndata: ${JSON.stringify({ oldest })}\n\n`;
+          if (since > newest) {
+            // A revision this journal never reached: the page followed another database (a
+            // fresh one after a reset). It starts over from the newest, after a full refetch.
+            out += `event: trimmed\ndata: ${JSON.stringify({ oldest, reset: true })}\n\n`;
+            since = newest;
+          }
         }
         // The one waiting mechanism: the feed blocks like watch_changes until a change commits,
         // or until a line changes (a waiter came or went), which the journal does not record.

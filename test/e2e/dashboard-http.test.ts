@@ -106,6 +106,17 @@ test("the change feed streams changes in order and resumes from Last-Event-ID ac
   expect(Number(r3.id)).toBeGreaterThan(Number(e2.id)); // ...and revisions keep growing
   resumed.close();
   expect((await fetch(`${second.url}/ui/api/changes?since=abc`, { headers: { cookie } })).status).toBe(400);
+
+  // A revision from another database (ahead of this journal) starts over from the newest.
+  const ahead = openFeed(second, cookie, { lastEventId: "999999" });
+  expect((await ahead.next()).event).toBe("retry");
+  const reset = await ahead.next();
+  expect(reset.event).toBe("trimmed");
+  expect(JSON.parse(reset.data)).toMatchObject({ reset: true });
+  await second.call("increment_counter", { name: "after-reset" });
+  const fresh = await ahead.next();
+  expect(JSON.parse(fresh.data)).toMatchObject({ kind: "counter.changed", resource: "after-reset" });
+  ahead.close();
 });
 
 test("a revision older than the journal keeps is announced as trimmed, then the feed goes on from the oldest kept", async () => {

@@ -37,11 +37,14 @@ export interface Deadlock {
   cycle: CycleStep[];
 }
 
-/** What a primitive tells the graph: the waits of one agent, or of everyone. */
+/** What a primitive tells the graph: the waits of one agent (only its blocked calls' unless asked), or of everyone. */
 export interface WaitSource {
-  waitsOf(agentId: string): Wait[];
+  waitsOf(agentId: string, includeDetached: boolean): Wait[];
   allWaits(): Wait[];
 }
+
+/** Is this waiter's call blocked right now (its client still there)? */
+export const isBlocked = (w: { attached: boolean; signal?: AbortSignal | undefined }) => w.attached && !w.signal?.aborted;
 
 export class WaitGraph {
   private readonly sources: WaitSource[] = [];
@@ -58,7 +61,7 @@ export class WaitGraph {
     const self = mine.agentId;
     const next = new Map<string, WaitEdge>();
     const verdict = new Map<string, boolean>();
-    const waitsOf = (id: string) => this.sources.flatMap((s) => s.waitsOf(id)).filter((w) => w.blocked || o.includeDetached);
+    const waitsOf = (id: string) => this.sources.flatMap((s) => s.waitsOf(id, o.includeDetached === true));
 
     const stuckEdge = (w: Wait): WaitEdge | null => {
       const edges = w.edges.filter((e) => e.waitsFor !== w.agentId);

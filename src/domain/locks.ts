@@ -9,7 +9,7 @@
 // a watcher of one resource sees every change to it.
 import { AirlockError } from "../errors.ts";
 import { type Ctx, secondsSince } from "./context.ts";
-import type { Deadlock, Wait, WaitEdge, WaitGraph, WaitSource } from "./deadlock.ts";
+import { type Deadlock, isBlocked, type Wait, type WaitEdge, type WaitGraph, type WaitSource } from "./deadlock.ts";
 import type { Journal } from "./journal.ts";
 import { newToken } from "./tokens.ts";
 import type { Waiter, WaitQueue } from "./wait.ts";
@@ -224,8 +224,8 @@ export class Locks implements WaitSource {
     });
   }
 
-  waitsOf(agentId: string): Wait[] {
-    return [...this.waits.of(agentId)].map((w) => this.waitOf(w));
+  waitsOf(agentId: string, includeDetached: boolean): Wait[] {
+    return [...this.waits.of(agentId)].filter((w) => includeDetached || isBlocked(w)).map((w) => this.waitOf(w));
   }
 
   allWaits(): Wait[] {
@@ -241,7 +241,7 @@ export class Locks implements WaitSource {
       const by = h?.agent_id ?? (ahead && ahead !== w && ahead.order < w.order ? ahead.agentId : undefined);
       if (by !== undefined) edges.push({ resource: name, waitsFor: by });
     }
-    return { agentId: w.agentId!, kind: "lock", any: false, blocked: w.attached && !w.signal?.aborted, edges };
+    return { agentId: w.agentId!, kind: "lock", any: false, blocked: isBlocked(w), edges };
   }
 
   heldBy(agentId: string): string[] {

@@ -15,7 +15,7 @@
 // Every grant, denial, expiry, release, auto-release and forced release goes to the journal.
 import { AirlockError } from "../errors.ts";
 import { type Ctx } from "./context.ts";
-import type { Deadlock, Wait, WaitGraph, WaitSource } from "./deadlock.ts";
+import { type Deadlock, isBlocked, type Wait, type WaitGraph, type WaitSource } from "./deadlock.ts";
 import { nextFence } from "./fences.ts";
 import { type CheckBudget, checkBudget, type CompiledGlob, compileGlob, normalizePattern, overlap } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
@@ -244,8 +244,8 @@ export class Paths implements WaitSource {
     });
   }
 
-  waitsOf(agentId: string): Wait[] {
-    return [...this.waits.of(agentId)].map((w) => this.waitOf(w));
+  waitsOf(agentId: string, includeDetached: boolean): Wait[] {
+    return [...this.waits.of(agentId)].filter((w) => includeDetached || isBlocked(w)).map((w) => this.waitOf(w));
   }
 
   allWaits(): Wait[] {
@@ -260,7 +260,7 @@ export class Paths implements WaitSource {
       const resource = room === DEFAULT_ROOM ? c.path : `${room}:${c.path}`;
       edges.set(`${c.heldBy}\u0000${resource}`, { resource, waitsFor: c.heldBy });
     }
-    return { agentId: w.agentId!, kind: "path", any: false, blocked: w.attached && !w.signal?.aborted, edges: [...edges.values()] };
+    return { agentId: w.agentId!, kind: "path", any: false, blocked: isBlocked(w), edges: [...edges.values()] };
   }
 
   /** Live claims, oldest first; of one room, or of every room. */

@@ -15,7 +15,7 @@
 import { AirlockError } from "../errors.ts";
 import { bindProcess, groupAlive, type ProcessBinding, processUid } from "../machine/process.ts";
 import { type Ctx, secondsSince } from "./context.ts";
-import type { Deadlock, Wait, WaitGraph, WaitSource } from "./deadlock.ts";
+import { type Deadlock, isBlocked, type Wait, type WaitGraph, type WaitSource } from "./deadlock.ts";
 import type { Journal } from "./journal.ts";
 import { assertTtl } from "./locks.ts";
 import { newToken } from "./tokens.ts";
@@ -315,8 +315,8 @@ export class Pools implements WaitSource {
     return this.c.read(() => this.c.store.q<PoolRow>("SELECT * FROM pools ORDER BY name").all().map((p) => this.view(p)));
   }
 
-  waitsOf(agentId: string): Wait[] {
-    return [...this.waits.of(agentId)].flatMap((w) => this.waitOf(w) ?? []);
+  waitsOf(agentId: string, includeDetached: boolean): Wait[] {
+    return [...this.waits.of(agentId)].flatMap((w) => (includeDetached || isBlocked(w) ? (this.waitOf(w) ?? []) : []));
   }
 
   allWaits(): Wait[] {
@@ -334,7 +334,7 @@ export class Pools implements WaitSource {
     const line = this.activeLine(w.key);
     const ahead = line.slice(0, Math.max(0, line.indexOf(w)));
     const edges = [...holders.map((h) => h.agent_id), ...ahead.map((x) => x.agentId!)].map((id) => ({ resource: w.key, waitsFor: id }));
-    return { agentId: w.agentId!, kind: "slot", any: true, blocked: w.attached && !w.signal?.aborted, edges };
+    return { agentId: w.agentId!, kind: "slot", any: true, blocked: isBlocked(w), edges };
   }
 
   /** Slots an agent holds, by pool (for list_agents and status). */

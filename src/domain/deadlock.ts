@@ -20,6 +20,8 @@ export interface WaitEdge {
 export interface Wait {
   agentId: string;
   kind: WaitKind;
+  /** What it asked for: the lock names (a group's joined by " + "), the pool, the room. */
+  resource: string;
   /** ANY: released by any one blocker (a pool); otherwise it needs every blocker gone. */
   any: boolean;
   /** The call is blocked right now (attached), rather than keeping its place between calls. */

@@ -241,7 +241,7 @@ export class Locks implements WaitSource {
       const by = h?.agent_id ?? (ahead && ahead !== w && ahead.order < w.order ? ahead.agentId : undefined);
       if (by !== undefined) edges.push({ resource: name, waitsFor: by });
     }
-    return { agentId: w.agentId!, kind: "lock", any: false, blocked: isBlocked(w), edges };
+    return { agentId: w.agentId!, kind: "lock", resource: w.keys.join(" + "), any: false, blocked: isBlocked(w), edges };
   }
 
   heldBy(agentId: string): string[] {

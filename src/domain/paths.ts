@@ -260,7 +260,8 @@ export class Paths implements WaitSource {
       const resource = room === DEFAULT_ROOM ? c.path : `${room}:${c.path}`;
       edges.set(`${c.heldBy}\u0000${resource}`, { resource, waitsFor: c.heldBy });
     }
-    return { agentId: w.agentId!, kind: "path", any: false, blocked: isBlocked(w), edges: [...edges.values()] };
+    const resource = `${room === DEFAULT_ROOM ? "" : `${room}:`}${w.req.globs.map((g) => g.source).join(" ")}`;
+    return { agentId: w.agentId!, kind: "path", resource, any: false, blocked: isBlocked(w), edges: [...edges.values()] };
   }
 
   /** Live claims, oldest first; of one room, or of every room. */

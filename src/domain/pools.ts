@@ -334,7 +334,7 @@ export class Pools implements WaitSource {
     const line = this.activeLine(w.key);
     const ahead = line.slice(0, Math.max(0, line.indexOf(w)));
     const edges = [...holders.map((h) => h.agent_id), ...ahead.map((x) => x.agentId!)].map((id) => ({ resource: w.key, waitsFor: id }));
-    return { agentId: w.agentId!, kind: "slot", any: true, blocked: isBlocked(w), edges };
+    return { agentId: w.agentId!, kind: "slot", resource: w.key, any: true, blocked: isBlocked(w), edges };
   }
 
   /** Slots an agent holds, by pool (for list_agents and status). */

@@ -138,7 +138,7 @@ export function buildSnapshot(store: Store, now: number, live?: Kernel): Snapsho
     claims: claims.flatMap((r) => r.claims.filter((c) => c.agent_id === a.agent_id).map((c) => ({ room: r.room, paths: c.paths }))),
     waiting_for: graph.waits
       .filter((w) => w.agentId === a.agent_id)
-      .map((w) => ({ kind: w.kind, resource: w.edges[0]?.resource ?? "", blocked_by: [...new Set(w.edges.map((e) => e.waitsFor))], blocked: w.blocked })),
+      .map((w) => ({ kind: w.kind, resource: w.resource, blocked_by: [...new Set(w.edges.map((e) => e.waitsFor))], blocked: w.blocked })),
   }));
 
   const queueRows = q<{ queue: string; state: "pending" | "claimed" | "done" | "failed"; n: number }>(

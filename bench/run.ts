@@ -9,6 +9,7 @@ import { parseArgs } from "node:util";
 import { type DaemonProcess, startDaemon } from "../test/helpers/daemon.ts";
 import { flock, LOCK_EX, LOCK_UN, monotonicNs } from "./flock.ts";
 import { renderChart } from "./chart.ts";
+import { medianPair, paired, pinSelf, pinTo } from "./pairing.ts";
 import { warmUp } from "./warm-up.ts";
 
 const { values } = parseArgs({ options: { quick: { type: "boolean" }, modes: { type: "string" }, only: { type: "string" } } });
@@ -38,21 +39,6 @@ async function timeEach(n: number, fn: (i: number) => Promise<unknown>): Promise
     out.push(performance.now() - t);
   }
   return out;
-}
-
-/** Times two calls alternately, n times each, so both see the same machine load; their medians. */
-async function paired(n: number, a: () => Promise<unknown>, b: () => Promise<unknown>): Promise<[number, number]> {
-  const ta: number[] = [];
-  const tb: number[] = [];
-  for (let i = 0; i < n; i++) {
-    let t = performance.now();
-    await a();
-    ta.push(performance.now() - t);
-    t = performance.now();
-    await b();
-    tb.push(performance.now() - t);
-  }
-  return [median(ta), median(tb)];
 }
 
 /** Operations per second with `clients` concurrent keep-alive loops for `seconds`. */
@@ -368,23 +354,6 @@ async function flockFloor(ping: number) {
 // exists, the bench pins itself to the first CPU and both daemons to the last one while it
 // measures the journal, and takes the median of a few fresh pairs of daemons.
 const JOURNAL_PAIRS = QUICK ? 1 : 3;
-
-/** Pins every thread of pid to one CPU; false when taskset is missing or refuses. */
-function pinTo(pid: number, cpu: number | string): boolean {
-  if (!Bun.which("taskset")) return false;
-  return Bun.spawnSync(["taskset", "-a", "-cp", String(cpu), String(pid)], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
-}
-
-/** Pins this process to the first CPU; returns how to undo it, or null when it cannot pin. */
-function pinSelf(): (() => void) | null {
-  if (cpus().length < 2 || !Bun.which("taskset")) return null;
-  const was = /:\s*(\S+)\s*$/.exec(Bun.spawnSync(["taskset", "-cp", String(process.pid)]).stdout.toString())?.[1];
-  if (!was || !pinTo(process.pid, 0)) return null;
-  return () => void pinTo(process.pid, was);
-}
-
-/** Of pairs [value, baseline], the one whose ratio is the median. */
-const medianPair = (pairs: [number, number][]) => [...pairs].sort((a, b) => a[0] / a[1] - b[0] / b[1])[pairs.length >> 1]!;
 
 /**
  * What the journal adds to a write call: the same calls, alternately, on a daemon that journals

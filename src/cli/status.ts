@@ -21,7 +21,7 @@ export async function loadSnapshot(port?: string, db?: string): Promise<{ snapsh
     }
     const store = openStore(path, { readonly: true });
     try {
-      return { snapshot: buildSnapshot(store, Date.now()), where: path };
+      return { snapshot: store.read(buildSnapshot(Date.now())), where: path };
     } finally {
       store.close();
     }

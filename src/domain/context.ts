@@ -2,6 +2,7 @@
 // helper that first runs any expiry that is due, so that no call ever sees a lapsed lock,
 // lease or heartbeat as live, even when the timer has not fired yet.
 import type { Store } from "../store/db.ts";
+import type { Tx } from "../store/tx.ts";
 import type { Clock } from "./clock.ts";
 import { createLog } from "../log.ts";
 import { Scheduler } from "./timers.ts";
@@ -9,16 +10,14 @@ import { WaitQueue, type WaitQueueOptions } from "./wait.ts";
 
 const log = createLog("scheduler");
 
-type SyncOnly<T> = T extends PromiseLike<unknown> ? never : T;
-
 export interface Ctx {
   readonly store: Store;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
-  /** One BEGIN IMMEDIATE transaction, with due expiries processed first. */
-  tx<T>(fn: () => SyncOnly<T>): T;
+  /** One BEGIN IMMEDIATE transaction running the body fn makes, with due expiries processed first. */
+  tx<T>(fn: () => Tx<T>): T;
   /** A read of current state (due expiries processed first, if any). */
-  read<T>(fn: () => T): T;
+  read<T>(fn: () => Tx<T>): T;
   /**
    * A waiter queue whose detached waiters keep their place for graceMs; hooks give its policy.
    * Unless `quiet`, changes to its lines are announced to onWaitsChanged listeners.
@@ -42,7 +41,7 @@ export function createCtx(store: Store, clock: Clock): Ctx {
   };
   const scheduler = new Scheduler(
     clock,
-    (work) => store.tx(work),
+    (work) => void store.tx(work),
     (err) => log.error("an expiry failed (it will not be retried):", err),
   );
   const ctx: Ctx = {
@@ -53,15 +52,15 @@ export function createCtx(store: Store, clock: Clock): Ctx {
       // Due expiries commit on their own first: if fn throws, its rollback must not undo a
       // hand-off whose waiter has already left the line and whose scheduler entry is spent.
       if (scheduler.hasDue()) store.tx(() => scheduler.runDue());
-      return store.tx(() => {
+      return store.tx(function* () {
         // Anything that fell due in the instant since is still processed before fn reads.
-        scheduler.runDue();
-        return fn();
+        if (scheduler.hasDue()) yield* scheduler.runDue();
+        return yield* fn();
       });
     },
     read(fn) {
       if (scheduler.hasDue()) store.tx(() => scheduler.runDue());
-      return fn();
+      return store.read(fn());
     },
     onceWaitsChanged(fn) {
       waitListeners.add(fn);

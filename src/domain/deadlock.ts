@@ -10,6 +10,7 @@
 // towards "no deadlock": a reported cycle is real, some exotic ones are only found by the next
 // call that closes them. Self-waits (an agent in line behind its own lock) are not cycles: the
 // lease ends them, and a restarted agent legitimately waits out its predecessor's lease.
+import type { Tx } from "../store/tx.ts";
 import type { WaitKind } from "./snapshot.ts";
 
 export interface WaitEdge {
@@ -41,8 +42,8 @@ export interface Deadlock {
 
 /** What a primitive tells the graph: the waits of one agent (only its blocked calls' unless asked), or of everyone. */
 export interface WaitSource {
-  waitsOf(agentId: string, includeDetached: boolean): Wait[];
-  allWaits(): Wait[];
+  waitsOf(agentId: string, includeDetached: boolean): Tx<Wait[]>;
+  allWaits(): Tx<Wait[]>;
 }
 
 /** Is this waiter's call blocked right now (its client still there)? */
@@ -59,27 +60,36 @@ export class WaitGraph {
    * The cycle `mine` would close if its agent blocked on it now, or null. Call it inside the
    * transaction that is about to block the caller, after it has worked out its blockers.
    */
-  detect(mine: Wait, o: { includeDetached?: boolean } = {}): Deadlock | null {
+  *detect(mine: Wait, o: { includeDetached?: boolean } = {}): Tx<Deadlock | null> {
     const self = mine.agentId;
     const next = new Map<string, WaitEdge>();
     const verdict = new Map<string, boolean>();
-    const waitsOf = (id: string) => this.sources.flatMap((s) => s.waitsOf(id, o.includeDetached === true));
+    const sources = this.sources;
 
-    const stuckEdge = (w: Wait): WaitEdge | null => {
+    function* waitsOf(id: string): Tx<Wait[]> {
+      const out: Wait[] = [];
+      for (const s of sources) out.push(...(yield* s.waitsOf(id, o.includeDetached === true)));
+      return out;
+    }
+    function* stuckEdge(w: Wait): Tx<WaitEdge | null> {
       const edges = w.edges.filter((e) => e.waitsFor !== w.agentId);
       if (edges.length === 0) return null;
-      if (w.any) return edges.every((e) => stuck(e.waitsFor)) ? edges[0]! : null;
-      return edges.find((e) => stuck(e.waitsFor)) ?? null;
-    };
-    const stuck = (id: string): boolean => {
+      if (w.any) {
+        for (const e of edges) if (!(yield* stuck(e.waitsFor))) return null;
+        return edges[0]!;
+      }
+      for (const e of edges) if (yield* stuck(e.waitsFor)) return e;
+      return null;
+    }
+    function* stuck(id: string): Tx<boolean> {
       if (id === self) return true;
       const known = verdict.get(id);
       if (known !== undefined) return known;
       verdict.set(id, false); // in progress: counts as progress until proven stuck
-      const waits = waitsOf(id);
+      const waits = yield* waitsOf(id);
       let via: WaitEdge | null = null;
       for (const w of waits) {
-        const e = stuckEdge(w);
+        const e = yield* stuckEdge(w);
         if (!e) return false;
         via ??= e;
       }
@@ -87,9 +97,9 @@ export class WaitGraph {
       verdict.set(id, true);
       next.set(id, via);
       return true;
-    };
+    }
 
-    const first = stuckEdge(mine);
+    const first = yield* stuckEdge(mine);
     if (!first) return null;
     const cycle: CycleStep[] = [{ agent_id: self, waits_for: first.waitsFor, resource: first.resource }];
     for (let id = first.waitsFor; id !== self && cycle.length <= next.size + 1; ) {
@@ -101,12 +111,13 @@ export class WaitGraph {
   }
 
   /** Every wait, and each distinct cycle among them (blocked calls and kept places alike). */
-  view(): { waits: Wait[]; cycles: CycleStep[][] } {
-    const waits = this.sources.flatMap((s) => s.allWaits());
+  *view(): Tx<{ waits: Wait[]; cycles: CycleStep[][] }> {
+    const waits: Wait[] = [];
+    for (const s of this.sources) waits.push(...(yield* s.allWaits()));
     const cycles: CycleStep[][] = [];
     const seen = new Set<string>();
     for (const w of waits) {
-      const d = this.detect(w, { includeDetached: true });
+      const d = yield* this.detect(w, { includeDetached: true });
       if (!d) continue;
       const key = d.cycle
         .map((s) => s.agent_id)

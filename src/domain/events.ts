@@ -1,6 +1,7 @@
 // Generation-counted events. A waiter passes the generation it last saw and returns as soon as
 // the stored generation is strictly greater, so a signal between two calls is never missed.
 // A signal wakes every waiter (broadcast); clear resets to 0 and wakes them without firing.
+import { all, get, run, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 import type { WaitQueue } from "./wait.ts";
@@ -22,37 +23,46 @@ export class Events {
   }
 
   signal(name: string): number {
-    return this.c.tx(() => {
-      const generation = this.c.store
-        .q<{ generation: number }>(
-          "INSERT INTO events (name, generation) VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET generation = generation + 1 RETURNING generation",
-        )
-        .get(name)!.generation;
-      this.journal.record("event.signaled", name, { data: { generation } });
-      for (const w of [...this.waits.line(name)]) {
-        if (generation > w.req.lastSeen) this.waits.grant(w, { generation, fired: true });
-      }
-      return generation;
-    });
+    return this.c.tx(() => this.signalTx(name));
+  }
+
+  private *signalTx(name: string): Tx<number> {
+    const row = yield* get<{ generation: number }>(
+      "INSERT INTO events (name, generation) VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET generation = generation + 1 RETURNING generation",
+      name,
+    );
+    const generation = row!.generation;
+    yield* this.journal.record("event.signaled", name, { data: { generation } });
+    for (const w of [...this.waits.line(name)]) {
+      if (generation > w.req.lastSeen) this.waits.grant(w, { generation, fired: true });
+    }
+    return generation;
   }
 
   clear(name: string): void {
-    this.c.tx(() => {
-      this.c.store.q("DELETE FROM events WHERE name = ?").run(name);
-      this.journal.record("event.cleared", name);
-      for (const w of [...this.waits.line(name)]) this.waits.grant(w, { generation: 0, fired: false });
-    });
+    this.c.tx(() => this.clearTx(name));
+  }
+
+  private *clearTx(name: string): Tx<void> {
+    yield* run("DELETE FROM events WHERE name = ?", name);
+    yield* this.journal.record("event.cleared", name);
+    for (const w of [...this.waits.line(name)]) this.waits.grant(w, { generation: 0, fired: false });
   }
 
   generation(name: string): number {
-    return this.c.store.q<{ generation: number }>("SELECT generation FROM events WHERE name = ?").get(name)?.generation ?? 0;
+    return this.c.read(() => this.generationTx(name));
+  }
+
+  private *generationTx(name: string): Tx<number> {
+    return (yield* get<{ generation: number }>("SELECT generation FROM events WHERE name = ?", name))?.generation ?? 0;
   }
 
   async wait(name: string, lastSeen: number, waitMs: number, signal?: AbortSignal): Promise<EventState> {
-    const first = this.c.tx(() => {
-      const generation = this.generation(name);
+    const self = this;
+    const first = this.c.tx(function* () {
+      const generation = yield* self.generationTx(name);
       if (generation > lastSeen || waitMs <= 0) return { generation, fired: generation > lastSeen };
-      return this.waits.enqueue(name, { lastSeen });
+      return self.waits.enqueue(name, { lastSeen });
     });
     if ("generation" in first) return first;
     const outcome = await this.waits.block(first, this.c.clock.now() + waitMs, signal);
@@ -62,9 +72,8 @@ export class Events {
   }
 
   list(): { name: string; generation: number; waiters: number }[] {
-    return this.c.store
-      .q<{ name: string; generation: number }>("SELECT name, generation FROM events ORDER BY name")
-      .all()
+    return this.c
+      .read(() => all<{ name: string; generation: number }>("SELECT name, generation FROM events ORDER BY name"))
       .map((r) => ({ ...r, waiters: this.waits.line(r.name).length }));
   }
 }

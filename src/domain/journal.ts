@@ -3,6 +3,7 @@
 // journal never shows a change that rolled back and never misses one that committed. Each entry gets a global revision that only grows (its rowid; trimming never
 // removes the newest entry, so no revision is handed out twice); the change feed and the
 // dashboard read from a revision onward. A pool grant's revision is also its fence.
+import { all, get, run, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import type { WaitQueue } from "./wait.ts";
 
@@ -97,15 +98,20 @@ export class Journal {
    * filter matches are granted here and answered after that transaction commits (the wait
    * queue's rule), so a watcher never sees a change that rolled back.
    */
-  record(kind: string, resource: string, f: RecordFields = {}): number {
+  *record(kind: string, resource: string, f: RecordFields = {}): Tx<number> {
     if (this.benchOff && !kind.startsWith("pool.") && !kind.startsWith("path.")) return 0;
     // run() and its lastInsertRowid, not RETURNING: the rowid SQLite assigns is the revision,
     // and a RETURNING row costs about 0.8 µs more per insert (a result row built and read).
-    const revision = Number(
-      this.c.store
-        .q("INSERT INTO journal (at, kind, resource, agent_id, reason, data) VALUES (?, ?, ?, ?, ?, ?)")
-        .run(this.c.clock.now(), kind, resource, f.agentId ?? null, f.reason ?? null, f.data ? JSON.stringify(f.data) : null).lastInsertRowid,
+    const inserted = yield* run(
+      "INSERT INTO journal (at, kind, resource, agent_id, reason, data) VALUES (?, ?, ?, ?, ?, ?)",
+      this.c.clock.now(),
+      kind,
+      resource,
+      f.agentId ?? null,
+      f.reason ?? null,
+      f.data ? JSON.stringify(f.data) : null,
     );
+    const revision = Number(inserted.lastInsertRowid);
     const line = this.waits.line("journal");
     if (line.length > 0) {
       // A copy: a grant takes the waiter out of the line being walked.
@@ -113,7 +119,7 @@ export class Journal {
     }
     if (++this.sinceCountCheck >= COUNT_CHECK_EVERY) {
       this.sinceCountCheck = 0;
-      this.trimByCount(revision, COUNT_SLACK);
+      yield* this.trimByCount(revision, COUNT_SLACK);
     }
     return revision;
   }
@@ -124,35 +130,46 @@ export class Journal {
    * between two calls is always returned by the second.
    */
   async watch(since: number, waitMs: number, filter: WatchFilter, limit: number, signal?: AbortSignal): Promise<WatchResult> {
-    const first = this.c.tx(() => {
-      const r = this.changes(since, filter, limit);
+    const self = this;
+    const first = this.c.tx(function* () {
+      const r = yield* self.changes(since, filter, limit);
       if (r.changes.length > 0 || waitMs <= 0) return r;
-      return this.waits.enqueue("journal", filter);
+      return self.waits.enqueue("journal", filter);
     });
     if ("changes" in first) return first;
     await this.waits.block(first, this.c.clock.now() + waitMs, signal);
     return this.c.read(() => this.changes(since, filter, limit));
   }
 
-  private changes(since: number, filter: WatchFilter, limit: number): WatchResult {
-    const changes = this.since(since, { ...filter, limit });
+  private *changes(since: number, filter: WatchFilter, limit: number): Tx<WatchResult> {
+    const changes = yield* this.sinceTx(since, { ...filter, limit });
     // With nothing that matched, the newest revision: a filtered watcher skips what it has seen.
-    const revision = changes.length > 0 ? changes[changes.length - 1]!.revision : Math.max(since, this.revision());
+    const revision = changes.length > 0 ? changes[changes.length - 1]!.revision : Math.max(since, yield* this.revisionTx());
     const r: WatchResult = { revision, changes };
-    if (since > 0 && since < this.oldest() - 1) r.trimmed = true;
+    if (since > 0 && since < (yield* this.oldestTx()) - 1) r.trimmed = true;
     return r;
   }
 
   /** The oldest revision kept (0 when none). Revisions are contiguous but for trimming. */
   oldest(): number {
-    return this.c.store.q<{ r: number | null }>("SELECT MIN(revision) AS r FROM journal").get()?.r ?? 0;
+    return this.c.read(() => this.oldestTx());
+  }
+
+  *oldestTx(): Tx<number> {
+    return (yield* get<{ r: number | null }>("SELECT MIN(revision) AS r FROM journal"))?.r ?? 0;
   }
 
   /** Entries after `revision`, oldest first; optionally only some kinds (prefixes like `pool.`) or resources. */
-  since(revision: number, o: { limit?: number; kinds?: readonly string[]; resourcePrefix?: string } = {}): JournalEntry[] {
-    const rows = this.c.store
-      .q<JournalRow>("SELECT * FROM journal WHERE revision > ? ORDER BY revision LIMIT ?")
-      .all(revision, o.kinds || o.resourcePrefix ? -1 : (o.limit ?? 1000));
+  since(revision: number, o: SinceOptions = {}): JournalEntry[] {
+    return this.c.read(() => this.sinceTx(revision, o));
+  }
+
+  *sinceTx(revision: number, o: SinceOptions = {}): Tx<JournalEntry[]> {
+    const rows = yield* all<JournalRow>(
+      "SELECT * FROM journal WHERE revision > ? ORDER BY revision LIMIT ?",
+      revision,
+      o.kinds || o.resourcePrefix ? -1 : (o.limit ?? 1000),
+    );
     const kinds = o.kinds;
     const out: JournalEntry[] = [];
     for (const r of rows) {
@@ -165,32 +182,42 @@ export class Journal {
 
   /** The newest revision recorded (0 when none). */
   revision(): number {
-    return this.c.store.q<{ r: number | null }>("SELECT MAX(revision) AS r FROM journal").get()?.r ?? 0;
+    return this.c.read(() => this.revisionTx());
+  }
+
+  *revisionTx(): Tx<number> {
+    return (yield* get<{ r: number | null }>("SELECT MAX(revision) AS r FROM journal"))?.r ?? 0;
   }
 
   /** Trims by age and by count; the hourly timer runs it (tests call it directly). */
   trim(): void {
+    this.c.tx(() => this.trimTx());
+  }
+
+  private *trimTx(): Tx<void> {
     // The newest entry always stays: revisions are rowids, and max(rowid) + 1 must never fall
     // back to a revision that was handed out already.
-    this.c.store
-      .q("DELETE FROM journal WHERE at < ? AND revision < (SELECT MAX(revision) FROM journal)")
-      .run(this.c.clock.now() - this.retentionMs);
-    this.trimByCount(this.revision(), 1);
+    yield* run("DELETE FROM journal WHERE at < ? AND revision < (SELECT MAX(revision) FROM journal)", this.c.clock.now() - this.retentionMs);
+    yield* this.trimByCount(yield* this.revisionTx(), 1);
   }
 
   /** Keeps the newest maxEntries once there are more than maxEntries × slack (contiguous revisions). */
-  private trimByCount(newest: number, slack: number): void {
-    if (newest - this.oldest() + 1 <= this.maxEntries * slack) return;
-    this.c.store.q("DELETE FROM journal WHERE revision <= ?").run(newest - this.maxEntries);
+  private *trimByCount(newest: number, slack: number): Tx<void> {
+    if (newest - (yield* this.oldestTx()) + 1 <= this.maxEntries * slack) return;
+    yield* run("DELETE FROM journal WHERE revision <= ?", newest - this.maxEntries);
   }
 
   private armTrim(): void {
-    this.c.scheduler.at("journal:trim", this.c.clock.now() + TRIM_EVERY_MS, () => {
-      this.trim();
-      this.armTrim();
-    });
+    this.c.scheduler.at("journal:trim", this.c.clock.now() + TRIM_EVERY_MS, () => this.trimAndRearm());
+  }
+
+  private *trimAndRearm(): Tx<void> {
+    yield* this.trimTx();
+    this.armTrim();
   }
 }
+
+type SinceOptions = { limit?: number; kinds?: readonly string[]; resourcePrefix?: string };
 
 /** Kinds are exact (`lock.granted`) or prefixes ending in "." (`lock.`). */
 function matches(f: WatchFilter, kind: string, resource: string): boolean {

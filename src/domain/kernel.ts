@@ -2,6 +2,7 @@
 // scheduler and wait queues, and the departure hooks that make a dead agent release what it
 // holds. The daemon builds one kernel; domain tests build one per test on :memory:.
 import type { Store } from "../store/db.ts";
+import { pure } from "../store/tx.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { createCtx, type Ctx } from "./context.ts";
 import { Counters } from "./counters.ts";
@@ -49,15 +50,15 @@ export function createKernel(opts: { store: Store; clock?: Clock; journal?: Jour
   const pools = new Pools(ctx, journal, graph);
   const paths = new Paths(ctx, journal, presence, graph);
 
-  presence.onDeparture((agentId, reason) => {
-    locks.releaseAllOf(agentId);
-    tasks.requeueClaimsOf(agentId);
-    pools.releaseAllOf(agentId);
-    paths.releaseAllOf(agentId, reason === "lapsed" ? "presence lapsed" : "agent unregistered");
+  presence.onDeparture(function* (agentId, reason) {
+    yield* locks.releaseAllOf(agentId);
+    yield* tasks.requeueClaimsOf(agentId);
+    yield* pools.releaseAllOf(agentId);
+    yield* paths.releaseAllOf(agentId, reason === "lapsed" ? "presence lapsed" : "agent unregistered");
   });
 
   // Expiries that fell due while the daemon was down are processed now, before any call.
-  ctx.read(() => undefined);
+  ctx.read(() => pure(undefined));
 
   return {
     ctx,

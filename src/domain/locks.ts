@@ -8,6 +8,7 @@
 // moved), lock.released and lock.expired: one record per name, a group's names included, so
 // a watcher of one resource sees every change to it.
 import { AirlockError } from "../errors.ts";
+import { all, get, run, type Tx } from "../store/tx.ts";
 import { type Ctx, secondsSince } from "./context.ts";
 import { type Deadlock, isBlocked, type Wait, type WaitEdge, type WaitGraph, type WaitSource } from "./deadlock.ts";
 import type { Journal } from "./journal.ts";
@@ -93,13 +94,16 @@ export class Locks implements WaitSource {
     private readonly graph: WaitGraph,
   ) {
     graph.register(this);
+    const self = this;
     // A group that stops waiting no longer reserves its free names: they go to the next in line.
     this.waits = c.waitQueue<LockWait, Grants>("lock", LOCK_WAKE_GRACE_MS, {
-      onDetach: (w) => {
-        if (w.keys.length > 1) for (const k of w.keys) this.serve(k);
+      onDetach: function* (w) {
+        if (w.keys.length > 1) for (const k of w.keys) yield* self.serve(k);
       },
     });
-    for (const row of c.store.q<LockRow>("SELECT * FROM locks WHERE agent_id IS NOT NULL").all()) this.arm(row.name, row.expires_at);
+    // store.read, not c.read: loading processes no expiry; createKernel does that once every
+    // primitive is loaded and its departure hooks are wired.
+    for (const row of c.store.read(all<LockRow>("SELECT * FROM locks WHERE agent_id IS NOT NULL"))) this.arm(row.name, row.expires_at);
   }
 
   async acquire(req: AcquireRequest, signal?: AbortSignal): Promise<AcquireResult> {
@@ -128,25 +132,26 @@ export class Locks implements WaitSource {
   private async take(names: string[], req: Omit<AcquireRequest, "name">, signal?: AbortSignal): Promise<{ grants: Grants } | Denied> {
     assertTtl(req.ttlMs);
     const want: LockWait = { agentId: req.agentId, ttlMs: req.ttlMs };
-    const first = this.c.tx((): { done: { grants: Grants } | Denied } | { wait: LockWaiter } => {
-      let w = this.waits.find(req.wakeToken, names, req.agentId);
-      if (this.grantable(names, w)) {
-        if (w) this.waits.remove(w);
-        return { done: { grants: this.grantAll(names, want, false) } };
+    const self = this;
+    const first = this.c.tx(function* (): Tx<{ done: { grants: Grants } | Denied } | { wait: LockWaiter }> {
+      let w = self.waits.find(req.wakeToken, names, req.agentId);
+      if (yield* self.grantable(names, w)) {
+        if (w) self.waits.remove(w);
+        return { done: { grants: yield* self.grantAll(names, want, false) } };
       }
       if (w) w.req = want;
       if (req.waitMs <= 0) {
         // A poll with its wake_token is proof of interest: its place is kept for a fresh grace.
-        if (w) this.waits.keep(w);
-        return { done: this.denied(names, w) };
+        if (w) self.waits.keep(w);
+        return { done: yield* self.denied(names, w) };
       }
-      w ??= this.waits.enqueue(names, want, req.agentId);
-      const deadlock = this.graph.detect({ ...this.waitOf(w), blocked: true });
+      w ??= self.waits.enqueue(names, want, req.agentId);
+      const deadlock = yield* self.graph.detect({ ...(yield* self.waitOf(w)), blocked: true });
       if (deadlock) {
         // The caller is the one answered: its call is the one in hand, and it has waited least.
-        this.waits.remove(w);
-        this.journal.record("deadlock.detected", names.join(" "), { agentId: req.agentId, data: { kind: "lock", ...deadlock } });
-        return { done: { ...this.denied(names, undefined), deadlock } };
+        self.waits.remove(w);
+        yield* self.journal.record("deadlock.detected", names.join(" "), { agentId: req.agentId, data: { kind: "lock", ...deadlock } });
+        return { done: { ...(yield* self.denied(names, undefined)), deadlock } };
       }
       return { wait: w };
     });
@@ -155,14 +160,14 @@ export class Locks implements WaitSource {
     const w = first.wait;
     const outcome = await this.waits.block(w, this.c.clock.now() + req.waitMs, signal);
     if (outcome.kind === "granted") return { grants: outcome.value };
-    return this.c.tx((): { grants: Grants } | Denied => {
+    return this.c.tx(function* (): Tx<{ grants: Grants } | Denied> {
       // The names may have freed in the same instant the wait ended: take them rather than
       // report them as held. A client that went away is never handed anything.
-      if (outcome.kind === "timeout" && this.waits.find(w.token, names) && this.grantable(names, w)) {
-        this.waits.remove(w);
-        return { grants: this.grantAll(names, w.req, false) };
+      if (outcome.kind === "timeout" && self.waits.find(w.token, names) && (yield* self.grantable(names, w))) {
+        self.waits.remove(w);
+        return { grants: yield* self.grantAll(names, w.req, false) };
       }
-      return this.denied(names, this.waits.find(w.token, names));
+      return yield* self.denied(names, self.waits.find(w.token, names));
     });
   }
 
@@ -171,11 +176,12 @@ export class Locks implements WaitSource {
     if (token === undefined && agentId === undefined) {
       throw new AirlockError("invalid_argument", "missing lock_token or agent_id");
     }
-    return this.c.tx(() => {
-      const row = this.holder(name);
+    const self = this;
+    return this.c.tx(function* (): Tx<boolean> {
+      const row = yield* self.holder(name);
       if (!row) return false;
       if (token !== undefined ? row.token !== token : row.agent_id !== agentId) return false;
-      this.free(name, "lock.released", row.agent_id, null);
+      yield* self.free(name, "lock.released", row.agent_id, null);
       return true;
     });
   }
@@ -185,58 +191,65 @@ export class Locks implements WaitSource {
       throw new AirlockError("invalid_argument", "missing lock_token or agent_id");
     }
     assertTtl(ttlMs);
-    return this.c.tx((): RenewResult => {
-      const row = this.holder(name);
+    const self = this;
+    return this.c.tx(function* (): Tx<RenewResult> {
+      const row = yield* self.holder(name);
       if (!row) return { renewed: false, error: "store: lock not found" };
       if (token !== undefined && row.token !== token) return { renewed: false, error: "store: lock not owned by supplied token" };
       if (token === undefined && row.agent_id !== agentId) return { renewed: false, error: "store: lock not owned by supplied agent_id" };
-      const expiresAt = this.c.clock.now() + ttlMs;
-      this.c.store.q("UPDATE locks SET expires_at = ? WHERE name = ?").run(expiresAt, name);
-      this.arm(name, expiresAt);
-      this.journal.record("lock.renewed", name, { agentId: row.agent_id, data: { fence: row.fence, expires_at: expiresAt } });
+      const expiresAt = self.c.clock.now() + ttlMs;
+      yield* run("UPDATE locks SET expires_at = ? WHERE name = ?", expiresAt, name);
+      self.arm(name, expiresAt);
+      yield* self.journal.record("lock.renewed", name, { agentId: row.agent_id, data: { fence: row.fence, expires_at: expiresAt } });
       return { renewed: true, expiresAt };
     });
   }
 
-  /** Frees every lock the agent holds (its presence ended), handing each to its next waiter. */
-  releaseAllOf(agentId: string): string[] {
-    const names = this.c.store.q<{ name: string }>("SELECT name FROM locks WHERE agent_id = ? ORDER BY name").all(agentId);
-    for (const { name } of names) this.free(name, "lock.released", agentId, "holder departed");
+  /**
+   * Frees every lock the agent holds (its presence ended), handing each to its next waiter.
+   * Part of the departing transaction.
+   */
+  *releaseAllOf(agentId: string): Tx<string[]> {
+    const names = yield* all<{ name: string }>("SELECT name FROM locks WHERE agent_id = ? ORDER BY name", agentId);
+    for (const { name } of names) yield* this.free(name, "lock.released", agentId, "holder departed");
     // Its places in line go too: a dead agent must never be handed a lock later.
     this.waits.removeWhere((w) => !w.attached && w.agentId === agentId);
     return names.map((n) => n.name);
   }
 
   list(): LockView[] {
-    return this.c.read(() => {
-      const now = this.c.clock.now();
-      return this.c.store
-        .q<LockRow>("SELECT * FROM locks WHERE expires_at > ? ORDER BY name")
-        .all(now)
-        .map((row) => ({
-          ...row,
-          waiters: this.waits.line(row.name).map((w) => ({
-            agentId: w.agentId!,
-            attached: w.attached,
-            waitingSeconds: secondsSince(w.since, now),
-          })),
-        }));
+    const self = this;
+    return this.c.read(function* (): Tx<LockView[]> {
+      const now = self.c.clock.now();
+      const rows = yield* all<LockRow>("SELECT * FROM locks WHERE expires_at > ? ORDER BY name", now);
+      return rows.map((row) => ({
+        ...row,
+        waiters: self.waits.line(row.name).map((w) => ({
+          agentId: w.agentId!,
+          attached: w.attached,
+          waitingSeconds: secondsSince(w.since, now),
+        })),
+      }));
     });
   }
 
-  waitsOf(agentId: string, includeDetached: boolean): Wait[] {
-    return [...this.waits.of(agentId)].filter((w) => includeDetached || isBlocked(w)).map((w) => this.waitOf(w));
+  *waitsOf(agentId: string, includeDetached: boolean): Tx<Wait[]> {
+    const out: Wait[] = [];
+    for (const w of [...this.waits.of(agentId)].filter((w) => includeDetached || isBlocked(w))) out.push(yield* this.waitOf(w));
+    return out;
   }
 
-  allWaits(): Wait[] {
-    return [...this.waits.all()].map((w) => this.waitOf(w));
+  *allWaits(): Tx<Wait[]> {
+    const out: Wait[] = [];
+    for (const w of [...this.waits.all()]) out.push(yield* this.waitOf(w));
+    return out;
   }
 
   /** Who stands in w's way on each of its names: the holder, or a blocked waiter ahead that reserves it. */
-  private waitOf(w: LockWaiter): Wait {
+  private *waitOf(w: LockWaiter): Tx<Wait> {
     const edges: WaitEdge[] = [];
     for (const name of w.keys) {
-      const h = this.holder(name);
+      const h = yield* this.holder(name);
       const ahead = h ? undefined : this.waits.firstAttached(name);
       const by = h?.agent_id ?? (ahead && ahead !== w && ahead.order < w.order ? ahead.agentId : undefined);
       if (by !== undefined) edges.push({ resource: name, waitsFor: by });
@@ -245,35 +258,40 @@ export class Locks implements WaitSource {
   }
 
   heldBy(agentId: string): string[] {
+    return this.c.read(() => this.heldByTx(agentId));
+  }
+
+  *heldByTx(agentId: string): Tx<string[]> {
     const now = this.c.clock.now();
-    return this.c.store
-      .q<{ name: string }>("SELECT name FROM locks WHERE agent_id = ? AND expires_at > ? ORDER BY name")
-      .all(agentId, now)
-      .map((r) => r.name);
+    const rows = yield* all<{ name: string }>("SELECT name FROM locks WHERE agent_id = ? AND expires_at > ? ORDER BY name", agentId, now);
+    return rows.map((r) => r.name);
   }
 
   /** The live holder row, if any. */
-  private holder(name: string): LockRow | null {
-    return this.c.store.q<LockRow>("SELECT * FROM locks WHERE name = ? AND expires_at > ?").get(name, this.c.clock.now());
+  private *holder(name: string): Tx<LockRow | null> {
+    return yield* get<LockRow>("SELECT * FROM locks WHERE name = ? AND expires_at > ?", name, this.c.clock.now());
   }
 
   /** Takes the row over in place; its fence goes up by one (a new name starts at 1). */
-  private grant(name: string, agentId: string, ttlMs: number, handOff: boolean, group: number): Grant {
+  private *grant(name: string, agentId: string, ttlMs: number, handOff: boolean, group: number): Tx<Grant> {
     const now = this.c.clock.now();
     const token = newToken();
     const expiresAt = now + ttlMs;
-    const { fence } = this.c.store
-      .q<{ fence: number }>(
-        "INSERT INTO locks (name, agent_id, token, fence, acquired_at, expires_at) VALUES (?, ?, ?, 1, ?, ?) " +
-          "ON CONFLICT(name) DO UPDATE SET agent_id = excluded.agent_id, token = excluded.token, fence = locks.fence + 1, " +
-          "acquired_at = excluded.acquired_at, expires_at = excluded.expires_at RETURNING fence",
-      )
-      .get(name, agentId, token, now, expiresAt)!;
+    const { fence } = (yield* get<{ fence: number }>(
+      "INSERT INTO locks (name, agent_id, token, fence, acquired_at, expires_at) VALUES (?, ?, ?, 1, ?, ?) " +
+        "ON CONFLICT(name) DO UPDATE SET agent_id = excluded.agent_id, token = excluded.token, fence = locks.fence + 1, " +
+        "acquired_at = excluded.acquired_at, expires_at = excluded.expires_at RETURNING fence",
+      name,
+      agentId,
+      token,
+      now,
+      expiresAt,
+    ))!;
     this.arm(name, expiresAt);
     const data: Record<string, unknown> = { fence, expires_at: expiresAt };
     if (handOff) data.hand_off = true;
     if (group > 1) data.group = group;
-    this.journal.record("lock.granted", name, { agentId, data });
+    yield* this.journal.record("lock.granted", name, { agentId, data });
     return { locked: true, token, fence, expiresAt };
   }
 
@@ -282,31 +300,34 @@ export class Locks implements WaitSource {
    * no waiter ahead of w is blocked on it: a free name with a blocked waiter is reserved for
    * that waiter (a group still waiting for its other names), so nobody barges past it.
    */
-  private grantable(names: readonly string[], w: LockWaiter | undefined): boolean {
-    return names.every((name) => {
-      if (this.holder(name)) return false;
+  private *grantable(names: readonly string[], w: LockWaiter | undefined): Tx<boolean> {
+    // A loop rather than every(): the holder look-up yields. It stops at the first name that
+    // cannot be taken, as every() did.
+    for (const name of names) {
+      if (yield* this.holder(name)) return false;
       const f = this.waits.firstAttached(name);
-      return f === undefined || f === w || (w !== undefined && w.order < f.order);
-    });
+      if (!(f === undefined || f === w || (w !== undefined && w.order < f.order))) return false;
+    }
+    return true;
   }
 
-  private grantAll(names: readonly string[], want: LockWait, handOff: boolean): Grants {
+  private *grantAll(names: readonly string[], want: LockWait, handOff: boolean): Tx<Grants> {
     const out: Grants = {};
-    for (const name of names) out[name] = this.grant(name, want.agentId, want.ttlMs, handOff, names.length);
+    for (const name of names) out[name] = yield* this.grant(name, want.agentId, want.ttlMs, handOff, names.length);
     return out;
   }
 
   /** Clears the holder (the row keeps its fence), journals why, and hands the lock on. */
-  private free(name: string, kind: "lock.released" | "lock.expired", holder: string, reason: string | null): void {
+  private *free(name: string, kind: "lock.released" | "lock.expired", holder: string, reason: string | null): Tx<void> {
     // A single blocked waiter takes the row over at once (the grant rewrites it): no need to
     // clear it first on the path every waiter waits on.
     const next = this.waits.firstAttached(name);
     if (next === undefined || next.keys.length > 1) {
-      this.c.store.q("UPDATE locks SET agent_id = NULL, token = NULL, acquired_at = NULL, expires_at = NULL WHERE name = ?").run(name);
+      yield* run("UPDATE locks SET agent_id = NULL, token = NULL, acquired_at = NULL, expires_at = NULL WHERE name = ?", name);
     }
-    this.journal.record(kind, name, { agentId: holder, reason });
+    yield* this.journal.record(kind, name, { agentId: holder, reason });
     this.c.scheduler.cancel(`lock:${name}`);
-    this.serve(name, true);
+    yield* this.serve(name, true);
   }
 
   /**
@@ -314,26 +335,26 @@ export class Locks implements WaitSource {
    * all its names once each is free and it is the earliest blocked waiter on each.
    * (`justFreed`: the caller has just cleared the holder, so it need not be looked up again.)
    */
-  private serve(name: string, justFreed = false): void {
-    if (!justFreed && this.holder(name)) return;
+  private *serve(name: string, justFreed = false): Tx<void> {
+    if (!justFreed && (yield* this.holder(name))) return;
     const next = this.waits.firstAttached(name);
     if (!next) return;
-    if (!(justFreed && next.keys.length === 1) && !this.grantable(next.keys, next)) return;
-    this.waits.grant(next, this.grantAll(next.keys, next.req, true), (grants) => this.revoke(next, grants));
+    if (!(justFreed && next.keys.length === 1) && !(yield* this.grantable(next.keys, next))) return;
+    this.waits.grant(next, yield* this.grantAll(next.keys, next.req, true), (grants) => this.revoke(next, grants));
   }
 
   /** The granted call's client was gone: the locks pass on, and it keeps its place, detached. */
-  private revoke(w: LockWaiter, grants: Grants): void {
+  private *revoke(w: LockWaiter, grants: Grants): Tx<void> {
     this.waits.reinstate(w);
     for (const [name, g] of Object.entries(grants)) {
-      if (this.holder(name)?.token === g.token) this.free(name, "lock.released", w.agentId!, "the waiter's client left before the hand-off reached it");
+      if ((yield* this.holder(name))?.token === g.token) yield* this.free(name, "lock.released", w.agentId!, "the waiter's client left before the hand-off reached it");
     }
   }
 
-  private denied(names: readonly string[], w: LockWaiter | undefined): Denied {
+  private *denied(names: readonly string[], w: LockWaiter | undefined): Tx<Denied> {
     // The first name that cannot be taken: held, or reserved for a blocked group.
     for (const name of names) {
-      const h = this.holder(name);
+      const h = yield* this.holder(name);
       const reservedFor = h ? undefined : this.waits.firstAttached(name);
       if (!h && (!reservedFor || reservedFor === w)) continue;
       const d: Denied = { locked: false, heldBy: h?.agent_id ?? reservedFor!.agentId!, expiresAt: h?.expires_at ?? this.c.clock.now() };
@@ -347,10 +368,12 @@ export class Locks implements WaitSource {
   }
 
   private arm(name: string, expiresAt: number): void {
-    this.c.scheduler.at(`lock:${name}`, expiresAt, () => {
-      const row = this.c.store.q<LockRow>("SELECT * FROM locks WHERE name = ? AND agent_id IS NOT NULL").get(name);
-      if (row && row.expires_at <= this.c.clock.now()) this.free(name, "lock.expired", row.agent_id, "ttl elapsed");
-    });
+    this.c.scheduler.at(`lock:${name}`, expiresAt, () => this.expire(name));
+  }
+
+  private *expire(name: string): Tx<void> {
+    const row = yield* get<LockRow>("SELECT * FROM locks WHERE name = ? AND agent_id IS NOT NULL", name);
+    if (row && row.expires_at <= this.c.clock.now()) yield* this.free(name, "lock.expired", row.agent_id, "ttl elapsed");
   }
 }
 

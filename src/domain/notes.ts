@@ -2,6 +2,7 @@
 // gone for every read at once; the scheduler deletes its row at the exact deadline.
 // The journal gets each note's key and length, never its value: a note is another agent's
 // data, and the feed is read by every agent and kept for a week.
+import { all, get, run, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 
@@ -18,7 +19,8 @@ export class Notes {
     private readonly c: Ctx,
     private readonly journal: Journal,
   ) {
-    this.armNext();
+    // At construction: no due expiry may run yet (the kernel is not wired); that comes last.
+    c.store.read(this.armNext());
   }
 
   /** ttlMs ≤ 0 or absent: no expiry. */
@@ -27,63 +29,64 @@ export class Notes {
   }
 
   get(key: string): Note | null {
-    return this.c.read(() =>
-      this.c.store.q<Note>("SELECT * FROM notes WHERE key = ? AND (expires_at IS NULL OR expires_at > ?)").get(key, this.c.clock.now()),
-    );
+    return this.c.read(() => get<Note>("SELECT * FROM notes WHERE key = ? AND (expires_at IS NULL OR expires_at > ?)", key, this.c.clock.now()));
   }
 
   list(): Note[] {
-    return this.c.read(() =>
-      this.c.store.q<Note>("SELECT * FROM notes WHERE expires_at IS NULL OR expires_at > ? ORDER BY key").all(this.c.clock.now()),
-    );
+    return this.c.read(() => all<Note>("SELECT * FROM notes WHERE expires_at IS NULL OR expires_at > ? ORDER BY key", this.c.clock.now()));
   }
 
   delete(key: string): boolean {
-    return this.c.tx(() => {
-      const live = this.c.store
-        .q<{ key: string }>("DELETE FROM notes WHERE key = ? RETURNING key, expires_at")
-        .get(key) as { key: string; expires_at: number | null } | null;
-      const wasLive = live !== null && (live.expires_at === null || live.expires_at > this.c.clock.now());
-      if (wasLive) this.journal.record("note.deleted", key);
-      return wasLive;
-    });
+    return this.c.tx(() => this.deleteTx(key));
+  }
+
+  private *deleteTx(key: string): Tx<boolean> {
+    const live = yield* get<{ key: string; expires_at: number | null }>("DELETE FROM notes WHERE key = ? RETURNING key, expires_at", key);
+    const wasLive = live !== null && (live.expires_at === null || live.expires_at > this.c.clock.now());
+    if (wasLive) yield* this.journal.record("note.deleted", key);
+    return wasLive;
   }
 
   /** Sets newValue only if the current value equals expected; absent or expired compares as "". */
   swap(key: string, expected: string, newValue: string, author: string | undefined, ttlMs: number | undefined): boolean {
-    return this.c.tx(() => {
-      const cur = this.c.store
-        .q<{ value: string }>("SELECT value FROM notes WHERE key = ? AND (expires_at IS NULL OR expires_at > ?)")
-        .get(key, this.c.clock.now());
-      if ((cur?.value ?? "") !== expected) return false;
-      this.write(key, newValue, author, ttlMs);
-      return true;
-    });
+    return this.c.tx(() => this.swapTx(key, expected, newValue, author, ttlMs));
   }
 
-  private write(key: string, value: string, author: string | undefined, ttlMs: number | undefined): void {
+  private *swapTx(key: string, expected: string, newValue: string, author: string | undefined, ttlMs: number | undefined): Tx<boolean> {
+    const cur = yield* get<{ value: string }>("SELECT value FROM notes WHERE key = ? AND (expires_at IS NULL OR expires_at > ?)", key, this.c.clock.now());
+    if ((cur?.value ?? "") !== expected) return false;
+    yield* this.write(key, newValue, author, ttlMs);
+    return true;
+  }
+
+  private *write(key: string, value: string, author: string | undefined, ttlMs: number | undefined): Tx<void> {
     const now = this.c.clock.now();
     const expiresAt = ttlMs !== undefined && ttlMs > 0 ? now + ttlMs : null;
-    this.c.store
-      .q(
-        "INSERT INTO notes (key, value, author, updated_at, expires_at) VALUES (?, ?, ?, ?, ?) " +
-          "ON CONFLICT(key) DO UPDATE SET value = excluded.value, author = excluded.author, " +
-          "updated_at = excluded.updated_at, expires_at = excluded.expires_at",
-      )
-      .run(key, value, author ?? null, now, expiresAt);
-    this.journal.record("note.set", key, { agentId: author, data: { length: value.length, ...(expiresAt !== null ? { expires_at: expiresAt } : {}) } });
-    if (expiresAt !== null) this.armNext();
+    yield* run(
+      "INSERT INTO notes (key, value, author, updated_at, expires_at) VALUES (?, ?, ?, ?, ?) " +
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value, author = excluded.author, " +
+        "updated_at = excluded.updated_at, expires_at = excluded.expires_at",
+      key,
+      value,
+      author ?? null,
+      now,
+      expiresAt,
+    );
+    yield* this.journal.record("note.set", key, { agentId: author, data: { length: value.length, ...(expiresAt !== null ? { expires_at: expiresAt } : {}) } });
+    if (expiresAt !== null) yield* this.armNext();
   }
 
   // One scheduler entry for all notes, at the earliest expiry: notes have no waiters, so the
   // deletion only reclaims space; reads already filter expired rows.
-  private armNext(): void {
-    const row = this.c.store.q<{ at: number | null }>("SELECT MIN(expires_at) AS at FROM notes").get();
+  private *armNext(): Tx<void> {
+    const row = yield* get<{ at: number | null }>("SELECT MIN(expires_at) AS at FROM notes");
     if (row?.at == null) return this.c.scheduler.cancel("notes:expiry");
-    this.c.scheduler.at("notes:expiry", row.at, () => {
-      const gone = this.c.store.q<{ key: string }>("DELETE FROM notes WHERE expires_at <= ? RETURNING key").all(this.c.clock.now());
-      for (const { key } of gone) this.journal.record("note.expired", key);
-      this.armNext();
-    });
+    this.c.scheduler.at("notes:expiry", row.at, () => this.expire());
+  }
+
+  private *expire(): Tx<void> {
+    const gone = yield* all<{ key: string }>("DELETE FROM notes WHERE expires_at <= ? RETURNING key", this.c.clock.now());
+    for (const { key } of gone) yield* this.journal.record("note.expired", key);
+    yield* this.armNext();
   }
 }

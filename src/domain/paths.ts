@@ -14,6 +14,7 @@
 //   thousand claims only runs the overlap product on those that could share a path.
 // Every grant, denial, expiry, release, auto-release and forced release goes to the journal.
 import { AirlockError } from "../errors.ts";
+import { all, get, run, type Tx } from "../store/tx.ts";
 import { type Ctx } from "./context.ts";
 import { type Deadlock, isBlocked, type Wait, type WaitGraph, type WaitSource } from "./deadlock.ts";
 import { nextFence } from "./fences.ts";
@@ -154,7 +155,9 @@ export class Paths implements WaitSource {
     this.waits = c.waitQueue<PathWait, ClaimGranted>("path", PATH_WAKE_GRACE_MS, {
       onDetach: (w) => this.serve(w.key),
     });
-    for (const row of c.store.q<PathClaimRow>("SELECT * FROM path_claims").all()) {
+    // store.read, not c.read: loading processes no expiry; createKernel does that once every
+    // primitive is loaded and its departure hooks are wired.
+    for (const row of c.store.read(all<PathClaimRow>("SELECT * FROM path_claims"))) {
       const claim = toClaim(row);
       this.index(claim);
       this.arm(claim);
@@ -168,26 +171,27 @@ export class Paths implements WaitSource {
     const want: PathWait = { agentId: req.agentId, room, globs, ttlMs: req.ttlMs, reason: req.reason ?? null };
     const waitMs = req.waitMs ?? 0;
 
-    const first = this.c.tx((): { done: ClaimResult } | { wait: PathWaiter } => {
-      let w = this.waits.find(req.wakeToken, [room], req.agentId);
+    const self = this;
+    const first = this.c.tx(function* (): Tx<{ done: ClaimResult } | { wait: PathWaiter }> {
+      let w = self.waits.find(req.wakeToken, [room], req.agentId);
       if (w && !samePaths(w.req.globs, globs)) w = undefined; // another request: it starts its own place
-      const conflicts = this.blockers(want, w, checkBudget());
+      const conflicts = self.blockers(want, w, checkBudget());
       if (conflicts.length === 0) {
-        if (w) this.waits.remove(w);
-        return { done: this.grant(want) };
+        if (w) self.waits.remove(w);
+        return { done: yield* self.grant(want) };
       }
       if (waitMs <= 0) {
         // A poll with its wake_token is proof of interest: its place is kept for a fresh grace.
-        if (w) this.waits.keep(w);
-        return { done: this.denied(want, conflicts, w) };
+        if (w) self.waits.keep(w);
+        return { done: yield* self.denied(want, conflicts, w) };
       }
       if (w) w.req = want;
-      w ??= this.waits.enqueue([room], want, req.agentId);
-      const deadlock = this.graph.detect({ ...this.waitOf(w, conflicts), blocked: true });
+      w ??= self.waits.enqueue([room], want, req.agentId);
+      const deadlock = yield* self.graph.detect({ ...self.waitOf(w, conflicts), blocked: true });
       if (deadlock) {
         // The caller is the one answered: its call is the one in hand, and it has waited least.
-        this.waits.remove(w);
-        this.journal.record("deadlock.detected", room, { agentId: req.agentId, data: { kind: "path", ...deadlock } });
+        self.waits.remove(w);
+        yield* self.journal.record("deadlock.detected", room, { agentId: req.agentId, data: { kind: "path", ...deadlock } });
         return { done: { granted: false, conflicts, deadlock } };
       }
       return { wait: w };
@@ -197,39 +201,41 @@ export class Paths implements WaitSource {
     const w = first.wait;
     const outcome = await this.waits.block(w, this.c.clock.now() + waitMs, signal);
     if (outcome.kind === "granted") return outcome.value;
-    return this.c.tx((): ClaimResult => {
-      const still = this.waits.find(w.token, [room]);
+    return this.c.tx(function* (): Tx<ClaimResult> {
+      const still = self.waits.find(w.token, [room]);
       // The region may have freed in the instant the wait ended: take it rather than refuse.
       if (outcome.kind === "timeout" && still) {
-        const conflicts = this.blockers(w.req, w, checkBudget());
+        const conflicts = self.blockers(w.req, w, checkBudget());
         if (conflicts.length === 0) {
-          this.waits.remove(w);
-          return this.grant(w.req);
+          self.waits.remove(w);
+          return yield* self.grant(w.req);
         }
-        return this.denied(w.req, conflicts, still);
+        return yield* self.denied(w.req, conflicts, still);
       }
-      return this.denied(w.req, this.blockers(w.req, still, checkBudget()), still);
+      return yield* self.denied(w.req, self.blockers(w.req, still, checkBudget()), still);
     });
   }
 
   release(token: string): boolean {
-    return this.c.tx(() => {
-      const claim = this.live(token);
+    const self = this;
+    return this.c.tx(function* (): Tx<boolean> {
+      const claim = yield* self.live(token);
       if (!claim) return false;
-      this.free(claim, "path.released", null);
+      yield* self.free(claim, "path.released", null);
       return true;
     });
   }
 
   renew(token: string, ttlMs: number): RenewResult {
     assertTtl(ttlMs);
-    return this.c.tx((): RenewResult => {
-      const claim = this.live(token);
+    const self = this;
+    return this.c.tx(function* (): Tx<RenewResult> {
+      const claim = yield* self.live(token);
       if (!claim) return { renewed: false, error: "store: claim not found" };
-      const expiresAt = this.c.clock.now() + ttlMs;
-      this.c.store.q("UPDATE path_claims SET expires_at = ? WHERE token = ?").run(expiresAt, token);
+      const expiresAt = self.c.clock.now() + ttlMs;
+      yield* run("UPDATE path_claims SET expires_at = ? WHERE token = ?", expiresAt, token);
       claim.expiresAt = expiresAt;
-      this.arm(claim);
+      self.arm(claim);
       return { renewed: true, expiresAt };
     });
   }
@@ -238,17 +244,20 @@ export class Paths implements WaitSource {
   check(q: { paths: readonly string[]; room?: string | undefined; agentId?: string | undefined }): { clear: boolean; conflicts: Conflict[] } {
     const room = q.room ?? DEFAULT_ROOM;
     const globs = this.compileAll(q.paths, room);
-    return this.c.read(() => {
-      const conflicts = this.claimConflicts(room, globs, q.agentId, checkBudget());
+    const self = this;
+    // The index is in memory: no statement, but c.read still processes due expiries first.
+    return this.c.read(function* (): Tx<{ clear: boolean; conflicts: Conflict[] }> {
+      const conflicts = self.claimConflicts(room, globs, q.agentId, checkBudget());
       return { clear: conflicts.length === 0, conflicts };
     });
   }
 
-  waitsOf(agentId: string, includeDetached: boolean): Wait[] {
+  // Generators for the wait-for graph, though a path wait needs no statement (the index is in memory).
+  *waitsOf(agentId: string, includeDetached: boolean): Tx<Wait[]> {
     return [...this.waits.of(agentId)].filter((w) => includeDetached || isBlocked(w)).map((w) => this.waitOf(w));
   }
 
-  allWaits(): Wait[] {
+  *allWaits(): Tx<Wait[]> {
     return [...this.waits.all()].map((w) => this.waitOf(w));
   }
 
@@ -266,12 +275,13 @@ export class Paths implements WaitSource {
 
   /** Live claims, oldest first; of one room, or of every room. */
   list(room?: string): Claim[] {
-    return this.c.read(() => {
-      const now = this.c.clock.now();
+    const self = this;
+    return this.c.read(function* (): Tx<Claim[]> {
+      const now = self.c.clock.now();
       const rows =
         room === undefined
-          ? this.c.store.q<PathClaimRow>("SELECT * FROM path_claims WHERE expires_at > ? ORDER BY acquired_at, room, fence").all(now)
-          : this.c.store.q<PathClaimRow>("SELECT * FROM path_claims WHERE room = ? AND expires_at > ? ORDER BY acquired_at, fence").all(room, now);
+          ? yield* all<PathClaimRow>("SELECT * FROM path_claims WHERE expires_at > ? ORDER BY acquired_at, room, fence", now)
+          : yield* all<PathClaimRow>("SELECT * FROM path_claims WHERE room = ? AND expires_at > ? ORDER BY acquired_at, fence", room, now);
       return rows.map(toClaim);
     });
   }
@@ -283,31 +293,32 @@ export class Paths implements WaitSource {
   forceRelease(req: ForceReleaseRequest): { released: number; tokens: string[] } {
     const room = req.room ?? DEFAULT_ROOM;
     const wanted = req.paths && req.paths.length > 0 ? new Set(req.paths.map((p) => normalizePattern(p, { room }))) : undefined;
-    return this.c.tx(() => {
-      if (this.presence.get(req.agentId)?.role !== LEAD_ROLE) {
+    const self = this;
+    return this.c.tx(function* (): Tx<{ released: number; tokens: string[] }> {
+      if ((yield* self.presence.find(req.agentId))?.role !== LEAD_ROLE) {
         throw new AirlockError(
           "invalid_argument",
           `force_release_paths needs an agent registered with role "${LEAD_ROLE}" (${req.agentId} is not); ask the lead, or the holder to release_paths`,
         );
       }
-      const claims = [...(this.rooms.get(room)?.claims.values() ?? [])].filter(
+      const claims = [...(self.rooms.get(room)?.claims.values() ?? [])].filter(
         (cl) => cl.agentId === req.holder && (!wanted || cl.paths.some((p) => wanted.has(p))),
       );
-      for (const claim of claims) this.free(claim, "path.force_released", req.reason, req.agentId);
+      for (const claim of claims) yield* self.free(claim, "path.force_released", req.reason, req.agentId);
       return { released: claims.length, tokens: claims.map((cl) => cl.token) };
     });
   }
 
   /** Frees every claim of a departed agent (inside the departing transaction). */
-  releaseAllOf(agentId: string, reason: string | null = null): string[] {
-    const rows = this.c.store.q<PathClaimRow>("SELECT * FROM path_claims WHERE agent_id = ? ORDER BY acquired_at, token").all(agentId);
+  *releaseAllOf(agentId: string, reason: string | null = null): Tx<string[]> {
+    const rows = yield* all<PathClaimRow>("SELECT * FROM path_claims WHERE agent_id = ? ORDER BY acquired_at, token", agentId);
     for (const row of rows) {
       const claim = this.rooms.get(row.room)?.claims.get(row.token) ?? toClaim(row);
-      this.free(claim, "path.auto_released", reason);
+      yield* this.free(claim, "path.auto_released", reason);
     }
     // Its places in line go too: a departed agent must never be granted a region later.
     const gone = this.waits.removeWhere((w) => !w.attached && w.agentId === agentId);
-    for (const room of new Set(gone.map((w) => w.key))) this.serve(room);
+    for (const room of new Set(gone.map((w) => w.key))) yield* this.serve(room);
     return rows.map((r) => r.token);
   }
 
@@ -325,8 +336,8 @@ export class Paths implements WaitSource {
   }
 
   /** The live claim with this token, if any. */
-  private live(token: string): Claim | undefined {
-    const row = this.c.store.q<PathClaimRow>("SELECT * FROM path_claims WHERE token = ? AND expires_at > ?").get(token, this.c.clock.now());
+  private *live(token: string): Tx<Claim | undefined> {
+    const row = yield* get<PathClaimRow>("SELECT * FROM path_claims WHERE token = ? AND expires_at > ?", token, this.c.clock.now());
     if (!row) return undefined;
     return this.rooms.get(row.room)?.claims.get(token) ?? toClaim(row);
   }
@@ -377,7 +388,7 @@ export class Paths implements WaitSource {
     return out;
   }
 
-  private grant(want: PathWait): ClaimGranted {
+  private *grant(want: PathWait): Tx<ClaimGranted> {
     const now = this.c.clock.now();
     const claim: Claim = {
       token: newToken(),
@@ -385,16 +396,24 @@ export class Paths implements WaitSource {
       agentId: want.agentId,
       paths: want.globs.map((g) => g.source),
       reason: want.reason,
-      fence: nextFence(this.c.store, `room:${want.room}`),
+      fence: yield* nextFence(`room:${want.room}`),
       acquiredAt: now,
       expiresAt: now + want.ttlMs,
     };
-    this.c.store
-      .q("INSERT INTO path_claims (token, room, agent_id, paths, reason, fence, acquired_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-      .run(claim.token, claim.room, claim.agentId, JSON.stringify(claim.paths), claim.reason, claim.fence, now, claim.expiresAt);
+    yield* run(
+      "INSERT INTO path_claims (token, room, agent_id, paths, reason, fence, acquired_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      claim.token,
+      claim.room,
+      claim.agentId,
+      JSON.stringify(claim.paths),
+      claim.reason,
+      claim.fence,
+      now,
+      claim.expiresAt,
+    );
     this.index(claim);
     this.arm(claim);
-    this.journal.record("path.granted", claim.room, {
+    yield* this.journal.record("path.granted", claim.room, {
       agentId: claim.agentId,
       reason: claim.reason,
       data: { paths: claim.paths, fence: claim.fence, ttl_seconds: Math.round(want.ttlMs / 1000), claim: claim.token.slice(0, 8) },
@@ -402,8 +421,8 @@ export class Paths implements WaitSource {
     return { granted: true, token: claim.token, room: claim.room, paths: claim.paths, fence: claim.fence, expiresAt: claim.expiresAt };
   }
 
-  private denied(want: PathWait, conflicts: Conflict[], w: PathWaiter | undefined): ClaimRefused {
-    this.journal.record("path.denied", want.room, {
+  private *denied(want: PathWait, conflicts: Conflict[], w: PathWaiter | undefined): Tx<ClaimRefused> {
+    yield* this.journal.record("path.denied", want.room, {
       agentId: want.agentId,
       reason: "overlap",
       data: {
@@ -418,16 +437,16 @@ export class Paths implements WaitSource {
   }
 
   /** Deletes the claim, records why, and serves the room's line. */
-  private free(claim: Claim, kind: string, reason: string | null, by?: string): void {
-    this.c.store.q("DELETE FROM path_claims WHERE token = ?").run(claim.token);
+  private *free(claim: Claim, kind: string, reason: string | null, by?: string): Tx<void> {
+    yield* run("DELETE FROM path_claims WHERE token = ?", claim.token);
     this.c.scheduler.cancel(`path:${claim.token}`);
     this.unindex(claim);
-    this.journal.record(kind, claim.room, {
+    yield* this.journal.record(kind, claim.room, {
       agentId: by ?? claim.agentId,
       reason,
       data: { holder: claim.agentId, paths: claim.paths, claim: claim.token.slice(0, 8) },
     });
-    this.serve(claim.room);
+    yield* this.serve(claim.room);
   }
 
   /** Grants, in line order, every blocked request in the room that nothing stands in front of. */
@@ -445,26 +464,28 @@ export class Paths implements WaitSource {
     }
   }
 
-  private serve(room: string): void {
+  private *serve(room: string): Tx<void> {
     for (const w of [...this.waits.line(room)]) {
       if (!w.attached || w.signal?.aborted) continue;
       if (!this.clearFor(w)) continue;
-      this.waits.grant(w, this.grant(w.req), (g) => this.revoke(w, g));
+      this.waits.grant(w, yield* this.grant(w.req), (g) => this.revoke(w, g));
     }
   }
 
   /** The granted call's client was gone: the claim is handed back and the waiter keeps its place, detached. */
-  private revoke(w: PathWaiter, g: ClaimGranted): void {
+  private *revoke(w: PathWaiter, g: ClaimGranted): Tx<void> {
     this.waits.reinstate(w);
-    const claim = this.live(g.token);
-    if (claim) this.free(claim, "path.released", "revoked: the waiting client had gone");
+    const claim = yield* this.live(g.token);
+    if (claim) yield* this.free(claim, "path.released", "revoked: the waiting client had gone");
   }
 
   private arm(claim: Claim): void {
-    this.c.scheduler.at(`path:${claim.token}`, claim.expiresAt, () => {
-      const row = this.c.store.q<PathClaimRow>("SELECT * FROM path_claims WHERE token = ?").get(claim.token);
-      if (row && row.expires_at <= this.c.clock.now()) this.free(this.rooms.get(row.room)?.claims.get(row.token) ?? toClaim(row), "path.expired", null);
-    });
+    this.c.scheduler.at(`path:${claim.token}`, claim.expiresAt, () => this.expire(claim.token));
+  }
+
+  private *expire(token: string): Tx<void> {
+    const row = yield* get<PathClaimRow>("SELECT * FROM path_claims WHERE token = ?", token);
+    if (row && row.expires_at <= this.c.clock.now()) yield* this.free(this.rooms.get(row.room)?.claims.get(row.token) ?? toClaim(row), "path.expired", null);
   }
 
   private index(claim: Claim): void {

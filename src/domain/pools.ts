@@ -13,6 +13,7 @@
 //   has a TTL with renewal, and its agent's departure releases it.
 // Every change is recorded in the journal with a reason.
 import { AirlockError } from "../errors.ts";
+import { all, get, run, type Tx } from "../store/tx.ts";
 import { bindProcess, groupAlive, type ProcessBinding, processUid } from "../machine/process.ts";
 import { type Ctx, secondsSince } from "./context.ts";
 import { type Deadlock, isBlocked, type Wait, type WaitGraph, type WaitSource } from "./deadlock.ts";
@@ -176,11 +177,7 @@ export class Pools implements WaitSource {
   ) {
     graph.register(this);
     this.waits = c.waitQueue<SlotWait, SlotGrant>("slot", POOL_WAKE_GRACE_MS, {
-      onExpire: (w) => {
-        this.c.store.q("DELETE FROM slot_requests WHERE token = ?").run(w.token);
-        this.record("pool.released", w, "request abandoned: no call for an hour", { withdrawn: true });
-        if (w.req.state === "offered") this.serve(w.key);
-      },
+      onExpire: (w) => this.abandon(w),
     });
     this.restore();
   }
@@ -188,139 +185,170 @@ export class Pools implements WaitSource {
   async acquire(req: SlotRequest, signal?: AbortSignal): Promise<SlotResult> {
     assertTtl(req.ttlMs);
     const binding = req.pid === undefined ? null : checkPid(req.pid);
-    const first = this.c.tx((): { done: SlotResult } | { wait: SlotWaiter } => {
-      const pool = this.pool(req.pool);
-      if (req.weight > pool.capacity) {
-        throw new AirlockError("invalid_argument", `weight must be <= the pool's capacity (${pool.capacity}) (got ${req.weight})`);
-      }
-      const want = { agentId: req.agentId, weight: req.weight, reason: req.reason ?? null, ttlMs: req.ttlMs, binding };
-      let w = this.waits.find(req.wakeToken, req.pool, req.agentId);
-      if (w) {
-        // An offer is claimed; asking for more than was offered needs the difference free too.
-        if (w.req.state === "offered" && want.weight <= w.req.weight + this.free(pool)) return { done: this.grantRequest(w, want) };
-        if (w.req.state === "offered") this.unoffer(w);
-        Object.assign(w.req, want);
-        if (w.req.state === "paused") {
-          // Back from a missed offer: it rejoins at the tail.
-          this.waits.moveToTail(w);
-          w.req.state = "queued";
-          this.record("pool.queued", w, "rejoined after a missed offer");
-        }
-        this.persist(w);
-        this.waits.keep(w);
-      } else {
-        const nobodyWaits = !this.waits.line(req.pool).some((x) => x.req.state !== "paused");
-        if (nobodyWaits && req.weight <= this.free(pool)) return { done: this.grantNew(pool.name, want) };
-        w = this.waits.enqueue(req.pool, { ...want, state: "queued", offerExpiresAt: null }, req.agentId);
-        this.persist(w);
-        this.waits.keep(w);
-        this.record("pool.queued", w, req.reason ?? null);
-      }
-      if (binding) this.watch();
-      this.serve(req.pool);
-      // The caller is here right now: an offer made to it is claimed at once.
-      if (w.req.state === "offered") return { done: this.grantRequest(w, w.req) };
-      if (req.waitMs <= 0) return { done: this.refusal(w) };
-      const mine = this.waitOf(w);
-      const deadlock = mine && this.graph.detect({ ...mine, blocked: true });
-      if (deadlock) {
-        // The caller is the one answered: its call is the one in hand. Its request leaves the line.
-        const { wakeToken: _gone, ...refusal } = this.refusal(w);
-        this.withdraw(w, "withdrawn: waiting would have closed a deadlock");
-        this.journal.record("deadlock.detected", req.pool, { agentId: req.agentId, data: { kind: "slot", ...deadlock } });
-        return { done: { ...refusal, position: 0, deadlock } };
-      }
-      return { wait: w };
-    });
+    const first = this.c.tx(() => this.acquireTx(req, binding));
     if ("done" in first) return first.done;
 
     const w = first.wait;
     const outcome = await this.waits.block(w, this.c.clock.now() + req.waitMs, signal);
     if (outcome.kind === "granted") return outcome.value;
-    return this.c.tx((): SlotResult => {
-      const still = this.waits.find(w.token, req.pool);
-      // Offered in the instant the wait ended, to a caller that is still here: it is claimed.
-      if (outcome.kind === "timeout" && still?.req.state === "offered") return this.grantRequest(still, still.req);
-      if (!still) throw new AirlockError("unavailable", "the request left the line while it waited (its agent departed or its process exited)");
-      return this.refusal(still);
-    });
+    return this.c.tx(() => this.afterWaitTx(w, req.pool, outcome.kind === "timeout"));
+  }
+
+  private *acquireTx(req: SlotRequest, binding: ProcessBinding | null): Tx<{ done: SlotResult } | { wait: SlotWaiter }> {
+    const pool = yield* this.pool(req.pool);
+    if (req.weight > pool.capacity) {
+      throw new AirlockError("invalid_argument", `weight must be <= the pool's capacity (${pool.capacity}) (got ${req.weight})`);
+    }
+    const want = { agentId: req.agentId, weight: req.weight, reason: req.reason ?? null, ttlMs: req.ttlMs, binding };
+    let w = this.waits.find(req.wakeToken, req.pool, req.agentId);
+    if (w) {
+      // An offer is claimed; asking for more than was offered needs the difference free too.
+      if (w.req.state === "offered" && want.weight <= w.req.weight + (yield* this.free(pool))) return { done: yield* this.grantRequest(w, want) };
+      if (w.req.state === "offered") yield* this.unoffer(w);
+      Object.assign(w.req, want);
+      if (w.req.state === "paused") {
+        // Back from a missed offer: it rejoins at the tail.
+        this.waits.moveToTail(w);
+        w.req.state = "queued";
+        yield* this.record("pool.queued", w, "rejoined after a missed offer");
+      }
+      yield* this.persist(w);
+      this.waits.keep(w);
+    } else {
+      const nobodyWaits = !this.waits.line(req.pool).some((x) => x.req.state !== "paused");
+      if (nobodyWaits && req.weight <= (yield* this.free(pool))) return { done: yield* this.grantNew(pool.name, want) };
+      w = this.waits.enqueue(req.pool, { ...want, state: "queued", offerExpiresAt: null }, req.agentId);
+      yield* this.persist(w);
+      this.waits.keep(w);
+      yield* this.record("pool.queued", w, req.reason ?? null);
+    }
+    if (binding) this.watch();
+    yield* this.serve(req.pool);
+    // The caller is here right now: an offer made to it is claimed at once.
+    if (w.req.state === "offered") return { done: yield* this.grantRequest(w, w.req) };
+    if (req.waitMs <= 0) return { done: yield* this.refusal(w) };
+    const mine = yield* this.waitOf(w);
+    const deadlock = mine && (yield* this.graph.detect({ ...mine, blocked: true }));
+    if (deadlock) {
+      // The caller is the one answered: its call is the one in hand. Its request leaves the line.
+      const { wakeToken: _gone, ...refusal } = yield* this.refusal(w);
+      yield* this.withdraw(w, "withdrawn: waiting would have closed a deadlock");
+      yield* this.journal.record("deadlock.detected", req.pool, { agentId: req.agentId, data: { kind: "slot", ...deadlock } });
+      return { done: { ...refusal, position: 0, deadlock } };
+    }
+    return { wait: w };
+  }
+
+  /** A blocked call that ended without a grant (timeout or disconnect). */
+  private *afterWaitTx(w: SlotWaiter, poolName: string, timedOut: boolean): Tx<SlotResult> {
+    const still = this.waits.find(w.token, poolName);
+    // Offered in the instant the wait ended, to a caller that is still here: it is claimed.
+    if (timedOut && still?.req.state === "offered") return yield* this.grantRequest(still, still.req);
+    if (!still) throw new AirlockError("unavailable", "the request left the line while it waited (its agent departed or its process exited)");
+    return yield* this.refusal(still);
   }
 
   /** Releases a held slot, or withdraws a queued request (by its wake_token). Idempotent. */
   release(token: string): boolean {
-    return this.c.tx(() => {
-      if (this.releaseSlot(token, "released")) return true;
-      const w = this.waits.get(token);
-      if (!w) return false;
-      this.withdraw(w, "withdrawn by its agent");
-      return true;
-    });
+    return this.c.tx(() => this.releaseTx(token));
+  }
+
+  private *releaseTx(token: string): Tx<boolean> {
+    if (yield* this.releaseSlot(token, "released")) return true;
+    const w = this.waits.get(token);
+    if (!w) return false;
+    yield* this.withdraw(w, "withdrawn by its agent");
+    return true;
   }
 
   /** A slot lives ttl from now; with a pid it is (re)bound to that process group instead. */
   renew(token: string, ttlMs: number, pid?: number): SlotRenewResult {
     assertTtl(ttlMs);
     const binding = pid === undefined ? null : checkPid(pid);
-    return this.c.tx((): SlotRenewResult => {
-      const slot = this.c.store.q<SlotRow>("SELECT * FROM slots WHERE token = ?").get(token);
-      if (!slot) return { renewed: false, error: "store: slot not found" };
-      if (binding) {
-        this.c.store
-          .q("UPDATE slots SET pid = ?, pgid = ?, pid_start = ?, expires_at = NULL WHERE token = ?")
-          .run(binding.pid, binding.pgid, binding.startTime, token);
-        this.c.scheduler.cancel(`slot:${token}`);
-        this.watch();
-        return { renewed: true, expiresAt: null, pid: binding.pid };
-      }
-      if (slot.pid !== null) return { renewed: true, expiresAt: null, pid: slot.pid }; // bound: no expiry to move
-      const expiresAt = this.c.clock.now() + ttlMs;
-      this.c.store.q("UPDATE slots SET expires_at = ? WHERE token = ?").run(expiresAt, token);
-      this.armSlot(token, expiresAt);
-      return { renewed: true, expiresAt };
-    });
+    return this.c.tx(() => this.renewTx(token, ttlMs, binding));
+  }
+
+  private *renewTx(token: string, ttlMs: number, binding: ProcessBinding | null): Tx<SlotRenewResult> {
+    const slot = yield* get<SlotRow>("SELECT * FROM slots WHERE token = ?", token);
+    if (!slot) return { renewed: false, error: "store: slot not found" };
+    if (binding) {
+      yield* run("UPDATE slots SET pid = ?, pgid = ?, pid_start = ?, expires_at = NULL WHERE token = ?", binding.pid, binding.pgid, binding.startTime, token);
+      this.c.scheduler.cancel(`slot:${token}`);
+      this.watch();
+      return { renewed: true, expiresAt: null, pid: binding.pid };
+    }
+    if (slot.pid !== null) return { renewed: true, expiresAt: null, pid: slot.pid }; // bound: no expiry to move
+    const expiresAt = this.c.clock.now() + ttlMs;
+    yield* run("UPDATE slots SET expires_at = ? WHERE token = ?", expiresAt, token);
+    this.armSlot(token, expiresAt);
+    return { renewed: true, expiresAt };
   }
 
   configure(req: ConfigureRequest): ConfigureResult {
-    return this.c.tx((): ConfigureResult => {
-      const row = this.c.store.q<PoolRow>("SELECT * FROM pools WHERE name = ?").get(req.pool);
-      const version = row?.version ?? 0;
-      if (version !== req.expectedVersion) {
-        const what = row ? `is at version ${version}` : "does not exist yet (create it with expected_version 0)";
-        return { configured: false, version, error: `expected_version ${req.expectedVersion} does not match: pool ${req.pool} ${what}; read list_pools and try again` };
-      }
-      const offerSeconds = req.offerSeconds ?? row?.offer_seconds ?? DEFAULT_OFFER_SECONDS;
-      const now = this.c.clock.now();
-      this.c.store
-        .q(
-          "INSERT INTO pools (name, capacity, offer_seconds, version, updated_at, updated_by, reason) VALUES (?, ?, ?, ?, ?, ?, ?) " +
-            "ON CONFLICT(name) DO UPDATE SET capacity = excluded.capacity, offer_seconds = excluded.offer_seconds, version = excluded.version, " +
-            "updated_at = excluded.updated_at, updated_by = excluded.updated_by, reason = excluded.reason",
-        )
-        .run(req.pool, req.capacity, offerSeconds, version + 1, now, req.author, req.reason);
-      // Read afresh from now on; and if this transaction rolls back, forget what it read.
-      this.rows.delete(req.pool);
-      this.c.store.afterCommit(() => {}, () => this.rows.delete(req.pool));
-      this.journal.record("pool.configured", req.pool, {
-        agentId: req.author,
-        reason: req.reason,
-        data: { capacity: req.capacity, previous_capacity: row?.capacity ?? null, offer_seconds: offerSeconds, version: version + 1 },
-      });
-      this.withdrawExcessOffers(req.pool);
-      this.serve(req.pool);
-      return { configured: true, version: version + 1 };
+    return this.c.tx(() => this.configureTx(req));
+  }
+
+  private *configureTx(req: ConfigureRequest): Tx<ConfigureResult> {
+    const row = yield* get<PoolRow>("SELECT * FROM pools WHERE name = ?", req.pool);
+    const version = row?.version ?? 0;
+    if (version !== req.expectedVersion) {
+      const what = row ? `is at version ${version}` : "does not exist yet (create it with expected_version 0)";
+      return { configured: false, version, error: `expected_version ${req.expectedVersion} does not match: pool ${req.pool} ${what}; read list_pools and try again` };
+    }
+    const offerSeconds = req.offerSeconds ?? row?.offer_seconds ?? DEFAULT_OFFER_SECONDS;
+    const now = this.c.clock.now();
+    yield* run(
+      "INSERT INTO pools (name, capacity, offer_seconds, version, updated_at, updated_by, reason) VALUES (?, ?, ?, ?, ?, ?, ?) " +
+        "ON CONFLICT(name) DO UPDATE SET capacity = excluded.capacity, offer_seconds = excluded.offer_seconds, version = excluded.version, " +
+        "updated_at = excluded.updated_at, updated_by = excluded.updated_by, reason = excluded.reason",
+      req.pool,
+      req.capacity,
+      offerSeconds,
+      version + 1,
+      now,
+      req.author,
+      req.reason,
+    );
+    // Read afresh from now on; and if this transaction rolls back, forget what it read.
+    this.rows.delete(req.pool);
+    this.c.store.afterCommit(() => {}, () => this.rows.delete(req.pool));
+    yield* this.journal.record("pool.configured", req.pool, {
+      agentId: req.author,
+      reason: req.reason,
+      data: { capacity: req.capacity, previous_capacity: row?.capacity ?? null, offer_seconds: offerSeconds, version: version + 1 },
     });
+    yield* this.withdrawExcessOffers(req.pool);
+    yield* this.serve(req.pool);
+    return { configured: true, version: version + 1 };
   }
 
   list(): PoolView[] {
-    return this.c.read(() => this.c.store.q<PoolRow>("SELECT * FROM pools ORDER BY name").all().map((p) => this.view(p)));
+    return this.c.read(() => this.listTx());
   }
 
-  waitsOf(agentId: string, includeDetached: boolean): Wait[] {
-    return [...this.waits.of(agentId)].flatMap((w) => (includeDetached || isBlocked(w) ? (this.waitOf(w) ?? []) : []));
+  private *listTx(): Tx<PoolView[]> {
+    const views: PoolView[] = [];
+    for (const p of yield* all<PoolRow>("SELECT * FROM pools ORDER BY name")) views.push(yield* this.view(p));
+    return views;
   }
 
-  allWaits(): Wait[] {
-    return [...this.waits.all()].flatMap((w) => this.waitOf(w) ?? []);
+  *waitsOf(agentId: string, includeDetached: boolean): Tx<Wait[]> {
+    const out: Wait[] = [];
+    for (const w of [...this.waits.of(agentId)]) {
+      if (!includeDetached && !isBlocked(w)) continue;
+      const wait = yield* this.waitOf(w);
+      if (wait) out.push(wait);
+    }
+    return out;
+  }
+
+  *allWaits(): Tx<Wait[]> {
+    const out: Wait[] = [];
+    for (const w of [...this.waits.all()]) {
+      const wait = yield* this.waitOf(w);
+      if (wait) out.push(wait);
+    }
+    return out;
   }
 
   /**
@@ -328,9 +356,9 @@ export class Pools implements WaitSource {
    * may be enough). An offered or paused request waits for nobody: it can take its turn, or it
    * is out of line until it calls again.
    */
-  private waitOf(w: SlotWaiter): Wait | null {
+  private *waitOf(w: SlotWaiter): Tx<Wait | null> {
     if (w.req.state !== "queued") return null;
-    const holders = this.c.store.q<{ agent_id: string }>("SELECT agent_id FROM slots WHERE pool = ? ORDER BY acquired_at, rowid").all(w.key);
+    const holders = yield* all<{ agent_id: string }>("SELECT agent_id FROM slots WHERE pool = ? ORDER BY acquired_at, rowid", w.key);
     const line = this.activeLine(w.key);
     const ahead = line.slice(0, Math.max(0, line.indexOf(w)));
     const edges = [...holders.map((h) => h.agent_id), ...ahead.map((x) => x.agentId!)].map((id) => ({ resource: w.key, waitsFor: id }));
@@ -339,27 +367,25 @@ export class Pools implements WaitSource {
 
   /** Slots an agent holds, by pool (for list_agents and status). */
   heldBy(agentId: string): string[] {
-    return this.c.store
-      .q<{ pool: string }>("SELECT pool FROM slots WHERE agent_id = ? ORDER BY acquired_at")
-      .all(agentId)
-      .map((r) => r.pool);
+    const rows = this.c.read(() => all<{ pool: string }>("SELECT pool FROM slots WHERE agent_id = ? ORDER BY acquired_at", agentId));
+    return rows.map((r) => r.pool);
   }
 
   /** Presence hook: an agent that departs releases its unbound slots and leaves every unbound line. */
-  releaseAllOf(agentId: string): void {
-    const slots = this.c.store.q<SlotRow>("SELECT * FROM slots WHERE agent_id = ? AND pid IS NULL").all(agentId);
-    for (const s of slots) this.releaseSlot(s.token, "agent departed");
-    for (const w of [...this.waits.all()]) if (w.agentId === agentId && !w.req.binding) this.withdraw(w, "agent departed");
+  *releaseAllOf(agentId: string): Tx<void> {
+    const slots = yield* all<SlotRow>("SELECT * FROM slots WHERE agent_id = ? AND pid IS NULL", agentId);
+    for (const s of slots) yield* this.releaseSlot(s.token, "agent departed");
+    for (const w of [...this.waits.all()]) if (w.agentId === agentId && !w.req.binding) yield* this.withdraw(w, "agent departed");
   }
 
   // ---- policy ----
 
   /** Hands free capacity to the line, earliest first: a blocked call is granted, an absent one offered. */
-  private serve(poolName: string): void {
+  private *serve(poolName: string): Tx<void> {
     if (this.waits.line(poolName).length === 0) return; // nobody to serve: the common release
-    const pool = this.find(poolName);
+    const pool = yield* this.find(poolName);
     if (!pool) return;
-    let free = this.free(pool);
+    let free = yield* this.free(pool);
     for (const w of this.activeLine(poolName)) {
       if (free <= 0) break;
       if (w.req.state !== "queued") continue; // an offer already holds its share
@@ -367,97 +393,116 @@ export class Pools implements WaitSource {
       if (w.req.weight > free) break; // a heavier request at the head is not overtaken
       free -= w.req.weight;
       if (w.attached && !w.signal?.aborted) {
-        const g = this.grantRequest(w, w.req, true);
+        const g = yield* this.grantRequest(w, w.req, true);
         this.waits.grant(w, g, (granted) => this.revoke(w, granted));
       } else {
-        this.offer(w, pool);
+        yield* this.offer(w, pool);
       }
     }
   }
 
-  private offer(w: SlotWaiter, pool: PoolRow): void {
+  private *offer(w: SlotWaiter, pool: PoolRow): Tx<void> {
     w.req.state = "offered";
     w.req.offerExpiresAt = this.c.clock.now() + pool.offer_seconds * 1000;
-    this.persist(w);
+    yield* this.persist(w);
     this.waits.keep(w);
-    this.record("pool.offered", w, w.req.reason, { offer_seconds: pool.offer_seconds });
+    yield* this.record("pool.offered", w, w.req.reason, { offer_seconds: pool.offer_seconds });
     this.armOffer(w);
   }
 
   private armOffer(w: SlotWaiter): void {
-    this.c.scheduler.at(`slot-offer:${w.token}`, w.req.offerExpiresAt!, () => {
-      if (this.waits.find(w.token, w.key) !== w || w.req.state !== "offered") return;
-      w.req.state = "paused";
-      w.req.offerExpiresAt = null;
-      this.persist(w);
-      this.record("pool.offer_expired", w, "the offer was not claimed in time");
-      this.record("pool.paused", w, "skipped until it calls again, then it rejoins at the tail");
-      this.serve(w.key);
-    });
+    this.c.scheduler.at(`slot-offer:${w.token}`, w.req.offerExpiresAt!, () => this.offerLapsed(w));
+  }
+
+  /** An offer not claimed in time: the request is paused and the line served again. */
+  private *offerLapsed(w: SlotWaiter): Tx<void> {
+    if (this.waits.find(w.token, w.key) !== w || w.req.state !== "offered") return;
+    w.req.state = "paused";
+    w.req.offerExpiresAt = null;
+    yield* this.persist(w);
+    yield* this.record("pool.offer_expired", w, "the offer was not claimed in time");
+    yield* this.record("pool.paused", w, "skipped until it calls again, then it rejoins at the tail");
+    yield* this.serve(w.key);
   }
 
   /** The granted call's client was gone: the slot passes on and the request is paused. */
-  private revoke(w: SlotWaiter, g: SlotGrant): void {
-    const slot = this.c.store.q<SlotRow>("SELECT * FROM slots WHERE token = ?").get(g.token);
+  private *revoke(w: SlotWaiter, g: SlotGrant): Tx<void> {
+    const slot = yield* get<SlotRow>("SELECT * FROM slots WHERE token = ?", g.token);
     if (!slot) return;
-    this.c.store.q("DELETE FROM slots WHERE token = ?").run(g.token);
+    yield* run("DELETE FROM slots WHERE token = ?", g.token);
     this.c.scheduler.cancel(`slot:${g.token}`);
     w.req.state = "paused";
     w.req.offerExpiresAt = null;
     // Unless the agent has already called again (and so holds a newer request), it is paused.
     if (this.waits.reinstate(w)) {
-      this.persist(w);
-      this.record("pool.paused", w, "granted while its client was gone; it rejoins at the tail when it calls again");
+      yield* this.persist(w);
+      yield* this.record("pool.paused", w, "granted while its client was gone; it rejoins at the tail when it calls again");
     }
-    this.serve(w.key);
+    yield* this.serve(w.key);
   }
 
   /** A request leaves the line (it takes a slot, is withdrawn, or its agent or process is gone). */
-  private unqueue(w: SlotWaiter): void {
+  private *unqueue(w: SlotWaiter): Tx<void> {
     this.waits.remove(w);
     this.c.scheduler.cancel(`slot-offer:${w.token}`);
-    this.c.store.q("DELETE FROM slot_requests WHERE token = ?").run(w.token);
+    yield* run("DELETE FROM slot_requests WHERE token = ?", w.token);
   }
 
-  private withdraw(w: SlotWaiter, reason: string): void {
+  private *withdraw(w: SlotWaiter, reason: string): Tx<void> {
     const hadOffer = w.req.state === "offered";
-    this.unqueue(w);
-    this.record("pool.released", w, reason, { withdrawn: true });
-    if (hadOffer) this.serve(w.key);
+    yield* this.unqueue(w);
+    yield* this.record("pool.released", w, reason, { withdrawn: true });
+    if (hadOffer) yield* this.serve(w.key);
+  }
+
+  /** The wait queue's onExpire: a request whose agent has not called for POOL_WAKE_GRACE_MS leaves the line. */
+  private *abandon(w: SlotWaiter): Tx<void> {
+    yield* run("DELETE FROM slot_requests WHERE token = ?", w.token);
+    yield* this.record("pool.released", w, "request abandoned: no call for an hour", { withdrawn: true });
+    if (w.req.state === "offered") yield* this.serve(w.key);
   }
 
   /**
    * Turns a request into a held slot. The caller is either here (it claims its offer: the
    * request leaves the line now) or blocked (byQueue: the wait queue's grant answers it).
    */
-  private grantRequest(w: SlotWaiter, want: Omit<SlotWait, "state" | "offerExpiresAt">, byQueue = false): SlotGrant {
+  private *grantRequest(w: SlotWaiter, want: Omit<SlotWait, "state" | "offerExpiresAt">, byQueue = false): Tx<SlotGrant> {
     if (byQueue) {
       this.c.scheduler.cancel(`slot-offer:${w.token}`);
-      this.c.store.q("DELETE FROM slot_requests WHERE token = ?").run(w.token);
+      yield* run("DELETE FROM slot_requests WHERE token = ?", w.token);
     } else {
-      this.unqueue(w);
+      yield* this.unqueue(w);
     }
-    return this.grantNew(w.key, want, w.since);
+    return yield* this.grantNew(w.key, want, w.since);
   }
 
-  private grantNew(poolName: string, want: Omit<SlotWait, "state" | "offerExpiresAt">, since?: number): SlotGrant {
+  private *grantNew(poolName: string, want: Omit<SlotWait, "state" | "offerExpiresAt">, since?: number): Tx<SlotGrant> {
     const now = this.c.clock.now();
     const token = newToken();
     const b = want.binding;
     const expiresAt = b ? null : now + want.ttlMs;
     // The grant's journal revision is its fence: global, persisted and strictly increasing, so
     // strictly increasing per pool too, at no extra write on the path every slot takes.
-    const fence = this.journal.record("pool.granted", poolName, {
+    const fence = yield* this.journal.record("pool.granted", poolName, {
       agentId: want.agentId,
       reason: want.reason,
       data: compactData({ weight: want.weight, pid: b?.pid, waited_ms: since === undefined ? 0 : now - since }),
     });
-    this.c.store
-      .q(
-        "INSERT INTO slots (token, pool, agent_id, weight, reason, fence, acquired_at, expires_at, pid, pgid, pid_start) " +
-          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      )
-      .run(token, poolName, want.agentId, want.weight, want.reason, fence, now, expiresAt, b?.pid ?? null, b?.pgid ?? null, b?.startTime ?? null);
+    yield* run(
+      "INSERT INTO slots (token, pool, agent_id, weight, reason, fence, acquired_at, expires_at, pid, pgid, pid_start) " +
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      token,
+      poolName,
+      want.agentId,
+      want.weight,
+      want.reason,
+      fence,
+      now,
+      expiresAt,
+      b?.pid ?? null,
+      b?.pgid ?? null,
+      b?.startTime ?? null,
+    );
     if (expiresAt !== null) this.armSlot(token, expiresAt);
     else this.watch();
     const g: SlotGrant = { granted: true, token, pool: poolName, weight: want.weight, fence, expiresAt };
@@ -466,36 +511,36 @@ export class Pools implements WaitSource {
   }
 
   /** Deletes a held slot, journals why and serves the line; false when there is no such slot. */
-  private releaseSlot(token: string, reason: string): boolean {
-    const slot = this.c.store.q<SlotRow>("DELETE FROM slots WHERE token = ? RETURNING *").get(token);
+  private *releaseSlot(token: string, reason: string): Tx<boolean> {
+    const slot = yield* get<SlotRow>("DELETE FROM slots WHERE token = ? RETURNING *", token);
     if (!slot) return false;
     this.c.scheduler.cancel(`slot:${slot.token}`);
-    this.journal.record("pool.released", slot.pool, {
+    yield* this.journal.record("pool.released", slot.pool, {
       agentId: slot.agent_id,
       reason,
       data: compactData({ weight: slot.weight, fence: slot.fence, held_ms: this.c.clock.now() - slot.acquired_at, pid: slot.pid }),
     });
-    this.serve(slot.pool);
+    yield* this.serve(slot.pool);
     return true;
   }
 
   /** An offer goes back to waiting, at its place in line. */
-  private unoffer(w: SlotWaiter): void {
+  private *unoffer(w: SlotWaiter): Tx<void> {
     w.req.state = "queued";
     w.req.offerExpiresAt = null;
     this.c.scheduler.cancel(`slot-offer:${w.token}`);
-    this.persist(w);
+    yield* this.persist(w);
   }
 
   /** After capacity is lowered, offers beyond what is free go back to waiting (at their place). */
-  private withdrawExcessOffers(poolName: string): void {
-    const pool = this.pool(poolName);
+  private *withdrawExcessOffers(poolName: string): Tx<void> {
+    const pool = yield* this.pool(poolName);
     const offered = this.activeLine(poolName).filter((w) => w.req.state === "offered");
-    let over = this.held(poolName) + offered.reduce((n, w) => n + w.req.weight, 0) - pool.capacity;
+    let over = (yield* this.held(poolName)) + offered.reduce((n, w) => n + w.req.weight, 0) - pool.capacity;
     for (const w of offered.reverse()) {
       if (over <= 0) break;
       over -= w.req.weight;
-      this.unoffer(w);
+      yield* this.unoffer(w);
     }
   }
 
@@ -505,48 +550,51 @@ export class Pools implements WaitSource {
   private watch(): void {
     if (this.watching) return;
     this.watching = true;
-    this.c.scheduler.at("pools:watch", this.c.clock.now() + PROCESS_WATCH_MS, () => {
-      this.watching = false;
-      if (this.reconcile()) this.watch();
-    });
+    this.c.scheduler.at("pools:watch", this.c.clock.now() + PROCESS_WATCH_MS, () => this.watchTick());
+  }
+
+  /** The "pools:watch" entry: reconciles, and watches on while anything bound remains. */
+  private *watchTick(): Tx<void> {
+    this.watching = false;
+    if (yield* this.reconcile()) this.watch();
   }
 
   /** Releases what is bound to a group that is gone; true while anything bound remains. */
-  private reconcile(): boolean {
+  private *reconcile(): Tx<boolean> {
     let bound = 0;
-    for (const s of this.c.store.q<SlotRow>("SELECT * FROM slots WHERE pid IS NOT NULL").all()) {
+    for (const s of yield* all<SlotRow>("SELECT * FROM slots WHERE pid IS NOT NULL")) {
       if (groupAlive(bindingOf(s)!)) bound++;
-      else this.releaseSlot(s.token, "process exited");
+      else yield* this.releaseSlot(s.token, "process exited");
     }
     for (const w of [...this.waits.all()]) {
       if (!w.req.binding) continue;
       if (groupAlive(w.req.binding)) bound++;
-      else this.withdraw(w, "process exited");
+      else yield* this.withdraw(w, "process exited");
     }
     return bound > 0;
   }
 
   // ---- reads ----
 
-  private view(p: PoolRow): PoolView {
+  private *view(p: PoolRow): Tx<PoolView> {
     const now = this.c.clock.now();
     const line = this.waits.line(p.name);
     return {
       pool: p.name,
       capacity: p.capacity,
-      inUse: this.held(p.name),
+      inUse: yield* this.held(p.name),
       offered: line.filter((w) => w.req.state === "offered").reduce((n, w) => n + w.req.weight, 0),
       queued: line.filter((w) => w.req.state !== "paused").length,
       version: p.version,
       offerSeconds: p.offer_seconds,
-      holders: this.holders(p.name, now),
+      holders: yield* this.holders(p.name, now),
       waiters: line.map((w) => queuedView(w, now)),
     };
   }
 
-  private refusal(w: SlotWaiter): SlotRefusal {
+  private *refusal(w: SlotWaiter): Tx<SlotRefusal> {
     const now = this.c.clock.now();
-    const pool = this.pool(w.key);
+    const pool = yield* this.pool(w.key);
     const active = this.activeLine(w.key);
     // A paused request is out of line until it calls again; then it rejoins at the tail.
     const i = w.req.state === "paused" ? active.length : active.indexOf(w);
@@ -554,23 +602,21 @@ export class Pools implements WaitSource {
       granted: false,
       pool: pool.name,
       capacity: pool.capacity,
-      inUse: this.held(pool.name),
+      inUse: yield* this.held(pool.name),
       position: i + 1,
       wakeToken: w.token,
-      holders: this.holders(pool.name, now),
+      holders: yield* this.holders(pool.name, now),
       ahead: active.slice(0, Math.max(0, i)).map((x) => queuedView(x, now)),
     };
   }
 
-  private holders(poolName: string, now: number): Holder[] {
-    return this.c.store
-      .q<SlotRow>("SELECT * FROM slots WHERE pool = ? ORDER BY acquired_at, rowid")
-      .all(poolName)
-      .map((s) => {
-        const h: Holder = { agentId: s.agent_id, reason: s.reason, weight: s.weight, heldSeconds: secondsSince(s.acquired_at, now) };
-        if (s.pid !== null) h.pid = s.pid;
-        return h;
-      });
+  private *holders(poolName: string, now: number): Tx<Holder[]> {
+    const slots = yield* all<SlotRow>("SELECT * FROM slots WHERE pool = ? ORDER BY acquired_at, rowid", poolName);
+    return slots.map((s) => {
+      const h: Holder = { agentId: s.agent_id, reason: s.reason, weight: s.weight, heldSeconds: secondsSince(s.acquired_at, now) };
+      if (s.pid !== null) h.pid = s.pid;
+      return h;
+    });
   }
 
   /** The requests in line that are not paused, earliest first. */
@@ -578,51 +624,78 @@ export class Pools implements WaitSource {
     return this.waits.line(poolName).filter((w) => w.req.state !== "paused");
   }
 
-  private held(poolName: string): number {
-    return this.c.store.q<{ n: number | null }>("SELECT SUM(weight) AS n FROM slots WHERE pool = ?").get(poolName)?.n ?? 0;
+  private *held(poolName: string): Tx<number> {
+    return (yield* get<{ n: number | null }>("SELECT SUM(weight) AS n FROM slots WHERE pool = ?", poolName))?.n ?? 0;
   }
 
-  private free(pool: PoolRow): number {
+  private *free(pool: PoolRow): Tx<number> {
     const offered = this.waits.line(pool.name).reduce((n, w) => n + (w.req.state === "offered" ? w.req.weight : 0), 0);
-    return pool.capacity - this.held(pool.name) - offered;
+    return pool.capacity - (yield* this.held(pool.name)) - offered;
   }
 
   /** A pool's row, from memory: pools change only through configure, which drops the entry. */
-  private find(name: string): PoolRow | null {
+  private *find(name: string): Tx<PoolRow | null> {
     let p = this.rows.get(name);
     if (!p) {
-      p = this.c.store.q<PoolRow>("SELECT * FROM pools WHERE name = ?").get(name) ?? undefined;
+      p = (yield* get<PoolRow>("SELECT * FROM pools WHERE name = ?", name)) ?? undefined;
       if (p) this.rows.set(name, p);
     }
     return p ?? null;
   }
 
-  private pool(name: string): PoolRow {
-    const p = this.find(name);
+  private *pool(name: string): Tx<PoolRow> {
+    const p = yield* this.find(name);
     if (!p) throw new AirlockError("invalid_argument", `unknown pool: ${name}`);
     return p;
   }
 
   // ---- persistence ----
 
-  private persist(w: SlotWaiter): void {
+  private *persist(w: SlotWaiter): Tx<void> {
     const r = w.req;
-    this.c.store
-      .q(
-        "INSERT INTO slot_requests (token, pool, agent_id, weight, reason, ttl_ms, pid, pgid, pid_start, state, offer_expires_at, since, seq) " +
-          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(token) DO UPDATE SET weight = excluded.weight, reason = excluded.reason, " +
-          "ttl_ms = excluded.ttl_ms, pid = excluded.pid, pgid = excluded.pgid, pid_start = excluded.pid_start, state = excluded.state, " +
-          "offer_expires_at = excluded.offer_expires_at, since = excluded.since, seq = excluded.seq",
-      )
-      .run(w.token, w.key, r.agentId, r.weight, r.reason, r.ttlMs, r.binding?.pid ?? null, r.binding?.pgid ?? null, r.binding?.startTime ?? null, r.state, r.offerExpiresAt, w.since, w.order);
+    yield* run(
+      "INSERT INTO slot_requests (token, pool, agent_id, weight, reason, ttl_ms, pid, pgid, pid_start, state, offer_expires_at, since, seq) " +
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(token) DO UPDATE SET weight = excluded.weight, reason = excluded.reason, " +
+        "ttl_ms = excluded.ttl_ms, pid = excluded.pid, pgid = excluded.pgid, pid_start = excluded.pid_start, state = excluded.state, " +
+        "offer_expires_at = excluded.offer_expires_at, since = excluded.since, seq = excluded.seq",
+      w.token,
+      w.key,
+      r.agentId,
+      r.weight,
+      r.reason,
+      r.ttlMs,
+      r.binding?.pid ?? null,
+      r.binding?.pgid ?? null,
+      r.binding?.startTime ?? null,
+      r.state,
+      r.offerExpiresAt,
+      w.since,
+      w.order,
+    );
   }
 
-  /** At start: holders' expiries re-armed, the lines rebuilt in their order, bound groups checked. */
+  /**
+   * At start: holders' expiries re-armed, the lines rebuilt in their order, bound groups checked.
+   * The store's own read and tx, not the context's: those would first run whatever fell due
+   * while the daemon was down (a lapsed heartbeat, say) before createKernel has registered the
+   * departure hooks, so the agent would depart without releasing what it holds. createKernel
+   * runs the due entries itself once everything is wired.
+   */
   private restore(): void {
-    for (const s of this.c.store.q<SlotRow>("SELECT * FROM slots").all()) {
+    const restored = this.c.store.read(this.reloadTx());
+    // Store the new arrival order (it keeps the old one's sequence).
+    if (restored > 0) this.c.store.tx(() => this.persistAllTx());
+    // Process-bound holders and requests are checked against real liveness at once.
+    this.c.scheduler.at("pools:watch", this.c.clock.now(), () => this.watchTick());
+    this.watching = true;
+  }
+
+  /** Re-arms the holders' expiries and rebuilds the lines; how many requests it restored. */
+  private *reloadTx(): Tx<number> {
+    for (const s of yield* all<SlotRow>("SELECT * FROM slots")) {
       if (s.expires_at !== null) this.armSlot(s.token, s.expires_at);
     }
-    const rows = this.c.store.q<RequestRow>("SELECT * FROM slot_requests ORDER BY seq").all();
+    const rows = yield* all<RequestRow>("SELECT * FROM slot_requests ORDER BY seq");
     for (const r of rows) {
       const w = this.waits.enqueue(
         r.pool,
@@ -641,25 +714,24 @@ export class Pools implements WaitSource {
       this.waits.keep(w);
       if (r.state === "offered") this.armOffer(w);
     }
-    // Store the new arrival order (it keeps the old one's sequence).
-    if (rows.length > 0) this.c.store.tx(() => { for (const w of this.waits.all()) this.persist(w); });
-    // Process-bound holders and requests are checked against real liveness at once.
-    this.c.scheduler.at("pools:watch", this.c.clock.now(), () => {
-      this.watching = false;
-      if (this.reconcile()) this.watch();
-    });
-    this.watching = true;
+    return rows.length;
+  }
+
+  private *persistAllTx(): Tx<void> {
+    for (const w of this.waits.all()) yield* this.persist(w);
   }
 
   private armSlot(token: string, expiresAt: number): void {
-    this.c.scheduler.at(`slot:${token}`, expiresAt, () => {
-      const s = this.c.store.q<SlotRow>("SELECT * FROM slots WHERE token = ?").get(token);
-      if (s && s.expires_at !== null && s.expires_at <= this.c.clock.now()) this.releaseSlot(token, "ttl expired");
-    });
+    this.c.scheduler.at(`slot:${token}`, expiresAt, () => this.slotLapsed(token));
   }
 
-  private record(kind: string, w: SlotWaiter, reason: string | null, more: Record<string, unknown> = {}): void {
-    this.journal.record(kind, w.key, { agentId: w.agentId, reason, data: compactData({ weight: w.req.weight, request: w.token.slice(0, 8), ...more }) });
+  private *slotLapsed(token: string): Tx<void> {
+    const s = yield* get<SlotRow>("SELECT * FROM slots WHERE token = ?", token);
+    if (s && s.expires_at !== null && s.expires_at <= this.c.clock.now()) yield* this.releaseSlot(token, "ttl expired");
+  }
+
+  private *record(kind: string, w: SlotWaiter, reason: string | null, more: Record<string, unknown> = {}): Tx<void> {
+    yield* this.journal.record(kind, w.key, { agentId: w.agentId, reason, data: compactData({ weight: w.req.weight, request: w.token.slice(0, 8), ...more }) });
   }
 }
 

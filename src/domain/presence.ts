@@ -2,6 +2,7 @@
 // that exact moment and the agent departs: every primitive that registered a departure hook
 // releases what the agent held (locks, task claims, later slots and path claims), waking the
 // waiters behind it. unregister_agent is a departure too, announced instead of detected.
+import { get, all, run, type Tx } from "../store/tx.ts";
 import { type Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 import { assertTtl } from "./locks.ts";
@@ -14,7 +15,7 @@ export interface AgentRow {
 }
 
 export type DepartureReason = "lapsed" | "unregistered";
-type DepartureHook = (agentId: string, reason: DepartureReason) => void;
+type DepartureHook = (agentId: string, reason: DepartureReason) => Tx<void>;
 
 export class Presence {
   private readonly hooks: DepartureHook[] = [];
@@ -23,7 +24,7 @@ export class Presence {
     private readonly c: Ctx,
     private readonly journal: Journal,
   ) {
-    for (const row of c.store.q<AgentRow>("SELECT * FROM agents").all()) this.arm(row.agent_id, row.expires_at);
+    for (const row of c.store.read(all<AgentRow>("SELECT * FROM agents"))) this.arm(row.agent_id, row.expires_at);
   }
 
   /** Hooks run inside the departing transaction, in registration order. */
@@ -33,23 +34,27 @@ export class Presence {
 
   register(agentId: string, ttlMs: number, role?: string): number {
     assertTtl(ttlMs);
-    return this.c.tx(() => {
-      const now = this.c.clock.now();
-      const expiresAt = now + ttlMs;
-      // Only a first registration is a change worth a record: a heartbeat every few seconds
-      // from every agent would flood the journal (and trim real changes out of it) while
-      // saying nothing a watcher can act on; agent.departed reports when presence ends.
-      const known = this.c.store.q<{ agent_id: string }>("SELECT agent_id FROM agents WHERE agent_id = ?").get(agentId);
-      if (!known) this.journal.record("agent.registered", agentId, { agentId, data: { ...(role ? { role } : {}), ttl_seconds: Math.ceil(ttlMs / 1000) } });
-      this.c.store
-        .q(
-          "INSERT INTO agents (agent_id, registered_at, expires_at, role) VALUES (?, ?, ?, ?) " +
-            "ON CONFLICT(agent_id) DO UPDATE SET expires_at = excluded.expires_at, role = COALESCE(excluded.role, agents.role)",
-        )
-        .run(agentId, now, expiresAt, role ?? null);
-      this.arm(agentId, expiresAt);
-      return expiresAt;
-    });
+    return this.c.tx(() => this.registerTx(agentId, ttlMs, role));
+  }
+
+  private *registerTx(agentId: string, ttlMs: number, role?: string): Tx<number> {
+    const now = this.c.clock.now();
+    const expiresAt = now + ttlMs;
+    // Only a first registration is a change worth a record: a heartbeat every few seconds
+    // from every agent would flood the journal (and trim real changes out of it) while
+    // saying nothing a watcher can act on; agent.departed reports when presence ends.
+    const known = yield* get<{ agent_id: string }>("SELECT agent_id FROM agents WHERE agent_id = ?", agentId);
+    if (!known) yield* this.journal.record("agent.registered", agentId, { agentId, data: { ...(role ? { role } : {}), ttl_seconds: Math.ceil(ttlMs / 1000) } });
+    yield* run(
+      "INSERT INTO agents (agent_id, registered_at, expires_at, role) VALUES (?, ?, ?, ?) " +
+        "ON CONFLICT(agent_id) DO UPDATE SET expires_at = excluded.expires_at, role = COALESCE(excluded.role, agents.role)",
+      agentId,
+      now,
+      expiresAt,
+      role ?? null,
+    );
+    this.arm(agentId, expiresAt);
+    return expiresAt;
   }
 
   unregister(agentId: string): void {
@@ -57,26 +62,31 @@ export class Presence {
   }
 
   list(): AgentRow[] {
-    return this.c.read(() =>
-      this.c.store.q<AgentRow>("SELECT * FROM agents WHERE expires_at > ? ORDER BY agent_id").all(this.c.clock.now()),
-    );
+    return this.c.read(() => all<AgentRow>("SELECT * FROM agents WHERE expires_at > ? ORDER BY agent_id", this.c.clock.now()));
   }
 
   get(agentId: string): AgentRow | null {
-    return this.c.store.q<AgentRow>("SELECT * FROM agents WHERE agent_id = ? AND expires_at > ?").get(agentId, this.c.clock.now());
+    return this.c.read(() => this.find(agentId));
+  }
+
+  /** The live agent row, inside a transaction. */
+  *find(agentId: string): Tx<AgentRow | null> {
+    return yield* get<AgentRow>("SELECT * FROM agents WHERE agent_id = ? AND expires_at > ?", agentId, this.c.clock.now());
   }
 
   private arm(agentId: string, expiresAt: number): void {
-    this.c.scheduler.at(`agent:${agentId}`, expiresAt, () => {
-      const row = this.c.store.q<AgentRow>("SELECT * FROM agents WHERE agent_id = ?").get(agentId);
-      if (row && row.expires_at <= this.c.clock.now()) this.depart(agentId, "lapsed");
-    });
+    this.c.scheduler.at(`agent:${agentId}`, expiresAt, () => this.lapse(agentId));
   }
 
-  private depart(agentId: string, reason: DepartureReason): void {
-    const r = this.c.store.q("DELETE FROM agents WHERE agent_id = ?").run(agentId);
+  private *lapse(agentId: string): Tx<void> {
+    const row = yield* get<AgentRow>("SELECT * FROM agents WHERE agent_id = ?", agentId);
+    if (row && row.expires_at <= this.c.clock.now()) yield* this.depart(agentId, "lapsed");
+  }
+
+  private *depart(agentId: string, reason: DepartureReason): Tx<void> {
+    const r = yield* run("DELETE FROM agents WHERE agent_id = ?", agentId);
     this.c.scheduler.cancel(`agent:${agentId}`);
-    if (r.changes > 0) this.journal.record("agent.departed", agentId, { agentId, reason });
-    for (const hook of this.hooks) hook(agentId, reason);
+    if (r.changes > 0) yield* this.journal.record("agent.departed", agentId, { agentId, reason });
+    for (const hook of this.hooks) yield* hook(agentId, reason);
   }
 }

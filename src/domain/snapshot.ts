@@ -2,7 +2,7 @@
 // live waiter queues; when the daemon is down the CLI builds it from the database alone
 // (read-only), so the two paths share this one function. Path claims come without their
 // tokens: whoever can read the status must not be able to release someone else's claim.
-import type { Store } from "../store/db.ts";
+import { all, get, type Tx } from "../store/tx.ts";
 import { secondsSince, secondsUntil } from "./context.ts";
 import type { CycleStep, Wait } from "./deadlock.ts";
 import type { JournalEntry } from "./journal.ts";
@@ -99,20 +99,24 @@ export const JOURNAL_TAIL = 50;
 
 type WaiterInfo = { agentId: string; attached: boolean; since: number };
 
-export function buildSnapshot(store: Store, now: number, live?: Kernel): Snapshot {
+/**
+ * The snapshot, as a body: the daemon runs it with its live kernel (ctx.read), the CLI with the
+ * database alone (store.read on a read-only store).
+ */
+export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
   const lockWaiters = (name: string): WaiterInfo[] =>
     live ? live.locks.waits.line(name).map((w) => ({ agentId: w.req.agentId, attached: w.attached, since: w.since })) : [];
-  const q = <R>(sql: string, ...params: (string | number)[]) => store.db.query(sql).all(...params) as R[];
 
   // Before the agents: each agent row lists its slots, claims and waits.
-  const pools = live ? livePools(live, now) : storedPools(store, now);
-  const claims = byRoom(live ? liveClaims(live) : storedClaims(store, now), now);
-  const graph = live ? live.graph.view() : { waits: [], cycles: [] };
+  const pools = live ? livePools(live, now) : yield* storedPools(now);
+  const claims = byRoom(live ? liveClaims(live) : yield* storedClaims(now), now);
+  const graph = live ? yield* live.graph.view() : { waits: [], cycles: [] };
 
-  const locks = q<{ name: string; agent_id: string; fence: number; acquired_at: number; expires_at: number }>(
+  const lockRows = yield* all<{ name: string; agent_id: string; fence: number; acquired_at: number; expires_at: number }>(
     "SELECT name, agent_id, fence, acquired_at, expires_at FROM locks WHERE expires_at > ? ORDER BY name",
     now,
-  ).map((l) => {
+  );
+  const locks = lockRows.map((l) => {
     const waiters = lockWaiters(l.name);
     return {
       name: l.name,
@@ -125,23 +129,28 @@ export function buildSnapshot(store: Store, now: number, live?: Kernel): Snapsho
     };
   });
 
-  const agents = q<{ agent_id: string; expires_at: number; role: string | null }>(
+  const agentRows = yield* all<{ agent_id: string; expires_at: number; role: string | null }>(
     "SELECT agent_id, expires_at, role FROM agents WHERE expires_at > ? ORDER BY agent_id",
     now,
-  ).map((a) => ({
-    agent_id: a.agent_id,
-    expires_in_seconds: secondsUntil(a.expires_at, now),
-    ...(a.role ? { role: a.role } : {}),
-    locks: locks.filter((l) => l.agent_id === a.agent_id).map((l) => l.name),
-    tasks: q<{ id: number }>("SELECT id FROM tasks WHERE lease_agent = ? AND state = 'claimed' ORDER BY id", a.agent_id).map((t) => t.id),
-    slots: pools.flatMap((p) => p.holders.filter((h) => h.agent_id === a.agent_id).map((h) => ({ pool: p.pool, weight: h.weight }))),
-    claims: claims.flatMap((r) => r.claims.filter((c) => c.agent_id === a.agent_id).map((c) => ({ room: r.room, paths: c.paths }))),
-    waiting_for: graph.waits
-      .filter((w) => w.agentId === a.agent_id)
-      .map((w) => ({ kind: w.kind, resource: w.resource, blocked_by: [...new Set(w.edges.map((e) => e.waitsFor))], blocked: w.blocked })),
-  }));
+  );
+  const agents: SnapshotAgent[] = [];
+  for (const a of agentRows) {
+    const tasks = yield* all<{ id: number }>("SELECT id FROM tasks WHERE lease_agent = ? AND state = 'claimed' ORDER BY id", a.agent_id);
+    agents.push({
+      agent_id: a.agent_id,
+      expires_in_seconds: secondsUntil(a.expires_at, now),
+      ...(a.role ? { role: a.role } : {}),
+      locks: locks.filter((l) => l.agent_id === a.agent_id).map((l) => l.name),
+      tasks: tasks.map((t) => t.id),
+      slots: pools.flatMap((p) => p.holders.filter((h) => h.agent_id === a.agent_id).map((h) => ({ pool: p.pool, weight: h.weight }))),
+      claims: claims.flatMap((r) => r.claims.filter((c) => c.agent_id === a.agent_id).map((c) => ({ room: r.room, paths: c.paths }))),
+      waiting_for: graph.waits
+        .filter((w) => w.agentId === a.agent_id)
+        .map((w) => ({ kind: w.kind, resource: w.resource, blocked_by: [...new Set(w.edges.map((e) => e.waitsFor))], blocked: w.blocked })),
+    });
+  }
 
-  const queueRows = q<{ queue: string; state: "pending" | "claimed" | "done" | "failed"; n: number }>(
+  const queueRows = yield* all<{ queue: string; state: "pending" | "claimed" | "done" | "failed"; n: number }>(
     "SELECT queue, state, COUNT(*) AS n FROM tasks GROUP BY queue, state ORDER BY queue",
   );
   const queues = new Map<string, Snapshot["queues"][number]>();
@@ -151,19 +160,19 @@ export function buildSnapshot(store: Store, now: number, live?: Kernel): Snapsho
     e[r.state] = r.n;
   }
 
-  const events = q<{ name: string; generation: number }>("SELECT name, generation FROM events ORDER BY name").map((e) => ({
+  const events = (yield* all<{ name: string; generation: number }>("SELECT name, generation FROM events ORDER BY name")).map((e) => ({
     ...e,
     waiters: live?.events.waits.line(e.name).length ?? 0,
   }));
 
-  const notes = q<{ n: number }>("SELECT COUNT(*) AS n FROM notes WHERE expires_at IS NULL OR expires_at > ?", now)[0]!.n;
-  const counters = q<{ name: string; value: number }>("SELECT name, value FROM counters ORDER BY name");
+  const notes = (yield* get<{ n: number }>("SELECT COUNT(*) AS n FROM notes WHERE expires_at IS NULL OR expires_at > ?", now))!.n;
+  const counters = yield* all<{ name: string; value: number }>("SELECT name, value FROM counters ORDER BY name");
 
-  const journal = hasTable(store, "journal")
-    ? q<{ revision: number; at: number; kind: string; resource: string; agent_id: string | null; reason: string | null; data: string | null }>(
+  const journal = (yield* hasTable("journal"))
+    ? (yield* all<{ revision: number; at: number; kind: string; resource: string; agent_id: string | null; reason: string | null; data: string | null }>(
         "SELECT * FROM (SELECT * FROM journal ORDER BY revision DESC LIMIT ?) ORDER BY revision",
         JOURNAL_TAIL,
-      ).map((r) =>
+      )).map((r) =>
         changeView({
           revision: r.revision,
           at: r.at,
@@ -199,8 +208,8 @@ function graphView(g: { waits: Wait[]; cycles: CycleStep[][] }): WaitGraphView {
   return { edges, cycles: g.cycles };
 }
 
-function hasTable(store: Store, name: string): boolean {
-  return store.db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== null;
+function* hasTable(name: string): Tx<boolean> {
+  return (yield* get("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", name)) !== null;
 }
 
 type ClaimInfo = { room: string; agentId: string; paths: string[]; reason: string | null; fence: number; expiresAt: number };
@@ -210,13 +219,14 @@ function liveClaims(k: Kernel): ClaimInfo[] {
 }
 
 /** The daemon is down: the persisted claims not yet past their expiry (the timer that deletes them is not running). */
-function storedClaims(store: Store, now: number): ClaimInfo[] {
+function* storedClaims(now: number): Tx<ClaimInfo[]> {
   type Row = { room: string; agent_id: string; paths: string; reason: string | null; fence: number; expires_at: number };
   // Opened read-only, a database an older daemon wrote has not been migrated: no claims table, no claims.
-  if (!hasTable(store, "path_claims")) return [];
-  const rows = store.db
-    .query("SELECT room, agent_id, paths, reason, fence, expires_at FROM path_claims WHERE expires_at > ? ORDER BY acquired_at, room, fence")
-    .all(now) as Row[];
+  if (!(yield* hasTable("path_claims"))) return [];
+  const rows = yield* all<Row>(
+    "SELECT room, agent_id, paths, reason, fence, expires_at FROM path_claims WHERE expires_at > ? ORDER BY acquired_at, room, fence",
+    now,
+  );
   return rows.map((r) => ({ room: r.room, agentId: r.agent_id, paths: JSON.parse(r.paths) as string[], reason: r.reason, fence: r.fence, expiresAt: r.expires_at }));
 }
 
@@ -280,21 +290,21 @@ export function livePools(k: Kernel, now: number): SnapshotPool[] {
 }
 
 /** The daemon is down: the persisted pools, holders and requests (nobody is blocked). */
-function storedPools(store: Store, now: number): SnapshotPool[] {
-  const q = <R>(sql: string, ...params: (string | number)[]) => store.db.query(sql).all(...params) as R[];
+function* storedPools(now: number): Tx<SnapshotPool[]> {
   type Row = { agent_id: string; reason: string | null; weight: number };
-  return q<{ name: string; capacity: number; version: number; offer_seconds: number }>("SELECT * FROM pools ORDER BY name").map((p) => {
+  const out: SnapshotPool[] = [];
+  for (const p of yield* all<{ name: string; capacity: number; version: number; offer_seconds: number }>("SELECT * FROM pools ORDER BY name")) {
     // A lapsed slot is not a holder, even before the daemon's timer has removed its row.
-    const holders = q<Row & { acquired_at: number; pid: number | null }>(
+    const holders = yield* all<Row & { acquired_at: number; pid: number | null }>(
       "SELECT * FROM slots WHERE pool = ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY acquired_at",
       p.name,
       now,
     );
-    const waiters = q<Row & { since: number; state: "queued" | "offered" | "paused"; offer_expires_at: number | null }>(
+    const waiters = yield* all<Row & { since: number; state: "queued" | "offered" | "paused"; offer_expires_at: number | null }>(
       "SELECT * FROM slot_requests WHERE pool = ? ORDER BY seq",
       p.name,
     );
-    return {
+    out.push({
       pool: p.name,
       capacity: p.capacity,
       in_use: holders.reduce((n, h) => n + h.weight, 0),
@@ -312,10 +322,11 @@ function storedPools(store: Store, now: number): SnapshotPool[] {
         blocked: false,
         ...opt("offer_expires_in_seconds", w.offer_expires_at === null ? undefined : secondsUntil(w.offer_expires_at, now)),
       })),
-    };
-  });
+    });
+  }
+  return out;
 }
 
 export function statusSnapshot(kernel: Kernel): Snapshot {
-  return kernel.ctx.read(() => buildSnapshot(kernel.store, kernel.clock.now(), kernel));
+  return kernel.ctx.read(() => buildSnapshot(kernel.clock.now(), kernel));
 }

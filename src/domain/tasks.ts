@@ -6,11 +6,12 @@
 // Journal: task.pushed, task.claimed, task.renewed, task.completed, task.failed (to the dead
 // letter or not requeued), task.requeued (back to pending), task.expired (a lease lapsed; its
 // `state` says whether the task went back to pending or to failed). Payloads are not copied.
+import { all, get, run, type Tx } from "../store/tx.ts";
 import { type Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 import { assertTtl } from "./locks.ts";
 import { newToken } from "./tokens.ts";
-import type { WaitQueue } from "./wait.ts";
+import type { Waiter, WaitQueue } from "./wait.ts";
 
 // Finished tasks stay visible in list_tasks for a week, then are purged so the table does
 // not grow without bound on a queue that runs for months.
@@ -62,31 +63,42 @@ export class Tasks {
     private readonly journal: Journal,
   ) {
     this.waits = c.waitQueue("task", 0);
-    const leased = c.store.q<TaskRow>("SELECT * FROM tasks WHERE state = 'claimed'").all();
+    // The store's own read, not the context's: that would first run whatever fell due while the
+    // daemon was down (a lapsed heartbeat, say) before createKernel has registered the departure
+    // hooks, so the agent would depart keeping its claims. createKernel runs the due entries
+    // itself once everything is wired.
+    c.store.read(this.restoreTx());
+  }
+
+  /** At start: leases re-armed, and the purge of finished tasks. */
+  private *restoreTx(): Tx<void> {
+    const leased = yield* all<TaskRow>("SELECT * FROM tasks WHERE state = 'claimed'");
     for (const t of leased) this.arm(t.id, t.lease_expires_at!);
-    this.armPurge();
+    yield* this.armPurge();
   }
 
   push(req: PushRequest): number {
-    return this.c.tx(() => {
-      const row = this.c.store
-        .q<{ id: number }>(
-          "INSERT INTO tasks (queue, payload, author, priority, state, max_attempts, created_at) VALUES (?, ?, ?, ?, 'pending', ?, ?) RETURNING id",
-        )
-        .get(req.queue, req.payload, req.author ?? null, req.priority, req.maxAttempts ?? null, this.c.clock.now())!;
-      this.journal.record("task.pushed", req.queue, { agentId: req.author, data: { id: row.id, priority: req.priority } });
-      this.offer(req.queue);
-      return row.id;
-    });
+    return this.c.tx(() => this.pushTx(req));
+  }
+
+  private *pushTx(req: PushRequest): Tx<number> {
+    const row = (yield* get<{ id: number }>(
+      "INSERT INTO tasks (queue, payload, author, priority, state, max_attempts, created_at) VALUES (?, ?, ?, ?, 'pending', ?, ?) RETURNING id",
+      req.queue,
+      req.payload,
+      req.author ?? null,
+      req.priority,
+      req.maxAttempts ?? null,
+      this.c.clock.now(),
+    ))!;
+    yield* this.journal.record("task.pushed", req.queue, { agentId: req.author, data: { id: row.id, priority: req.priority } });
+    yield* this.offer(req.queue);
+    return row.id;
   }
 
   async claim(queue: string, agentId: string, leaseMs: number, waitMs: number, signal?: AbortSignal): Promise<ClaimResult> {
     assertTtl(leaseMs);
-    const first = this.c.tx(() => {
-      const got = this.claimOne(queue, agentId, leaseMs);
-      if (got.claimed || waitMs <= 0) return got;
-      return this.waits.enqueue(queue, { agentId, leaseMs }, agentId);
-    });
+    const first = this.c.tx(() => this.claimTx(queue, agentId, leaseMs, waitMs));
     if ("claimed" in first) return first;
     const outcome = await this.waits.block(first, this.c.clock.now() + waitMs, signal);
     if (outcome.kind === "granted") return outcome.value;
@@ -94,75 +106,88 @@ export class Tasks {
     return this.c.tx(() => this.claimOne(queue, agentId, leaseMs));
   }
 
+  private *claimTx(queue: string, agentId: string, leaseMs: number, waitMs: number): Tx<ClaimResult | Waiter<ClaimWait, ClaimResult>> {
+    const got = yield* this.claimOne(queue, agentId, leaseMs);
+    if (got.claimed || waitMs <= 0) return got;
+    return this.waits.enqueue(queue, { agentId, leaseMs }, agentId);
+  }
+
   complete(id: number, leaseToken: string): boolean {
-    return this.c.tx(() => {
-      const now = this.c.clock.now();
-      const r = this.c.store
-        .q<{ queue: string; lease_agent: string | null }>(
-          "UPDATE tasks SET state = 'done', lease_token = NULL, lease_expires_at = NULL, finished_at = ? WHERE id = ? AND lease_token = ? AND state = 'claimed' RETURNING queue, lease_agent",
-        )
-        .get(now, id, leaseToken);
-      if (!r) return false;
-      this.journal.record("task.completed", r.queue, { agentId: r.lease_agent, data: { id } });
-      this.c.scheduler.cancel(`task:${id}`);
-      this.armPurge();
-      return true;
-    });
+    return this.c.tx(() => this.completeTx(id, leaseToken));
+  }
+
+  private *completeTx(id: number, leaseToken: string): Tx<boolean> {
+    const now = this.c.clock.now();
+    const r = yield* get<{ queue: string; lease_agent: string | null }>(
+      "UPDATE tasks SET state = 'done', lease_token = NULL, lease_expires_at = NULL, finished_at = ? WHERE id = ? AND lease_token = ? AND state = 'claimed' RETURNING queue, lease_agent",
+      now,
+      id,
+      leaseToken,
+    );
+    if (!r) return false;
+    yield* this.journal.record("task.completed", r.queue, { agentId: r.lease_agent, data: { id } });
+    this.c.scheduler.cancel(`task:${id}`);
+    yield* this.armPurge();
+    return true;
   }
 
   fail(id: number, leaseToken: string, requeue: boolean): boolean {
-    return this.c.tx(() => {
-      const t = this.c.store.q<TaskRow>("SELECT * FROM tasks WHERE id = ? AND lease_token = ? AND state = 'claimed'").get(id, leaseToken);
-      if (!t) return false;
-      this.release(t, requeue, requeue ? "task.requeued" : "task.failed", "fail_task");
-      return true;
-    });
+    return this.c.tx(() => this.failTx(id, leaseToken, requeue));
+  }
+
+  private *failTx(id: number, leaseToken: string, requeue: boolean): Tx<boolean> {
+    const t = yield* get<TaskRow>("SELECT * FROM tasks WHERE id = ? AND lease_token = ? AND state = 'claimed'", id, leaseToken);
+    if (!t) return false;
+    yield* this.release(t, requeue, requeue ? "task.requeued" : "task.failed", "fail_task");
+    return true;
   }
 
   renew(id: number, leaseToken: string, leaseMs: number): TaskRenewResult {
     assertTtl(leaseMs);
-    return this.c.tx((): TaskRenewResult => {
-      const t = this.c.store.q<TaskRow>("SELECT * FROM tasks WHERE id = ?").get(id);
-      if (!t || t.state !== "claimed") return { renewed: false, error: "store: task not claimed" };
-      if (t.lease_token !== leaseToken) return { renewed: false, error: "store: task not owned by supplied lease_token" };
-      const expiresAt = this.c.clock.now() + leaseMs;
-      this.c.store.q("UPDATE tasks SET lease_expires_at = ? WHERE id = ?").run(expiresAt, id);
-      this.arm(id, expiresAt);
-      this.journal.record("task.renewed", t.queue, { agentId: t.lease_agent, data: { id, expires_at: expiresAt } });
-      return { renewed: true, expiresAt };
-    });
+    return this.c.tx(() => this.renewTx(id, leaseToken, leaseMs));
+  }
+
+  private *renewTx(id: number, leaseToken: string, leaseMs: number): Tx<TaskRenewResult> {
+    const t = yield* get<TaskRow>("SELECT * FROM tasks WHERE id = ?", id);
+    if (!t || t.state !== "claimed") return { renewed: false, error: "store: task not claimed" };
+    if (t.lease_token !== leaseToken) return { renewed: false, error: "store: task not owned by supplied lease_token" };
+    const expiresAt = this.c.clock.now() + leaseMs;
+    yield* run("UPDATE tasks SET lease_expires_at = ? WHERE id = ?", expiresAt, id);
+    this.arm(id, expiresAt);
+    yield* this.journal.record("task.renewed", t.queue, { agentId: t.lease_agent, data: { id, expires_at: expiresAt } });
+    return { renewed: true, expiresAt };
   }
 
   list(queue: string): TaskRow[] {
-    return this.c.read(() => this.c.store.q<TaskRow>("SELECT * FROM tasks WHERE queue = ? ORDER BY id").all(queue));
+    return this.c.read(() => all<TaskRow>("SELECT * FROM tasks WHERE queue = ? ORDER BY id", queue));
   }
 
   claimedBy(agentId: string): number[] {
-    return this.c.store
-      .q<{ id: number }>("SELECT id FROM tasks WHERE lease_agent = ? AND state = 'claimed' ORDER BY id")
-      .all(agentId)
-      .map((r) => r.id);
+    const rows = this.c.read(() => all<{ id: number }>("SELECT id FROM tasks WHERE lease_agent = ? AND state = 'claimed' ORDER BY id", agentId));
+    return rows.map((r) => r.id);
   }
 
   /** Presence hook: a departed claimant loses its claims at once. */
-  requeueClaimsOf(agentId: string): number[] {
-    const rows = this.c.store.q<TaskRow>("SELECT * FROM tasks WHERE lease_agent = ? AND state = 'claimed' ORDER BY id").all(agentId);
-    for (const t of rows) this.release(t, true, "task.requeued", "claimant departed");
+  *requeueClaimsOf(agentId: string): Tx<number[]> {
+    const rows = yield* all<TaskRow>("SELECT * FROM tasks WHERE lease_agent = ? AND state = 'claimed' ORDER BY id", agentId);
+    for (const t of rows) yield* this.release(t, true, "task.requeued", "claimant departed");
     return rows.map((t) => t.id);
   }
 
-  private claimOne(queue: string, agentId: string, leaseMs: number): ClaimResult {
-    const t = this.c.store
-      .q<TaskRow>("SELECT * FROM tasks WHERE queue = ? AND state = 'pending' ORDER BY priority DESC, id LIMIT 1")
-      .get(queue);
+  private *claimOne(queue: string, agentId: string, leaseMs: number): Tx<ClaimResult> {
+    const t = yield* get<TaskRow>("SELECT * FROM tasks WHERE queue = ? AND state = 'pending' ORDER BY priority DESC, id LIMIT 1", queue);
     if (!t) return { claimed: false };
     const leaseToken = newToken();
     const leaseExpiresAt = this.c.clock.now() + leaseMs;
-    this.c.store
-      .q("UPDATE tasks SET state = 'claimed', lease_agent = ?, lease_token = ?, lease_expires_at = ?, attempts = attempts + 1 WHERE id = ?")
-      .run(agentId, leaseToken, leaseExpiresAt, t.id);
+    yield* run(
+      "UPDATE tasks SET state = 'claimed', lease_agent = ?, lease_token = ?, lease_expires_at = ?, attempts = attempts + 1 WHERE id = ?",
+      agentId,
+      leaseToken,
+      leaseExpiresAt,
+      t.id,
+    );
     this.arm(t.id, leaseExpiresAt);
-    this.journal.record("task.claimed", queue, { agentId, data: { id: t.id, attempt: t.attempts + 1, expires_at: leaseExpiresAt } });
+    yield* this.journal.record("task.claimed", queue, { agentId, data: { id: t.id, attempt: t.attempts + 1, expires_at: leaseExpiresAt } });
     return { claimed: true, id: t.id, payload: t.payload, leaseToken, leaseExpiresAt, attempts: t.attempts + 1 };
   }
 
@@ -171,66 +196,64 @@ export class Tasks {
    * attempts. `kind` is what it journals when requeued (task.failed when it goes to failed,
    * unless the kind is task.expired, which reports the new state in its data).
    */
-  private release(t: TaskRow, requeue: boolean, kind: "task.requeued" | "task.failed" | "task.expired", reason: string): void {
+  private *release(t: TaskRow, requeue: boolean, kind: "task.requeued" | "task.failed" | "task.expired", reason: string): Tx<void> {
     this.c.scheduler.cancel(`task:${t.id}`);
     const exhausted = t.max_attempts !== null && t.attempts >= t.max_attempts;
     const back = requeue && !exhausted;
     const recorded = kind === "task.expired" ? kind : back ? "task.requeued" : "task.failed";
     const data: Record<string, unknown> = { id: t.id, attempts: t.attempts, state: back ? "pending" : "failed" };
-    this.journal.record(recorded, t.queue, { agentId: t.lease_agent, reason: exhausted && requeue ? `${reason}; out of attempts` : reason, data });
+    yield* this.journal.record(recorded, t.queue, { agentId: t.lease_agent, reason: exhausted && requeue ? `${reason}; out of attempts` : reason, data });
     if (back) {
-      this.c.store
-        .q("UPDATE tasks SET state = 'pending', lease_agent = NULL, lease_token = NULL, lease_expires_at = NULL WHERE id = ?")
-        .run(t.id);
-      this.offer(t.queue);
+      yield* run("UPDATE tasks SET state = 'pending', lease_agent = NULL, lease_token = NULL, lease_expires_at = NULL WHERE id = ?", t.id);
+      yield* this.offer(t.queue);
     } else {
-      this.c.store
-        .q("UPDATE tasks SET state = 'failed', lease_token = NULL, lease_expires_at = NULL, finished_at = ? WHERE id = ?")
-        .run(this.c.clock.now(), t.id);
-      this.armPurge();
+      yield* run("UPDATE tasks SET state = 'failed', lease_token = NULL, lease_expires_at = NULL, finished_at = ? WHERE id = ?", this.c.clock.now(), t.id);
+      yield* this.armPurge();
     }
   }
 
   /** Hands pending tasks to claimers blocked on this queue, earliest first. */
-  private offer(queue: string): void {
+  private *offer(queue: string): Tx<void> {
     for (let w = this.waits.firstAttached(queue); w; w = this.waits.firstAttached(queue)) {
-      const got = this.claimOne(queue, w.req.agentId, w.req.leaseMs);
+      const got = yield* this.claimOne(queue, w.req.agentId, w.req.leaseMs);
       if (!got.claimed) return;
       this.waits.grant(w, got, (g) => this.unclaim(g));
     }
   }
 
   /** A claim handed to a call whose client was gone: the task goes back, its attempt uncounted. */
-  private unclaim(got: ClaimResult): void {
+  private *unclaim(got: ClaimResult): Tx<void> {
     if (!got.claimed) return;
-    const t = this.c.store.q<TaskRow>("SELECT * FROM tasks WHERE id = ? AND lease_token = ? AND state = 'claimed'").get(got.id, got.leaseToken);
+    const t = yield* get<TaskRow>("SELECT * FROM tasks WHERE id = ? AND lease_token = ? AND state = 'claimed'", got.id, got.leaseToken);
     if (!t) return;
     this.c.scheduler.cancel(`task:${t.id}`);
-    this.c.store
-      .q("UPDATE tasks SET state = 'pending', lease_agent = NULL, lease_token = NULL, lease_expires_at = NULL, attempts = attempts - 1 WHERE id = ?")
-      .run(t.id);
-    this.journal.record("task.requeued", t.queue, {
+    yield* run("UPDATE tasks SET state = 'pending', lease_agent = NULL, lease_token = NULL, lease_expires_at = NULL, attempts = attempts - 1 WHERE id = ?", t.id);
+    yield* this.journal.record("task.requeued", t.queue, {
       agentId: t.lease_agent,
       reason: "the claimer's client left before the claim reached it",
       data: { id: t.id, attempts: t.attempts - 1, state: "pending" },
     });
-    this.offer(t.queue);
+    yield* this.offer(t.queue);
   }
 
   private arm(id: number, expiresAt: number): void {
-    this.c.scheduler.at(`task:${id}`, expiresAt, () => {
-      const t = this.c.store.q<TaskRow>("SELECT * FROM tasks WHERE id = ? AND state = 'claimed'").get(id);
-      if (t && t.lease_expires_at! <= this.c.clock.now()) this.release(t, true, "task.expired", "lease lapsed");
-    });
+    this.c.scheduler.at(`task:${id}`, expiresAt, () => this.leaseLapsed(id));
   }
 
-  private armPurge(): void {
-    const row = this.c.store.q<{ at: number | null }>("SELECT MIN(finished_at) AS at FROM tasks WHERE finished_at IS NOT NULL").get();
+  private *leaseLapsed(id: number): Tx<void> {
+    const t = yield* get<TaskRow>("SELECT * FROM tasks WHERE id = ? AND state = 'claimed'", id);
+    if (t && t.lease_expires_at! <= this.c.clock.now()) yield* this.release(t, true, "task.expired", "lease lapsed");
+  }
+
+  private *armPurge(): Tx<void> {
+    const row = yield* get<{ at: number | null }>("SELECT MIN(finished_at) AS at FROM tasks WHERE finished_at IS NOT NULL");
     if (row?.at == null) return this.c.scheduler.cancel("tasks:purge");
     if (this.c.scheduler.has("tasks:purge")) return; // an earlier purge is armed; it re-arms itself
-    this.c.scheduler.at("tasks:purge", row.at + TASK_RETENTION_MS, () => {
-      this.c.store.q("DELETE FROM tasks WHERE finished_at IS NOT NULL AND finished_at <= ?").run(this.c.clock.now() - TASK_RETENTION_MS);
-      this.armPurge();
-    });
+    this.c.scheduler.at("tasks:purge", row.at + TASK_RETENTION_MS, () => this.purge());
+  }
+
+  private *purge(): Tx<void> {
+    yield* run("DELETE FROM tasks WHERE finished_at IS NOT NULL AND finished_at <= ?", this.c.clock.now() - TASK_RETENTION_MS);
+    yield* this.armPurge();
   }
 }

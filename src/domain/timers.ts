@@ -3,16 +3,20 @@
 // that a renewal replaces it and a release cancels it. A single underlying timer is armed at
 // the earliest deadline and re-armed whenever that changes: no polling sweep, so an expiry
 // fires at its exact millisecond rather than on the next tick of a loop.
+import type { Tx } from "../store/tx.ts";
 import type { Clock, TimerHandle } from "./clock.ts";
 
 // setTimeout keeps delays in a signed 32-bit int; anything longer is re-armed on firing.
 const MAX_TIMER_DELAY_MS = 2_147_483_647;
 
+/** What an entry runs when due: a transaction body (or, for a pure in-memory deadline, nothing to yield). */
+export type Due = () => Tx<void> | void;
+
 interface Entry {
   key: string;
   at: number;
   seq: number;
-  fn: () => void;
+  fn: Due;
   live: boolean;
 }
 
@@ -25,17 +29,17 @@ export class Scheduler {
   private stopped = false;
 
   /**
-   * @param runBatch wraps the processing of due entries, so that the kernel can run them in
-   *   one transaction; it must call the function it is given synchronously.
+   * @param runBatch runs the processing of due entries (a transaction body) in one
+   *   transaction, synchronously.
    */
   constructor(
     private readonly clock: Clock,
-    private readonly runBatch: (work: () => void) => void = (work) => work(),
+    private readonly runBatch: (work: () => Tx<void>) => void = (work) => drain(work()),
     private readonly onError: (err: unknown) => void = (err) => console.error("airlock: an expiry failed:", err),
   ) {}
 
   /** Schedules fn at time `at` under key, replacing any entry with that key. */
-  at(key: string, at: number, fn: () => void): void {
+  at(key: string, at: number, fn: Due): void {
     this.cancel(key);
     const e: Entry = { key, at, seq: ++this.seq, fn, live: true };
     this.entries.set(key, e);
@@ -62,7 +66,7 @@ export class Scheduler {
   }
 
   /** Runs every entry that is due, earliest first (the caller provides the transaction). */
-  runDue(): void {
+  *runDue(): Tx<void> {
     const now = this.clock.now();
     for (;;) {
       const top = this.peekLive();
@@ -70,7 +74,8 @@ export class Scheduler {
       this.pop();
       this.entries.delete(top.key);
       top.live = false;
-      top.fn();
+      const body = top.fn();
+      if (body) yield* body;
     }
   }
 
@@ -163,4 +168,9 @@ export class Scheduler {
     }
     return top;
   }
+}
+
+/** Runs a body that yields no statement (a scheduler with no store: tests of the heap alone). */
+function drain(body: Tx<void>): void {
+  if (!body.next().done) throw new Error("a store-less scheduler ran an entry that needs the store");
 }

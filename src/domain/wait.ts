@@ -18,6 +18,7 @@
 // each line is its global arrival order, so every line orders any two waiters the same way
 // and waiters that reserve resources in that order can never wait on each other in a cycle.
 // What a primitive does with detached waiters (pass over, offer, pause) is its own policy.
+import type { Tx } from "../store/tx.ts";
 import type { Clock } from "./clock.ts";
 import { newToken } from "./tokens.ts";
 import type { Scheduler } from "./timers.ts";
@@ -52,14 +53,14 @@ export interface WaitQueueOptions<Req, R> {
   scheduler: Scheduler;
   /** Runs fn after the current transaction commits, or orElse if it rolls back. */
   afterCommit: (fn: () => void, orElse?: () => void) => void;
-  /** Runs fn in a transaction (joining the current one, if any). */
-  tx: (fn: () => void) => void;
+  /** Runs the body fn makes in a transaction (joining the current one, if any). */
+  tx: (fn: () => Tx<void>) => void;
   /** How long a detached waiter keeps its place; 0 removes it as soon as its call returns. */
   graceMs: number;
   /** Runs (in a transaction) when a blocked call ends without a grant: timeout or disconnect. */
-  onDetach?: (w: Waiter<Req, R>) => void;
+  onDetach?: (w: Waiter<Req, R>) => Tx<void>;
   /** Runs (in a transaction) when a detached waiter's grace ends and it leaves the line. */
-  onExpire?: (w: Waiter<Req, R>) => void;
+  onExpire?: (w: Waiter<Req, R>) => Tx<void>;
   /** Reports a revoke that failed; the waiter's call is answered as aborted regardless. */
   onError?: (err: unknown) => void;
   /** Runs whenever a waiter joins or leaves a line, or its call starts or stops blocking. */
@@ -193,7 +194,7 @@ export class WaitQueue<Req, R> {
    * If the call's client is gone by then, the call is answered as aborted and `revoke(value)`
    * runs in a new transaction: the primitive takes the grant back and passes it on.
    */
-  grant(w: Waiter<Req, R>, value: R, revoke?: (value: R) => void): void {
+  grant(w: Waiter<Req, R>, value: R, revoke?: (value: R) => Tx<void>): void {
     this.unlink(w);
     this.o.scheduler.cancel(this.graceKey(w));
     const settle = w.settle;
@@ -224,7 +225,7 @@ export class WaitQueue<Req, R> {
     if (w.attached || !this.byToken.has(w.token) || this.o.graceMs <= 0) return;
     this.o.scheduler.at(this.graceKey(w), this.o.clock.now() + this.o.graceMs, () => {
       this.remove(w);
-      this.o.onExpire?.(w);
+      return this.o.onExpire?.(w);
     });
   }
 

@@ -15,23 +15,24 @@ import { ensureParentDir } from "../config/dirs.ts";
 import type { Durability } from "../config/settings.ts";
 import { AirlockError, errorMessage } from "../errors.ts";
 import { migrate } from "./migrate.ts";
+import { type Answer, runNow, type Tx } from "./tx.ts";
 
 export type { SQLQueryBindings };
 
 export type { Durability };
-
-/** A callback that returns a Promise is rejected by the type: no await inside a transaction. */
-type SyncOnly<T> = T extends PromiseLike<unknown> ? never : T;
 
 export interface Store {
   readonly path: string;
   readonly db: Database;
   readonly durability: Durability;
   /**
-   * Runs fn in one transaction (in "full" mode: a savepoint of the open batch); after it
-   * commits, runs the afterCommit hooks fn queued. Nested calls join the outer transaction.
+   * Runs the body fn makes in one transaction (in "full" mode: a savepoint of the open batch),
+   * answering each statement at once; after it commits, runs the afterCommit hooks it queued.
+   * Nested calls join the outer transaction.
    */
-  tx<T>(fn: () => SyncOnly<T>): T;
+  tx<T>(fn: () => Tx<T>): T;
+  /** Runs a body outside any transaction (a read). */
+  read<T>(body: Tx<T>): T;
   /**
    * Queues work for after the current transaction commits; if it rolls back, `orElse` runs
    * instead (so that a waiter promised a grant by a transaction that failed is still answered).
@@ -92,6 +93,13 @@ export function openStore(path: string, opts: OpenOptions = {}): Store {
     }
   };
 
+  /** SQLite's driver: each statement answered at once, on the one connection. */
+  const exec: Answer = (mode, sql, args) => {
+    const st = store.q(sql);
+    return mode === "get" ? st.get(...args) : mode === "all" ? st.all(...args) : st.run(...args);
+  };
+  const runBody = <T>(fn: () => Tx<T>) => (): T => runNow(fn(), exec);
+
   /** Runs fn with its own hook list; on failure its orElse hooks run and the error goes on. */
   function runWithHooks<T>(fn: () => T, begin: () => void, commit: () => void, rollback: () => void): { out: T; hooks: Hook[] } {
     const hooks: Hook[] = [];
@@ -134,12 +142,13 @@ export function openStore(path: string, opts: OpenOptions = {}): Store {
     path,
     db,
     durability,
-    tx<T>(fn: () => SyncOnly<T>): T {
-      if (pending) return fn() as T; // nested: part of the outer transaction
+    tx<T>(fn: () => Tx<T>): T {
+      const body = runBody(fn);
+      if (pending) return body(); // nested: part of the outer transaction
       if (durability === "normal") {
         // Prepared BEGIN/COMMIT (bun's transaction() wrapper costs a few µs more per call,
         // and every hand-off pays it). A failed statement may have rolled back already.
-        const { out, hooks } = runWithHooks(fn as () => T, () => ctl("BEGIN IMMEDIATE"), () => ctl("COMMIT"), () => rollbackQuietly("ROLLBACK"));
+        const { out, hooks } = runWithHooks(body, () => ctl("BEGIN IMMEDIATE"), () => ctl("COMMIT"), () => rollbackQuietly("ROLLBACK"));
         for (const h of hooks) h.done();
         return out;
       }
@@ -151,7 +160,7 @@ export function openStore(path: string, opts: OpenOptions = {}): Store {
       // Transactions of a batch run one after another (a nested call joins the outer one), so
       // one savepoint name serves them all and its statements stay prepared.
       const { out, hooks } = runWithHooks(
-        fn as () => T,
+        body,
         () => ctl("SAVEPOINT tx"),
         () => ctl("RELEASE tx"),
         () => {
@@ -161,6 +170,9 @@ export function openStore(path: string, opts: OpenOptions = {}): Store {
       );
       batch.hooks.push(...hooks);
       return out;
+    },
+    read<T>(body: Tx<T>): T {
+      return runNow(body, exec);
     },
     afterCommit(done, orElse) {
       if (pending) pending.push({ done, orElse });

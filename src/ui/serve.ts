@@ -13,6 +13,7 @@ import { basename } from "node:path";
 import type { Kernel } from "../domain/kernel.ts";
 import { changeView, statusSnapshot } from "../domain/snapshot.ts";
 import { createLog } from "../log.ts";
+import { get, run } from "../store/tx.ts";
 import { checkHost, type GuardOptions, isLoopbackOrigin, plain, type Transport } from "../mcp/guard.ts";
 import page from "./index.html";
 
@@ -69,9 +70,7 @@ export function createDashboard(o: DashboardOptions): Dashboard {
   const session = (req: Request): boolean => {
     const id = readCookie(req.headers.get("cookie"), cookieName);
     if (!id) return false;
-    const row = kernel.ctx.read(() =>
-      kernel.store.q<{ expires_at: number }>("SELECT expires_at FROM ui_sessions WHERE id_hash = ?").get(sha256(id)),
-    );
+    const row = kernel.ctx.read(() => get<{ expires_at: number }>("SELECT expires_at FROM ui_sessions WHERE id_hash = ?", sha256(id)));
     return row !== null && row.expires_at > kernel.clock.now();
   };
 
@@ -83,9 +82,9 @@ export function createDashboard(o: DashboardOptions): Dashboard {
     if (!known) return page401("This link has expired or was used already.");
     codes.delete(known);
     const id = randomBytes(32).toString("base64url");
-    kernel.ctx.tx(() => {
-      kernel.store.q("DELETE FROM ui_sessions WHERE expires_at <= ?").run(now);
-      kernel.store.q("INSERT INTO ui_sessions (id_hash, created_at, expires_at) VALUES (?, ?, ?)").run(sha256(id), now, now + SESSION_TTL_MS);
+    kernel.ctx.tx(function* () {
+      yield* run("DELETE FROM ui_sessions WHERE expires_at <= ?", now);
+      yield* run("INSERT INTO ui_sessions (id_hash, created_at, expires_at) VALUES (?, ?, ?)", sha256(id), now, now + SESSION_TTL_MS);
     });
     const cookie = `${cookieName}=${id}; HttpOnly; SameSite=Strict; Path=/ui; Max-Age=${SESSION_TTL_MS / 1000}`;
     // 303 to a clean URL: the code leaves the address bar and the history entry.
@@ -117,7 +116,9 @@ export function createDashboard(o: DashboardOptions): Dashboard {
         if (first) {
           first = false;
           out += `retry: ${RETRY_MS}\n\n`;
-          const [oldest, newest] = kernel.ctx.read(() => [kernel.journal.oldest(), kernel.journal.revision()]);
+          const [oldest, newest] = kernel.ctx.read(function* () {
+            return [yield* kernel.journal.oldestTx(), yield* kernel.journal.revisionTx()] as const;
+          });
           if (since > 0 && since < oldest - 1) out += `event: trimmed\ndata: ${JSON.stringify({ oldest })}\n\n`;
           if (since > newest) {
             // A revision this journal never reached: the page followed another database (a

@@ -87,9 +87,9 @@ describe("deadlock: three agents, mixed primitives", () => {
     // The others are untouched: C gives its slot back, B gets it; B frees docs, A gets them.
     const cSlot = t.kernel.pools.list()[0]!;
     expect(cSlot.holders.map((h) => h.agentId)).toEqual(["C"]);
-    t.kernel.pools.releaseAllOf("C");
+    t.store.tx(() => t.kernel.pools.releaseAllOf("C"));
     expect((await b).granted).toBe(true);
-    t.kernel.paths.releaseAllOf("B");
+    t.store.tx(() => t.kernel.paths.releaseAllOf("B"));
     expect((await a).granted).toBe(true);
   });
 
@@ -99,7 +99,7 @@ describe("deadlock: three agents, mixed primitives", () => {
     expect((await lock("C", "z")).locked).toBe(true);
     await stillBlocked(lock("A", "y", WAIT));
     await stillBlocked(lock("B", "z", WAIT));
-    const v = t.kernel.graph.view();
+    const v = t.store.read(t.kernel.graph.view());
     expect(v.waits.map((w) => `${w.agentId}->${w.edges.map((e) => e.waitsFor).join(",")}`).sort()).toEqual(["A->B", "B->C"]);
     expect(v.cycles).toEqual([]);
   });
@@ -117,7 +117,7 @@ test("the graph shows a cycle between places kept between calls (nobody blocked,
   t.clock.advance(1000);
   const r = await b;
   expect(!r.locked && r.deadlock).toBeUndefined();
-  expect(t.kernel.graph.view().cycles.map((c) => steps({ cycle: c }))).toEqual([["A -(y)-> B", "B -(x)-> A"]]);
+  expect(t.store.read(t.kernel.graph.view()).cycles.map((c) => steps({ cycle: c }))).toEqual([["A -(y)-> B", "B -(x)-> A"]]);
 });
 
 describe("deadlock: no false positives", () => {

@@ -85,7 +85,7 @@ describe("a grant to a call whose client is gone", () => {
     await flush();
     // The release hands the lock to A inside its transaction; A's client goes away before the
     // answer can be written (here: before the transaction commits).
-    t.store.tx(() => {
+    t.store.tx(function* () {
       t.kernel.locks.release("db", h.token, undefined);
       goneA.abort();
     });
@@ -107,7 +107,7 @@ describe("a grant to a call whose client is gone", () => {
     const gone = new AbortController();
     const a = track(acquire("db", "A", { waitMs: 10_000 }, gone.signal));
     await flush();
-    t.store.tx(() => {
+    t.store.tx(function* () {
       t.kernel.locks.release("db", h.token, undefined);
       gone.abort();
     });
@@ -122,7 +122,7 @@ describe("a grant to a call whose client is gone", () => {
     const a = track(t.kernel.tasks.claim("q", "A", 30_000, 10_000, gone.signal));
     const b = track(t.kernel.tasks.claim("q", "B", 30_000, 10_000));
     await flush();
-    t.store.tx(() => {
+    t.store.tx(function* () {
       t.kernel.tasks.push({ queue: "q", payload: "job", priority: 0 });
       gone.abort();
     });

@@ -188,7 +188,7 @@ describe("waiting", () => {
     const c = track(claim("C", ["src/**"], { waitMs: 10_000 }));
     await flush();
     // B's client vanishes in the same instant the region frees: simulate by aborting after the grant is decided.
-    t.kernel.store.tx(() => {
+    t.kernel.store.tx(function* () {
       t.kernel.paths.release(a.token);
       ac.abort();
     });

@@ -117,7 +117,7 @@ describe("pools: FIFO with offers", () => {
     const b = track(acquire("B", { waitMs: 10_000 }, gone.signal));
     const c = track(acquire("C", { waitMs: 10_000 }));
     await flush();
-    t.store.tx(() => {
+    t.store.tx(function* () {
       t.kernel.pools.release(a.token);
       gone.abort();
     });

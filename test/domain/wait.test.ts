@@ -56,7 +56,9 @@ describe("WaitQueue", () => {
     expect(b.attached).toBe(true);
     expect(a.attached).toBe(false);
     expect(q.firstAttached("r")).toBe(b);
-    t.store.tx(() => q.grant(b, "yours"));
+    t.store.tx(function* () {
+      q.grant(b, "yours");
+    });
     await flush();
     expect(call.value).toEqual({ kind: "granted", value: "yours" });
   });
@@ -64,7 +66,9 @@ describe("WaitQueue", () => {
   test("a blocked call is answered with the granted value", async () => {
     const w = q.enqueue("r", { who: "a" });
     const call = q.block(w, t.clock.now() + 1_000);
-    t.store.tx(() => q.grant(w, "the-lock"));
+    t.store.tx(function* () {
+      q.grant(w, "the-lock");
+    });
     expect(await call).toEqual({ kind: "granted", value: "the-lock" });
     expect(q.line("r")).toEqual([]);
     expect(q.size).toBe(0);
@@ -74,7 +78,7 @@ describe("WaitQueue", () => {
     const w = q.enqueue("r", { who: "a" });
     const call = track(q.block(w, t.clock.now() + 1_000));
     let answeredInsideTx: boolean | undefined;
-    t.store.tx(() => {
+    t.store.tx(function* () {
       q.grant(w, "v");
       expect(q.line("r")).toEqual([]); // it leaves the line inside the transaction
       answeredInsideTx = call.done;
@@ -88,7 +92,7 @@ describe("WaitQueue", () => {
     const w = q.enqueue("r", { who: "a" });
     const call = track(q.block(w, t.clock.now() + 1_000));
     expect(() =>
-      t.store.tx(() => {
+      t.store.tx(function* () {
         q.grant(w, "v");
         throw new Error("boom");
       }),
@@ -168,7 +172,9 @@ describe("WaitQueue", () => {
     expect(again.done).toBe(false);
     expect(q.position(a)).toBe(1);
     expect(q.firstAttached("r")).toBe(a);
-    t.store.tx(() => q.grant(a, "finally"));
+    t.store.tx(function* () {
+      q.grant(a, "finally");
+    });
     await flush();
     expect(again.value).toEqual({ kind: "granted", value: "finally" });
   });
@@ -206,7 +212,9 @@ describe("WaitQueue", () => {
     await flush();
     expect(first.value).toEqual({ kind: "aborted" });
     expect(second.done).toBe(false);
-    t.store.tx(() => q.grant(a, "v"));
+    t.store.tx(function* () {
+      q.grant(a, "v");
+    });
     await flush();
     expect(second.value).toEqual({ kind: "granted", value: "v" });
   });
@@ -252,8 +260,8 @@ describe("WaitQueue", () => {
     const gone = new AbortController();
     const call = track(q.block(a, t.clock.now() + 10_000, gone.signal));
     let revoked = 0;
-    t.store.tx(() => {
-      q.grant(a, "v", () => {
+    t.store.tx(function* () {
+      q.grant(a, "v", function* () {
         revoked++;
         expect(q.reinstate(a)).toBe(true);
       });
@@ -270,8 +278,10 @@ describe("WaitQueue", () => {
     const gone2 = new AbortController();
     track(q.block(a2, t.clock.now() + 10_000, gone2.signal));
     let newer: typeof a2 | undefined;
-    t.store.tx(() => {
-      q.grant(a2, "v", () => expect(q.reinstate(a2)).toBe(false));
+    t.store.tx(function* () {
+      q.grant(a2, "v", function* () {
+        expect(q.reinstate(a2)).toBe(false);
+      });
       newer = q.enqueue("r", { who: "a3" }, "A");
       gone2.abort();
     });

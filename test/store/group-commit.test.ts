@@ -4,6 +4,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, type Store } from "../../src/store/db.ts";
+import { run } from "../../src/store/tx.ts";
 
 const opened: Store[] = [];
 function open(durability: "normal" | "full") {
@@ -33,8 +34,8 @@ function committedCounters(path: string): Record<string, number> {
 }
 
 const bump = (s: Store, name: string) =>
-  s.tx(() => {
-    s.q("INSERT INTO counters (name, value) VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET value = value + 1").run(name);
+  s.tx(function* () {
+    yield* run("INSERT INTO counters (name, value) VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET value = value + 1", name);
   });
 
 describe("full durability with group commit", () => {
@@ -59,7 +60,7 @@ describe("full durability with group commit", () => {
     const { store, path } = open("full");
     bump(store, "a");
     expect(() =>
-      store.tx(() => {
+      store.tx(function* () {
         bump(store, "b");
         throw new Error("this call fails");
       }),
@@ -72,9 +73,11 @@ describe("full durability with group commit", () => {
   test("afterCommit hooks run after the batch commits, and orElse runs for a failed transaction", async () => {
     const { store } = open("full");
     const seen: string[] = [];
-    store.tx(() => store.afterCommit(() => seen.push("granted")));
+    store.tx(function* () {
+      store.afterCommit(() => seen.push("granted"));
+    });
     expect(() =>
-      store.tx(() => {
+      store.tx(function* () {
         store.afterCommit(
           () => seen.push("wrong"),
           () => seen.push("rolled back"),
@@ -99,7 +102,7 @@ describe("normal durability", () => {
   test("commits each transaction at once, with nothing to wait for", () => {
     const { store, path } = open("normal");
     const seen: string[] = [];
-    store.tx(() => {
+    store.tx(function* () {
       bump(store, "n");
       store.afterCommit(() => seen.push("done"));
     });

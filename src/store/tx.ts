@@ -1,0 +1,83 @@
+// A transaction body is a generator: it *yields* each statement and receives its result, and a
+// store's driver runs it. The domain is written once against this shape; only the driver knows
+// whether a statement is answered at once (SQLite, synchronous: the whole body runs in one go,
+// with no event-loop turn in the middle, exactly as plain synchronous code) or after a round
+// trip (a networked store). See docs/cluster.md.
+//
+// Rule: a generator called without `yield*` does nothing at all. `bun .ci/check-tx.ts` (part of
+// `npm run typecheck` and CI) fails on any call whose Tx result is dropped.
+import type { SQLQueryBindings } from "bun:sqlite";
+
+export type { SQLQueryBindings };
+
+export type StmtMode = "get" | "all" | "run";
+
+/** One statement for the driver: its SQL, its bound values, and which result is wanted. */
+export interface Stmt {
+  sql: string;
+  args: SQLQueryBindings[];
+  mode: StmtMode;
+}
+
+export interface RunResult {
+  changes: number;
+  lastInsertRowid: number | bigint;
+}
+
+/** A transaction body (or a part of one) that returns T. */
+export type Tx<T = void> = Generator<Stmt, T, unknown>;
+
+// While a synchronous driver runs a body, a statement is answered right where it is written,
+// instead of being yielded up through every generator between it and the driver (a hand-off
+// is seven frames deep: each yield would pass through all of them). Same order, same results;
+// an error is thrown at the statement, as a yielded one would be.
+/** How a synchronous driver answers one statement. */
+export type Answer = (mode: StmtMode, sql: string, args: SQLQueryBindings[]) => unknown;
+
+let answerNow: Answer | null = null;
+
+/** The first row, or null. */
+export function* get<R>(sql: string, ...args: SQLQueryBindings[]): Tx<R | null> {
+  return (answerNow ? answerNow("get", sql, args) : yield { sql, args, mode: "get" }) as R | null;
+}
+
+/** Every row. */
+export function* all<R>(sql: string, ...args: SQLQueryBindings[]): Tx<R[]> {
+  return (answerNow ? answerNow("all", sql, args) : yield { sql, args, mode: "all" }) as R[];
+}
+
+/** A statement for its effect: how many rows changed, and the rowid of the last insert. */
+export function* run(sql: string, ...args: SQLQueryBindings[]): Tx<RunResult> {
+  return (answerNow ? answerNow("run", sql, args) : yield { sql, args, mode: "run" }) as RunResult;
+}
+
+/** A body with no statement in it, for code that must hand a Tx where nothing needs the store. */
+export function* pure<T>(value: T): Tx<T> {
+  return value;
+}
+
+/**
+ * Runs a body to its end, answering each statement at once (SQLite's driver). A
+ * statement that throws is thrown into the body at its yield, so the body's own try/finally runs.
+ */
+export function runNow<T>(body: Tx<T>, answer: Answer): T {
+  const outer = answerNow;
+  answerNow = answer;
+  try {
+    let step = body.next();
+    // Only a statement made by hand (not by get/all/run) still arrives here.
+    while (!step.done) {
+      let result: unknown;
+      try {
+        result = answer(step.value.mode, step.value.sql, step.value.args);
+      } catch (err) {
+        step = body.throw(err);
+        continue;
+      }
+      step = body.next(result);
+    }
+    return step.value;
+  } finally {
+    answerNow = outer;
+  }
+}

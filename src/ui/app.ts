@@ -16,6 +16,7 @@ const $ = (testid: string) => document.querySelector<HTMLElement>(`[data-testid=
 const journal = createJournal($("journal").querySelector("ol")!);
 
 let seen = 0; // newest revision seen, from a snapshot or the feed: where a new feed starts
+let sessionGone = false; // a 401: nothing will work until `airlock ui` logs the browser in again
 let inFlight = false;
 let again = false;
 let pending: ReturnType<typeof setTimeout> | undefined;
@@ -53,7 +54,8 @@ async function load(): Promise<void> {
   } catch {
     return banner("Cannot reach the Airlock daemon; retrying.");
   }
-  if (res.status === 401) return banner("Session expired: run ", h("code", null, "airlock ui"), " again");
+  sessionGone = res.status === 401;
+  if (sessionGone) return banner("Session expired: run ", h("code", null, "airlock ui"), " again");
   if (!res.ok) return banner(`Status request failed (HTTP ${res.status}); retrying.`);
   let snap: Snapshot;
   try {
@@ -110,9 +112,10 @@ function connect(): void {
     // wrong content type) means it gave up, and a new feed from the last revision seen is ours to open.
     if (feed.readyState !== EventSource.CLOSED) return;
     feed.close();
-    setTimeout(() => {
-      schedule(0);
-      connect();
+    setTimeout(async () => {
+      await refresh();
+      // An expired session stays expired: say so once, instead of knocking every 2 s.
+      if (!sessionGone) connect();
     }, RETRY_MS);
   };
   feed.addEventListener("change", (e: MessageEvent<string>) => {

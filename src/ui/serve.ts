@@ -111,7 +111,9 @@ export function createDashboard(o: DashboardOptions): Dashboard {
     };
     const stream = new ReadableStream<Uint8Array>({
       async pull(c) {
-        if (ctl.signal.aborted) return done(c);
+        // A session that ended (expired, or its row gone) ends its open feeds too: the browser's
+        // reconnect then meets the 401 and the page says so.
+        if (ctl.signal.aborted || !session(req)) return done(c);
         let out = "";
         if (first) {
           first = false;

@@ -7,6 +7,7 @@
 //
 // Chromium comes from the system (/usr/bin/chromium, or AIRLOCK_CHROMIUM): .ci/run installs it.
 // Without one the file is skipped, except under CI, where that is a failure.
+import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -216,5 +217,27 @@ describe.skipIf(!HAVE_CHROMIUM)("the dashboard in Chromium", () => {
 
   test("the page logged no script errors through all of it", () => {
     expect(pageErrors).toEqual([]);
+  });
+
+  test("an expired session says so once, and the page stops knocking", async () => {
+    // The sessions end (as after 12 h): the database forgets them behind the daemon's back.
+    const db = new Database(d.db);
+    db.run("DELETE FROM ui_sessions");
+    db.close();
+    const feeds: string[] = [];
+    page.on("request", (r) => void (r.url().includes("/ui/api/changes") && feeds.push(r.url())));
+    // The next change wakes the open feed, which finds its session gone and ends; the browser's
+    // reconnect meets a 401, and the page says so.
+    await d.call("increment_counter", { name: "after-expiry" });
+    const banner = page.getByTestId("banner");
+    await banner.filter({ hasText: "airlock ui" }).waitFor({ timeout: 5000 });
+    expect(await banner.textContent()).toContain("Session expired");
+    await page.getByTestId("connection").filter({ hasText: "reconnecting" }).waitFor({ timeout: 5000 });
+    for (let i = 0; i < 50 && feeds.length === 0; i++) await Bun.sleep(100); // the browser's own reconnect (retry: 1 s) meets the 401
+    const knocks = feeds.length;
+    expect(knocks).toBeGreaterThanOrEqual(1);
+    await Bun.sleep(5000); // more than two of the page's 2 s retry periods
+    expect(feeds.length).toBe(knocks); // and no more after it
+    await shot("session-expired");
   });
 });

@@ -27,8 +27,9 @@ export const SESSION_TTL_MS = 12 * 3600 * 1000;
 const PING_MS = 15_000;
 /** At most this many changes per SSE write. */
 const FEED_BATCH = 500;
-/** After a line changes, the feed waits this long for the rest of the burst before it says so. */
-const WAITS_SETTLE_MS = 50;
+/** After a line changes, the feed waits this long for the rest of the burst (one transaction changes
+ * lines synchronously, so a few ms is plenty; the page coalesces further) before it says so. */
+const WAITS_SETTLE_MS = 5;
 /** The browser reconnects this soon after the stream drops (a daemon restart, say). */
 const RETRY_MS = 1000;
 

@@ -2,14 +2,14 @@
 // Exits 1 when the tool answered with an error.
 import { defineCommand } from "citty";
 import { AirlockError, errorMessage } from "../errors.ts";
-import { callTool } from "./client.ts";
+import { callTool, PORT_ARG } from "./client.ts";
 
 export const callCommand = defineCommand({
   meta: { name: "call", description: "Call a tool on the running daemon, e.g. airlock call increment_counter '{\"name\":\"seq\"}'" },
   args: {
     tool: { type: "positional", description: "Tool name (see tools/list)", required: true },
     json: { type: "positional", description: "Arguments as a JSON object (default {})", required: false },
-    port: { type: "string", description: "Daemon port (default 27183 or AIRLOCK_PORT)" },
+    port: PORT_ARG,
   },
   async run({ args }) {
     let params: unknown = {};

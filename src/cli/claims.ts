@@ -4,10 +4,11 @@
 import { hostname, userInfo } from "node:os";
 import { defineCommand } from "citty";
 import { AirlockError } from "../errors.ts";
+import { PORT_ARG } from "./client.ts";
 import { secondsFlag, tool } from "./wait.ts";
 import type { ConflictView } from "../clients/hooks/shared.ts";
 
-const port = { type: "string", description: "Daemon port (default 27183 or AIRLOCK_PORT)" } as const;
+const port = PORT_ARG;
 const room = { type: "string", description: "Room (default `default`)" } as const;
 const agent = { type: "string", description: "Agent id (default cli:user@host)" } as const;
 

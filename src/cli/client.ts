@@ -70,3 +70,6 @@ export async function callTool(name: string, args: Record<string, unknown>, o: C
   const r = (await rpc("tools/call", { name, arguments: args }, o)) as { content: { text: string }[]; isError?: boolean };
   return { value: JSON.parse(r.content[0]!.text), isError: r.isError === true };
 }
+
+/** The --port flag every command that talks to the daemon takes. */
+export const PORT_ARG = { type: "string", description: "Daemon port (default 27183 or AIRLOCK_PORT)" } as const;

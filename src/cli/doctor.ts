@@ -13,7 +13,7 @@ import { LAUNCHD_LABEL } from "../service/launchd.ts";
 import { openStore } from "../store/db.ts";
 import { VERSION } from "../version.ts";
 import { env } from "../config/env.ts";
-import { rpc } from "./client.ts";
+import { PORT_ARG, rpc } from "./client.ts";
 
 type Check = { ok: boolean | "warn"; what: string; fix?: string };
 
@@ -114,7 +114,7 @@ function portOwner(r: ReturnType<typeof systemRunner>, port: string): string {
 
 export const doctorCommand = defineCommand({
   meta: { name: "doctor", description: "Check the binary, service, port, token and database, and say what to fix" },
-  args: { port: { type: "string", description: "Daemon port (default 27183 or AIRLOCK_PORT)" } },
+  args: { port: PORT_ARG },
   async run({ args }) {
     const results = await checks(args.port);
     for (const c of results) {

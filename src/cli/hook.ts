@@ -17,7 +17,7 @@ import {
   runHook,
 } from "../clients/hooks/shared.ts";
 import type { Snapshot } from "../domain/snapshot.ts";
-import { rpc } from "./client.ts";
+import { PORT_ARG, rpc } from "./client.ts";
 
 /** The daemon over HTTP, every call bounded by DAEMON_TIMEOUT_MS; a tool error rejects. */
 function daemonDeps(port: string | undefined): HookDeps {
@@ -49,7 +49,7 @@ export const hookCommand = defineCommand({
   args: {
     client: { type: "positional", description: `The agent client: ${clients}`, required: false },
     event: { type: "positional", description: `The event: ${HOOK_EVENTS.join(", ")}`, required: false },
-    port: { type: "string", description: "Daemon port (default 27183 or AIRLOCK_PORT)" },
+    port: PORT_ARG,
   },
   async run({ args }) {
     const client = String(args.client ?? "");

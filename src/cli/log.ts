@@ -2,7 +2,7 @@
 // watching (watch_changes, 50 s at a time) until Ctrl-C.
 import { defineCommand } from "citty";
 import { AirlockError } from "../errors.ts";
-import { callTool } from "./client.ts";
+import { callTool, PORT_ARG } from "./client.ts";
 
 interface Change {
   revision: number;
@@ -43,7 +43,7 @@ export const logCommand = defineCommand({
     json: { type: "boolean", description: "One JSON object per line" },
     kinds: { type: "string", description: "Only these kinds, comma-separated: exact (lock.granted) or prefixes (task.)" },
     resource: { type: "string", description: "Only resources whose name starts with this" },
-    port: { type: "string", description: "Daemon port (default 27183 or AIRLOCK_PORT)" },
+    port: PORT_ARG,
   },
   async run({ args }) {
     let since = 0;

@@ -4,12 +4,13 @@
 import { hostname, userInfo } from "node:os";
 import { defineCommand } from "citty";
 import { AirlockError } from "../errors.ts";
+import { PORT_ARG } from "./client.ts";
 import { type PoolInfo, renderPool } from "./format.ts";
 import { countFlag, tool } from "./wait.ts";
 
 const MAX_TRIES = 5; // a conflict means a concurrent change; five in a row means something is looping
 
-const port = { type: "string", description: "Daemon port (default 27183 or AIRLOCK_PORT)" } as const;
+const port = PORT_ARG;
 
 export const poolsCommand = defineCommand({
   meta: { name: "pools", description: "List pools: capacity, who holds slots and who waits, in order" },

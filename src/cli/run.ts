@@ -11,7 +11,7 @@ import type { Subprocess } from "bun";
 import { defineCommand } from "citty";
 import { AirlockError, errorMessage } from "../errors.ts";
 import { bindProcess, groupAlive, groupSize, pidNamespace } from "../machine/process.ts";
-import { type ClientOptions, rpc } from "./client.ts";
+import { type ClientOptions, PORT_ARG, rpc } from "./client.ts";
 import { clip, countFlag, labelAgent, labelReason, releaseQuietly, type Slot, signalNumber, StatusLine, tool, waitForSlot } from "./wait.ts";
 
 const MAX_REASON = 200; // the default reason is the command line; a whole script is too long to show
@@ -166,7 +166,7 @@ export const runSlotCommand = defineCommand({
     },
     ttl: { type: "string", description: `Heartbeat mode only: seconds the slot outlives a run killed with -9 (default ${HEARTBEAT_TTL_SECONDS}; renewed every third of it)` },
     "fail-open": { type: "boolean", description: "With no daemon reachable, warn and run the command without a slot" },
-    port: { type: "string", description: "Daemon port (default 27183 or AIRLOCK_PORT)" },
+    port: PORT_ARG,
   },
   async run({ args, rawArgs }) {
     const cmd = commandOf(rawArgs, args._);

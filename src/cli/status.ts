@@ -6,7 +6,7 @@ import { defaultDbPath } from "../config/dirs.ts";
 import { buildSnapshot, type Snapshot } from "../domain/snapshot.ts";
 import { AirlockError } from "../errors.ts";
 import { openStore } from "../store/db.ts";
-import { daemonUrl, rpc } from "./client.ts";
+import { daemonUrl, PORT_ARG, rpc } from "./client.ts";
 import { renderStatus } from "./format.ts";
 
 export async function loadSnapshot(port?: string, db?: string): Promise<{ snapshot: Snapshot; where: string }> {
@@ -32,7 +32,7 @@ export const statusCommand = defineCommand({
   meta: { name: "status", description: "Show locks, agents, queues and waiters" },
   args: {
     json: { type: "boolean", description: "Print JSON for scripts" },
-    port: { type: "string", description: "Daemon port (default 27183 or AIRLOCK_PORT)" },
+    port: PORT_ARG,
     db: { type: "string", description: "Database to read when the daemon is down" },
   },
   async run({ args }) {

@@ -3,7 +3,7 @@
 // /ui/login?code=... in the browser; the daemon swaps the code for an HttpOnly session cookie.
 // The token itself never reaches the browser.
 import { defineCommand } from "citty";
-import { daemonUrl, rpc } from "./client.ts";
+import { daemonUrl, PORT_ARG, rpc } from "./client.ts";
 
 /** The command that opens a URL in the desktop's browser, or null where there is none. */
 export function opener(platform: NodeJS.Platform = process.platform): string[] | null {
@@ -16,7 +16,7 @@ export const uiCommand = defineCommand({
   meta: { name: "ui", description: "Open the web dashboard in your browser (a one-time login link; no token in the page)" },
   args: {
     print: { type: "boolean", description: "Print the one-time link instead of opening a browser (it works once, within a minute)" },
-    port: { type: "string", description: "Daemon port (default 27183 or AIRLOCK_PORT)" },
+    port: PORT_ARG,
   },
   async run({ args }) {
     const url = daemonUrl({ port: args.port });

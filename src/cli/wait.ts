@@ -6,7 +6,7 @@ import { constants, hostname } from "node:os";
 import { defineCommand } from "citty";
 import { env } from "../config/env.ts";
 import { AirlockError } from "../errors.ts";
-import { callTool, type ClientOptions, rpc } from "./client.ts";
+import { callTool, type ClientOptions, PORT_ARG, rpc } from "./client.ts";
 import { duration, ordinal, type PoolInfo } from "./format.ts";
 
 const MAX_WAIT_SECONDS = 50; // the daemon's cap per call: clients abandon tool calls near 60 s
@@ -331,7 +331,7 @@ export const waitCommand = defineCommand({
     reason: { type: "string", description: "What you will run, shown to the others in line" },
     agent: { type: "string", description: "Agent id (default wait:<host>:<pid>, after AIRLOCK_LABEL_PREFIX if set)" },
     ttl: { type: "string", description: "Seconds the slot lives unless released (default 900)" },
-    port: { type: "string", description: "Daemon port (default 27183 or AIRLOCK_PORT)" },
+    port: PORT_ARG,
   },
   async run({ args }) {
     const pool = args.pool ?? "heavy";

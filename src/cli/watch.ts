@@ -3,12 +3,13 @@ import { defineCommand } from "citty";
 import { errorMessage } from "../errors.ts";
 import { renderStatus } from "./format.ts";
 import { loadSnapshot } from "./status.ts";
+import { PORT_ARG } from "./client.ts";
 
 export const watchCommand = defineCommand({
   meta: { name: "watch", description: "Live status, refreshed every second" },
   args: {
     interval: { type: "string", description: "Seconds between refreshes (default 1)" },
-    port: { type: "string", description: "Daemon port (default 27183 or AIRLOCK_PORT)" },
+    port: PORT_ARG,
   },
   async run({ args }) {
     const everyMs = Math.max(0.2, Number(args.interval ?? 1) || 1) * 1000;

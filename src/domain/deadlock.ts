@@ -46,8 +46,6 @@ export interface WaitSource {
   allWaits(): Tx<Wait[]>;
 }
 
-/** Is this waiter's call blocked right now (its client still there)? */
-export const isBlocked = (w: { attached: boolean; signal?: AbortSignal | undefined }) => w.attached && !w.signal?.aborted;
 
 export class WaitGraph {
   private readonly sources: WaitSource[] = [];

@@ -10,10 +10,10 @@
 import { AirlockError } from "../errors.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
 import { type Ctx, secondsSince } from "./context.ts";
-import { type Deadlock, isBlocked, type Wait, type WaitEdge, type WaitGraph, type WaitSource } from "./deadlock.ts";
+import { type Deadlock, type Wait, type WaitEdge, type WaitGraph, type WaitSource } from "./deadlock.ts";
 import type { Journal } from "./journal.ts";
 import { newToken } from "./tokens.ts";
-import type { Waiter, WaitQueue } from "./wait.ts";
+import { isBlocked, type Waiter, type WaitQueue } from "./wait.ts";
 
 // A waiter whose call timed out re-polls straight away in the recipes; two minutes also covers
 // an agent that thinks for a while between calls. Detached lock waiters are passed over, so

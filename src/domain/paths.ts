@@ -16,14 +16,14 @@
 import { AirlockError } from "../errors.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
 import { type Ctx } from "./context.ts";
-import { type Deadlock, isBlocked, type Wait, type WaitGraph, type WaitSource } from "./deadlock.ts";
+import { type Deadlock, type Wait, type WaitGraph, type WaitSource } from "./deadlock.ts";
 import { nextFence } from "./fences.ts";
 import { type CheckBudget, checkBudget, type CompiledGlob, compileGlob, normalizePattern, overlap } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
 import { assertTtl } from "./locks.ts";
 import type { Presence } from "./presence.ts";
 import { newToken } from "./tokens.ts";
-import type { Waiter, WaitQueue } from "./wait.ts";
+import { isBlocked, type Waiter, type WaitQueue } from "./wait.ts";
 
 export const DEFAULT_ROOM = "default";
 // Like a lock waiter: a timed-out caller re-polls at once in the recipes, and two minutes also
@@ -347,7 +347,7 @@ export class Paths implements WaitSource {
     const out = this.claimConflicts(want.room, want.globs, want.agentId, budget);
     for (const other of this.waits.line(want.room)) {
       if (other === w) break; // only those ahead of w count
-      if (!other.attached || other.signal?.aborted || other.agentId === want.agentId) continue;
+      if (!isBlocked(other) || other.agentId === want.agentId) continue;
       if (w !== undefined && other.order > w.order) break;
       for (const a of want.globs) {
         for (const b of other.req.globs) {
@@ -466,7 +466,7 @@ export class Paths implements WaitSource {
 
   private *serve(room: string): Tx<void> {
     for (const w of [...this.waits.line(room)]) {
-      if (!w.attached || w.signal?.aborted) continue;
+      if (!isBlocked(w)) continue;
       if (!this.clearFor(w)) continue;
       this.waits.grant(w, yield* this.grant(w.req), (g) => this.revoke(w, g));
     }

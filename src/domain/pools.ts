@@ -16,11 +16,11 @@ import { AirlockError } from "../errors.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
 import { bindProcess, groupAlive, type ProcessBinding, processUid } from "../machine/process.ts";
 import { type Ctx, secondsSince } from "./context.ts";
-import { type Deadlock, isBlocked, type Wait, type WaitGraph, type WaitSource } from "./deadlock.ts";
+import { type Deadlock, type Wait, type WaitGraph, type WaitSource } from "./deadlock.ts";
 import type { Journal } from "./journal.ts";
 import { assertTtl } from "./locks.ts";
 import { newToken } from "./tokens.ts";
-import type { Waiter, WaitQueue } from "./wait.ts";
+import { isBlocked, type Waiter, type WaitQueue } from "./wait.ts";
 
 export const DEFAULT_POOL = "heavy";
 export const DEFAULT_OFFER_SECONDS = 30;
@@ -392,7 +392,7 @@ export class Pools implements WaitSource {
       if (w.req.weight > pool.capacity) continue; // can never fit (capacity was lowered): it blocks nobody
       if (w.req.weight > free) break; // a heavier request at the head is not overtaken
       free -= w.req.weight;
-      if (w.attached && !w.signal?.aborted) {
+      if (isBlocked(w)) {
         const g = yield* this.grantRequest(w, w.req, true);
         this.waits.grant(w, g, (granted) => this.revoke(w, granted));
       } else {

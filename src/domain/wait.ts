@@ -46,6 +46,11 @@ export interface Waiter<Req, R> {
   settle?: ((o: Outcome<R>) => void) | undefined;
 }
 
+/** Is this waiter's call blocked right now, with its client still there? */
+export function isBlocked(w: { attached: boolean; signal?: AbortSignal | undefined }): boolean {
+  return w.attached && !w.signal?.aborted;
+}
+
 export interface WaitQueueOptions<Req, R> {
   /** Prefix for this queue's scheduler keys, e.g. "lock". */
   name: string;
@@ -137,7 +142,7 @@ export class WaitQueue<Req, R> {
 
   /** The earliest waiter in key's line whose call is blocked now and whose client is still there. */
   firstAttached(key: string): Waiter<Req, R> | undefined {
-    return this.line(key).find((w) => w.attached && !w.signal?.aborted);
+    return this.line(key).find(isBlocked);
   }
 
   /** 1-based place in line (in key's line; the first key's by default). */

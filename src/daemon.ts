@@ -76,7 +76,7 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
     token = resolveToken({ required: !loopback });
     if (!loopback && token === undefined) throw new AirlockError("config", "a token is required to listen beyond loopback");
     store = openStore(s.dbPath, { durability: s.durability });
-    kernel = createKernel({
+    kernel = await createKernel({
       store,
       journal: {
         ...(s.journalDays !== undefined ? { retentionMs: s.journalDays * 24 * 3600 * 1000 } : {}),

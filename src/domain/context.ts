@@ -1,7 +1,7 @@
 // What every primitive is built from: the store, the clock, the scheduler, and a transaction
 // helper that first runs any expiry that is due, so that no call ever sees a lapsed lock,
 // lease or heartbeat as live, even when the timer has not fired yet.
-import type { Store } from "../store/db.ts";
+import { andThen, type Awaitable, detached, type Store } from "../store/store.ts";
 import type { Tx } from "../store/tx.ts";
 import type { Clock } from "./clock.ts";
 import { createLog } from "../log.ts";
@@ -14,10 +14,10 @@ export interface Ctx {
   readonly store: Store;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
-  /** One BEGIN IMMEDIATE transaction running the body fn makes, with due expiries processed first. */
-  tx<T>(fn: () => Tx<T>): T;
+  /** One transaction running the body fn makes, with due expiries processed first. */
+  tx<T>(fn: () => Tx<T>): Awaitable<T>;
   /** A read of current state (due expiries processed first, if any). */
-  read<T>(fn: () => Tx<T>): T;
+  read<T>(fn: () => Tx<T>): Awaitable<T>;
   /**
    * A waiter queue whose detached waiters keep their place for graceMs; hooks give its policy.
    * Unless `quiet`, changes to its lines are announced to onWaitsChanged listeners.
@@ -41,26 +41,27 @@ export function createCtx(store: Store, clock: Clock): Ctx {
   };
   const scheduler = new Scheduler(
     clock,
-    (work) => void store.tx(work),
+    (work) => store.tx(work),
     (err) => log.error("an expiry failed (it will not be retried):", err),
   );
+  // Due expiries commit on their own first: if the call's body throws, its rollback must not
+  // undo a hand-off whose waiter has already left the line and whose scheduler entry is spent.
+  const dueFirst = <T>(then: () => Awaitable<T>): Awaitable<T> => (scheduler.hasDue() ? andThen(store.tx(() => scheduler.runDue()), then) : then());
   const ctx: Ctx = {
     store,
     clock,
     scheduler,
     tx(fn) {
-      // Due expiries commit on their own first: if fn throws, its rollback must not undo a
-      // hand-off whose waiter has already left the line and whose scheduler entry is spent.
-      if (scheduler.hasDue()) store.tx(() => scheduler.runDue());
-      return store.tx(function* () {
-        // Anything that fell due in the instant since is still processed before fn reads.
-        if (scheduler.hasDue()) yield* scheduler.runDue();
-        return yield* fn();
-      });
+      return dueFirst(() =>
+        store.tx(function* () {
+          // Anything that fell due in the instant since is still processed before fn reads.
+          if (scheduler.hasDue()) yield* scheduler.runDue();
+          return yield* fn();
+        }),
+      );
     },
     read(fn) {
-      if (scheduler.hasDue()) store.tx(() => scheduler.runDue());
-      return store.read(fn());
+      return dueFirst(() => store.read(fn()));
     },
     onceWaitsChanged(fn) {
       waitListeners.add(fn);
@@ -72,9 +73,8 @@ export function createCtx(store: Store, clock: Clock): Ctx {
         clock,
         scheduler,
         afterCommit: store.afterCommit,
-        tx: (fn) => store.tx(fn),
+        tx: (fn, what) => detached(() => store.tx(fn), (err) => log.error(`a ${name} waiter's ${what} failed:`, err)),
         graceMs,
-        onError: (err) => log.error(`a ${name} waiter's hand-back failed:`, err),
         ...(quiet ? {} : { onChange: waitsChanged }),
         ...hooks,
       });

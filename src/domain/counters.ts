@@ -10,7 +10,7 @@ export class Counters {
     private readonly journal: Journal,
   ) {}
 
-  increment(name: string, by: number): number {
+  async increment(name: string, by: number): Promise<number> {
     return this.c.tx(() => this.incrementTx(name, by));
   }
 
@@ -27,7 +27,7 @@ export class Counters {
     return next;
   }
 
-  get(name: string): number {
-    return this.c.read(() => get<{ value: number }>("SELECT value FROM counters WHERE name = ?", name))?.value ?? 0;
+  async get(name: string): Promise<number> {
+    return (await this.c.read(() => get<{ value: number }>("SELECT value FROM counters WHERE name = ?", name)))?.value ?? 0;
   }
 }

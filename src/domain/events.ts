@@ -4,7 +4,7 @@
 import { all, get, run, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
-import type { WaitQueue } from "./wait.ts";
+import type { Outcome, WaitQueue } from "./wait.ts";
 
 export interface EventState {
   generation: number;
@@ -22,7 +22,7 @@ export class Events {
     this.waits = c.waitQueue("event", 0);
   }
 
-  signal(name: string): number {
+  async signal(name: string): Promise<number> {
     return this.c.tx(() => this.signalTx(name));
   }
 
@@ -39,8 +39,8 @@ export class Events {
     return generation;
   }
 
-  clear(name: string): void {
-    this.c.tx(() => this.clearTx(name));
+  async clear(name: string): Promise<void> {
+    await this.c.tx(() => this.clearTx(name));
   }
 
   private *clearTx(name: string): Tx<void> {
@@ -49,7 +49,7 @@ export class Events {
     for (const w of [...this.waits.line(name)]) this.waits.grant(w, { generation: 0, fired: false });
   }
 
-  generation(name: string): number {
+  async generation(name: string): Promise<number> {
     return this.c.read(() => this.generationTx(name));
   }
 
@@ -59,21 +59,20 @@ export class Events {
 
   async wait(name: string, lastSeen: number, waitMs: number, signal?: AbortSignal): Promise<EventState> {
     const self = this;
-    const first = this.c.tx(function* () {
+    const first = await this.c.tx(function* (): Tx<{ done: EventState } | { blocked: Promise<Outcome<EventState>> }> {
       const generation = yield* self.generationTx(name);
-      if (generation > lastSeen || waitMs <= 0) return { generation, fired: generation > lastSeen };
-      return self.waits.enqueue(name, { lastSeen });
+      if (generation > lastSeen || waitMs <= 0) return { done: { generation, fired: generation > lastSeen } };
+      return { blocked: self.waits.block(self.waits.enqueue(name, { lastSeen }), self.c.clock.now() + waitMs, signal) };
     });
-    if ("generation" in first) return first;
-    const outcome = await this.waits.block(first, this.c.clock.now() + waitMs, signal);
+    if ("done" in first) return first.done;
+    const outcome = await first.blocked;
     if (outcome.kind === "granted") return outcome.value;
-    const generation = this.generation(name);
+    const generation = await this.generation(name);
     return { generation, fired: generation > lastSeen };
   }
 
-  list(): { name: string; generation: number; waiters: number }[] {
-    return this.c
-      .read(() => all<{ name: string; generation: number }>("SELECT name, generation FROM events ORDER BY name"))
-      .map((r) => ({ ...r, waiters: this.waits.line(r.name).length }));
+  async list(): Promise<{ name: string; generation: number; waiters: number }[]> {
+    const rows = await this.c.read(() => all<{ name: string; generation: number }>("SELECT name, generation FROM events ORDER BY name"));
+    return rows.map((r) => ({ ...r, waiters: this.waits.line(r.name).length }));
   }
 }

@@ -131,13 +131,13 @@ export class Journal {
    */
   async watch(since: number, waitMs: number, filter: WatchFilter, limit: number, signal?: AbortSignal): Promise<WatchResult> {
     const self = this;
-    const first = this.c.tx(function* () {
+    const first = await this.c.tx(function* () {
       const r = yield* self.changes(since, filter, limit);
       if (r.changes.length > 0 || waitMs <= 0) return r;
-      return self.waits.enqueue("journal", filter);
+      return { blocked: self.waits.block(self.waits.enqueue("journal", filter), self.c.clock.now() + waitMs, signal) };
     });
     if ("changes" in first) return first;
-    await this.waits.block(first, this.c.clock.now() + waitMs, signal);
+    await first.blocked;
     return this.c.read(() => this.changes(since, filter, limit));
   }
 
@@ -151,7 +151,7 @@ export class Journal {
   }
 
   /** The oldest revision kept (0 when none). Revisions are contiguous but for trimming. */
-  oldest(): number {
+  async oldest(): Promise<number> {
     return this.c.read(() => this.oldestTx());
   }
 
@@ -160,7 +160,7 @@ export class Journal {
   }
 
   /** Entries after `revision`, oldest first; optionally only some kinds (prefixes like `pool.`) or resources. */
-  since(revision: number, o: SinceOptions = {}): JournalEntry[] {
+  async since(revision: number, o: SinceOptions = {}): Promise<JournalEntry[]> {
     return this.c.read(() => this.sinceTx(revision, o));
   }
 
@@ -168,7 +168,7 @@ export class Journal {
     const rows = yield* all<JournalRow>(
       "SELECT * FROM journal WHERE revision > ? ORDER BY revision LIMIT ?",
       revision,
-      o.kinds || o.resourcePrefix ? -1 : (o.limit ?? 1000),
+      o.kinds || o.resourcePrefix ? Number.MAX_SAFE_INTEGER : (o.limit ?? 1000),
     );
     const kinds = o.kinds;
     const out: JournalEntry[] = [];
@@ -181,7 +181,7 @@ export class Journal {
   }
 
   /** The newest revision recorded (0 when none). */
-  revision(): number {
+  async revision(): Promise<number> {
     return this.c.read(() => this.revisionTx());
   }
 
@@ -190,8 +190,8 @@ export class Journal {
   }
 
   /** Trims by age and by count; the hourly timer runs it (tests call it directly). */
-  trim(): void {
-    this.c.tx(() => this.trimTx());
+  async trim(): Promise<void> {
+    await this.c.tx(() => this.trimTx());
   }
 
   private *trimTx(): Tx<void> {

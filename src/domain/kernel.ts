@@ -1,7 +1,7 @@
 // createKernel wires the primitives together over one store and one clock: the shared
 // scheduler and wait queues, and the departure hooks that make a dead agent release what it
 // holds. The daemon builds one kernel; domain tests build one per test on :memory:.
-import type { Store } from "../store/db.ts";
+import type { Store } from "../store/store.ts";
 import { pure } from "../store/tx.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { createCtx, type Ctx } from "./context.ts";
@@ -35,7 +35,7 @@ export interface Kernel {
   close(): void;
 }
 
-export function createKernel(opts: { store: Store; clock?: Clock; journal?: JournalOptions }): Kernel {
+export async function createKernel(opts: { store: Store; clock?: Clock; journal?: JournalOptions }): Promise<Kernel> {
   const clock = opts.clock ?? systemClock;
   const ctx = createCtx(opts.store, clock);
   // Every primitive records its changes here, inside the transaction that makes them.
@@ -57,8 +57,19 @@ export function createKernel(opts: { store: Store; clock?: Clock; journal?: Jour
     yield* paths.releaseAllOf(agentId, reason === "lapsed" ? "presence lapsed" : "agent unregistered");
   });
 
+  // The stored state is loaded (timers armed, lines rebuilt) with the store's own tx, not the
+  // context's: that would first run whatever fell due while the daemon was down (a lapsed
+  // heartbeat, say) before every primitive is loaded.
+  await opts.store.tx(function* () {
+    yield* locks.load();
+    yield* notes.load();
+    yield* presence.load();
+    yield* tasks.load();
+    yield* pools.load();
+    yield* paths.load();
+  });
   // Expiries that fell due while the daemon was down are processed now, before any call.
-  ctx.read(() => pure(undefined));
+  await ctx.read(() => pure(undefined));
 
   return {
     ctx,

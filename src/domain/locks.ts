@@ -13,7 +13,7 @@ import { type Ctx, secondsSince } from "./context.ts";
 import { type Deadlock, type Wait, type WaitEdge, type WaitGraph, type WaitSource } from "./deadlock.ts";
 import type { Journal } from "./journal.ts";
 import { newToken } from "./tokens.ts";
-import { isBlocked, type Waiter, type WaitQueue } from "./wait.ts";
+import { isBlocked, type Outcome, type Waiter, type WaitQueue } from "./wait.ts";
 
 // A waiter whose call timed out re-polls straight away in the recipes; two minutes also covers
 // an agent that thinks for a while between calls. Detached lock waiters are passed over, so
@@ -101,9 +101,11 @@ export class Locks implements WaitSource {
         if (w.keys.length > 1) for (const k of w.keys) yield* self.serve(k);
       },
     });
-    // store.read, not c.read: loading processes no expiry; createKernel does that once every
-    // primitive is loaded and its departure hooks are wired.
-    for (const row of c.store.read(all<LockRow>("SELECT * FROM locks WHERE agent_id IS NOT NULL"))) this.arm(row.name, row.expires_at);
+  }
+
+  /** Arms every held lock's expiry (createKernel runs every primitive's load). */
+  *load(): Tx<void> {
+    for (const row of yield* all<LockRow>("SELECT * FROM locks WHERE agent_id IS NOT NULL")) this.arm(row.name, row.expires_at);
   }
 
   async acquire(req: AcquireRequest, signal?: AbortSignal): Promise<AcquireResult> {
@@ -133,7 +135,7 @@ export class Locks implements WaitSource {
     assertTtl(req.ttlMs);
     const want: LockWait = { agentId: req.agentId, ttlMs: req.ttlMs };
     const self = this;
-    const first = this.c.tx(function* (): Tx<{ done: { grants: Grants } | Denied } | { wait: LockWaiter }> {
+    const first = await this.c.tx(function* (): Tx<{ done: { grants: Grants } | Denied } | { wait: LockWaiter; blocked: Promise<Outcome<Grants>> }> {
       let w = self.waits.find(req.wakeToken, names, req.agentId);
       if (yield* self.grantable(names, w)) {
         if (w) self.waits.remove(w);
@@ -153,12 +155,12 @@ export class Locks implements WaitSource {
         yield* self.journal.record("deadlock.detected", names.join(" "), { agentId: req.agentId, data: { kind: "lock", ...deadlock } });
         return { done: { ...(yield* self.denied(names, undefined)), deadlock } };
       }
-      return { wait: w };
+      return { wait: w, blocked: self.waits.block(w, self.c.clock.now() + req.waitMs, signal) };
     });
     if ("done" in first) return first.done;
 
     const w = first.wait;
-    const outcome = await this.waits.block(w, this.c.clock.now() + req.waitMs, signal);
+    const outcome = await first.blocked;
     if (outcome.kind === "granted") return { grants: outcome.value };
     return this.c.tx(function* (): Tx<{ grants: Grants } | Denied> {
       // The names may have freed in the same instant the wait ended: take them rather than
@@ -172,7 +174,7 @@ export class Locks implements WaitSource {
   }
 
   /** By token; or, when no token is given, by agent_id equal to the holder (v1). */
-  release(name: string, token: string | undefined, agentId: string | undefined): boolean {
+  async release(name: string, token: string | undefined, agentId: string | undefined): Promise<boolean> {
     if (token === undefined && agentId === undefined) {
       throw new AirlockError("invalid_argument", "missing lock_token or agent_id");
     }
@@ -186,7 +188,7 @@ export class Locks implements WaitSource {
     });
   }
 
-  renew(name: string, token: string | undefined, agentId: string | undefined, ttlMs: number): RenewResult {
+  async renew(name: string, token: string | undefined, agentId: string | undefined, ttlMs: number): Promise<RenewResult> {
     if (token === undefined && agentId === undefined) {
       throw new AirlockError("invalid_argument", "missing lock_token or agent_id");
     }
@@ -217,20 +219,21 @@ export class Locks implements WaitSource {
     return names.map((n) => n.name);
   }
 
-  list(): LockView[] {
-    const self = this;
-    return this.c.read(function* (): Tx<LockView[]> {
-      const now = self.c.clock.now();
-      const rows = yield* all<LockRow>("SELECT * FROM locks WHERE expires_at > ? ORDER BY name", now);
-      return rows.map((row) => ({
-        ...row,
-        waiters: self.waits.line(row.name).map((w) => ({
-          agentId: w.agentId!,
-          attached: w.attached,
-          waitingSeconds: secondsSince(w.since, now),
-        })),
-      }));
-    });
+  async list(): Promise<LockView[]> {
+    return this.c.read(() => this.listTx());
+  }
+
+  *listTx(): Tx<LockView[]> {
+    const now = this.c.clock.now();
+    const rows = yield* all<LockRow>("SELECT * FROM locks WHERE expires_at > ? ORDER BY name", now);
+    return rows.map((row) => ({
+      ...row,
+      waiters: this.waits.line(row.name).map((w) => ({
+        agentId: w.agentId!,
+        attached: w.attached,
+        waitingSeconds: secondsSince(w.since, now),
+      })),
+    }));
   }
 
   *waitsOf(agentId: string, includeDetached: boolean): Tx<Wait[]> {
@@ -257,7 +260,7 @@ export class Locks implements WaitSource {
     return { agentId: w.agentId!, kind: "lock", resource: w.keys.join(" + "), any: false, blocked: isBlocked(w), edges };
   }
 
-  heldBy(agentId: string): string[] {
+  async heldBy(agentId: string): Promise<string[]> {
     return this.c.read(() => this.heldByTx(agentId));
   }
 

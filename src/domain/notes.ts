@@ -18,25 +18,27 @@ export class Notes {
   constructor(
     private readonly c: Ctx,
     private readonly journal: Journal,
-  ) {
-    // At construction: no due expiry may run yet (the kernel is not wired); that comes last.
-    c.store.read(this.armNext());
+  ) {}
+
+  /** Arms the expiry of the stored notes (createKernel runs every primitive's load). */
+  *load(): Tx<void> {
+    yield* this.armNext();
   }
 
   /** ttlMs ≤ 0 or absent: no expiry. */
-  set(key: string, value: string, author: string | undefined, ttlMs: number | undefined): void {
-    this.c.tx(() => this.write(key, value, author, ttlMs));
+  async set(key: string, value: string, author: string | undefined, ttlMs: number | undefined): Promise<void> {
+    await this.c.tx(() => this.write(key, value, author, ttlMs));
   }
 
-  get(key: string): Note | null {
+  async get(key: string): Promise<Note | null> {
     return this.c.read(() => get<Note>("SELECT * FROM notes WHERE key = ? AND (expires_at IS NULL OR expires_at > ?)", key, this.c.clock.now()));
   }
 
-  list(): Note[] {
+  async list(): Promise<Note[]> {
     return this.c.read(() => all<Note>("SELECT * FROM notes WHERE expires_at IS NULL OR expires_at > ? ORDER BY key", this.c.clock.now()));
   }
 
-  delete(key: string): boolean {
+  async delete(key: string): Promise<boolean> {
     return this.c.tx(() => this.deleteTx(key));
   }
 
@@ -48,7 +50,7 @@ export class Notes {
   }
 
   /** Sets newValue only if the current value equals expected; absent or expired compares as "". */
-  swap(key: string, expected: string, newValue: string, author: string | undefined, ttlMs: number | undefined): boolean {
+  async swap(key: string, expected: string, newValue: string, author: string | undefined, ttlMs: number | undefined): Promise<boolean> {
     return this.c.tx(() => this.swapTx(key, expected, newValue, author, ttlMs));
   }
 

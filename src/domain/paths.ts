@@ -23,7 +23,7 @@ import type { Journal } from "./journal.ts";
 import { assertTtl } from "./locks.ts";
 import type { Presence } from "./presence.ts";
 import { newToken } from "./tokens.ts";
-import { isBlocked, type Waiter, type WaitQueue } from "./wait.ts";
+import { isBlocked, type Outcome, type Waiter, type WaitQueue } from "./wait.ts";
 
 export const DEFAULT_ROOM = "default";
 // Like a lock waiter: a timed-out caller re-polls at once in the recipes, and two minutes also
@@ -155,9 +155,11 @@ export class Paths implements WaitSource {
     this.waits = c.waitQueue<PathWait, ClaimGranted>("path", PATH_WAKE_GRACE_MS, {
       onDetach: (w) => this.serve(w.key),
     });
-    // store.read, not c.read: loading processes no expiry; createKernel does that once every
-    // primitive is loaded and its departure hooks are wired.
-    for (const row of c.store.read(all<PathClaimRow>("SELECT * FROM path_claims"))) {
+  }
+
+  /** Indexes the stored claims and arms their expiry (createKernel runs every primitive's load). */
+  *load(): Tx<void> {
+    for (const row of yield* all<PathClaimRow>("SELECT * FROM path_claims")) {
       const claim = toClaim(row);
       this.index(claim);
       this.arm(claim);
@@ -172,7 +174,7 @@ export class Paths implements WaitSource {
     const waitMs = req.waitMs ?? 0;
 
     const self = this;
-    const first = this.c.tx(function* (): Tx<{ done: ClaimResult } | { wait: PathWaiter }> {
+    const first = await this.c.tx(function* (): Tx<{ done: ClaimResult } | { wait: PathWaiter; blocked: Promise<Outcome<ClaimGranted>> }> {
       let w = self.waits.find(req.wakeToken, [room], req.agentId);
       if (w && !samePaths(w.req.globs, globs)) w = undefined; // another request: it starts its own place
       const conflicts = self.blockers(want, w, checkBudget());
@@ -194,12 +196,12 @@ export class Paths implements WaitSource {
         yield* self.journal.record("deadlock.detected", room, { agentId: req.agentId, data: { kind: "path", ...deadlock } });
         return { done: { granted: false, conflicts, deadlock } };
       }
-      return { wait: w };
+      return { wait: w, blocked: self.waits.block(w, self.c.clock.now() + waitMs, signal) };
     });
     if ("done" in first) return first.done;
 
     const w = first.wait;
-    const outcome = await this.waits.block(w, this.c.clock.now() + waitMs, signal);
+    const outcome = await first.blocked;
     if (outcome.kind === "granted") return outcome.value;
     return this.c.tx(function* (): Tx<ClaimResult> {
       const still = self.waits.find(w.token, [room]);
@@ -216,7 +218,7 @@ export class Paths implements WaitSource {
     });
   }
 
-  release(token: string): boolean {
+  async release(token: string): Promise<boolean> {
     const self = this;
     return this.c.tx(function* (): Tx<boolean> {
       const claim = yield* self.live(token);
@@ -226,7 +228,7 @@ export class Paths implements WaitSource {
     });
   }
 
-  renew(token: string, ttlMs: number): RenewResult {
+  async renew(token: string, ttlMs: number): Promise<RenewResult> {
     assertTtl(ttlMs);
     const self = this;
     return this.c.tx(function* (): Tx<RenewResult> {
@@ -241,7 +243,7 @@ export class Paths implements WaitSource {
   }
 
   /** What an edit hook asks: would these paths conflict with another agent's claims? Changes nothing. */
-  check(q: { paths: readonly string[]; room?: string | undefined; agentId?: string | undefined }): { clear: boolean; conflicts: Conflict[] } {
+  async check(q: { paths: readonly string[]; room?: string | undefined; agentId?: string | undefined }): Promise<{ clear: boolean; conflicts: Conflict[] }> {
     const room = q.room ?? DEFAULT_ROOM;
     const globs = this.compileAll(q.paths, room);
     const self = this;
@@ -274,23 +276,24 @@ export class Paths implements WaitSource {
   }
 
   /** Live claims, oldest first; of one room, or of every room. */
-  list(room?: string): Claim[] {
-    const self = this;
-    return this.c.read(function* (): Tx<Claim[]> {
-      const now = self.c.clock.now();
-      const rows =
-        room === undefined
-          ? yield* all<PathClaimRow>("SELECT * FROM path_claims WHERE expires_at > ? ORDER BY acquired_at, room, fence", now)
-          : yield* all<PathClaimRow>("SELECT * FROM path_claims WHERE room = ? AND expires_at > ? ORDER BY acquired_at, fence", room, now);
-      return rows.map(toClaim);
-    });
+  async list(room?: string): Promise<Claim[]> {
+    return this.c.read(() => this.listTx(room));
+  }
+
+  *listTx(room?: string): Tx<Claim[]> {
+    const now = this.c.clock.now();
+    const rows =
+      room === undefined
+        ? yield* all<PathClaimRow>("SELECT * FROM path_claims WHERE expires_at > ? ORDER BY acquired_at, room, fence", now)
+        : yield* all<PathClaimRow>("SELECT * FROM path_claims WHERE room = ? AND expires_at > ? ORDER BY acquired_at, fence", room, now);
+    return rows.map(toClaim);
   }
 
   /**
    * A lead frees another agent's claims in a room: all of them, or only those that name any of
    * the given paths. Refused for any agent not registered with role "lead".
    */
-  forceRelease(req: ForceReleaseRequest): { released: number; tokens: string[] } {
+  async forceRelease(req: ForceReleaseRequest): Promise<{ released: number; tokens: string[] }> {
     const room = req.room ?? DEFAULT_ROOM;
     const wanted = req.paths && req.paths.length > 0 ? new Set(req.paths.map((p) => normalizePattern(p, { room }))) : undefined;
     const self = this;

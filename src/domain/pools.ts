@@ -20,7 +20,7 @@ import { type Deadlock, type Wait, type WaitGraph, type WaitSource } from "./dea
 import type { Journal } from "./journal.ts";
 import { assertTtl } from "./locks.ts";
 import { newToken } from "./tokens.ts";
-import { isBlocked, type Waiter, type WaitQueue } from "./wait.ts";
+import { isBlocked, type Outcome, type Waiter, type WaitQueue } from "./wait.ts";
 
 export const DEFAULT_POOL = "heavy";
 export const DEFAULT_OFFER_SECONDS = 30;
@@ -179,22 +179,25 @@ export class Pools implements WaitSource {
     this.waits = c.waitQueue<SlotWait, SlotGrant>("slot", POOL_WAKE_GRACE_MS, {
       onExpire: (w) => this.abandon(w),
     });
-    this.restore();
   }
 
   async acquire(req: SlotRequest, signal?: AbortSignal): Promise<SlotResult> {
     assertTtl(req.ttlMs);
     const binding = req.pid === undefined ? null : checkPid(req.pid);
-    const first = this.c.tx(() => this.acquireTx(req, binding));
+    const first = await this.c.tx(() => this.acquireTx(req, binding, signal));
     if ("done" in first) return first.done;
 
     const w = first.wait;
-    const outcome = await this.waits.block(w, this.c.clock.now() + req.waitMs, signal);
+    const outcome = await first.blocked;
     if (outcome.kind === "granted") return outcome.value;
     return this.c.tx(() => this.afterWaitTx(w, req.pool, outcome.kind === "timeout"));
   }
 
-  private *acquireTx(req: SlotRequest, binding: ProcessBinding | null): Tx<{ done: SlotResult } | { wait: SlotWaiter }> {
+  private *acquireTx(
+    req: SlotRequest,
+    binding: ProcessBinding | null,
+    signal?: AbortSignal,
+  ): Tx<{ done: SlotResult } | { wait: SlotWaiter; blocked: Promise<Outcome<SlotGrant>> }> {
     const pool = yield* this.pool(req.pool);
     if (req.weight > pool.capacity) {
       throw new AirlockError("invalid_argument", `weight must be <= the pool's capacity (${pool.capacity}) (got ${req.weight})`);
@@ -236,7 +239,7 @@ export class Pools implements WaitSource {
       yield* this.journal.record("deadlock.detected", req.pool, { agentId: req.agentId, data: { kind: "slot", ...deadlock } });
       return { done: { ...refusal, position: 0, deadlock } };
     }
-    return { wait: w };
+    return { wait: w, blocked: this.waits.block(w, this.c.clock.now() + req.waitMs, signal) };
   }
 
   /** A blocked call that ended without a grant (timeout or disconnect). */
@@ -249,7 +252,7 @@ export class Pools implements WaitSource {
   }
 
   /** Releases a held slot, or withdraws a queued request (by its wake_token). Idempotent. */
-  release(token: string): boolean {
+  async release(token: string): Promise<boolean> {
     return this.c.tx(() => this.releaseTx(token));
   }
 
@@ -262,7 +265,7 @@ export class Pools implements WaitSource {
   }
 
   /** A slot lives ttl from now; with a pid it is (re)bound to that process group instead. */
-  renew(token: string, ttlMs: number, pid?: number): SlotRenewResult {
+  async renew(token: string, ttlMs: number, pid?: number): Promise<SlotRenewResult> {
     assertTtl(ttlMs);
     const binding = pid === undefined ? null : checkPid(pid);
     return this.c.tx(() => this.renewTx(token, ttlMs, binding));
@@ -284,7 +287,7 @@ export class Pools implements WaitSource {
     return { renewed: true, expiresAt };
   }
 
-  configure(req: ConfigureRequest): ConfigureResult {
+  async configure(req: ConfigureRequest): Promise<ConfigureResult> {
     return this.c.tx(() => this.configureTx(req));
   }
 
@@ -322,11 +325,11 @@ export class Pools implements WaitSource {
     return { configured: true, version: version + 1 };
   }
 
-  list(): PoolView[] {
+  async list(): Promise<PoolView[]> {
     return this.c.read(() => this.listTx());
   }
 
-  private *listTx(): Tx<PoolView[]> {
+  *listTx(): Tx<PoolView[]> {
     const views: PoolView[] = [];
     for (const p of yield* all<PoolRow>("SELECT * FROM pools ORDER BY name")) views.push(yield* this.view(p));
     return views;
@@ -366,8 +369,8 @@ export class Pools implements WaitSource {
   }
 
   /** Slots an agent holds, by pool (for list_agents and status). */
-  heldBy(agentId: string): string[] {
-    const rows = this.c.read(() => all<{ pool: string }>("SELECT pool FROM slots WHERE agent_id = ? ORDER BY acquired_at", agentId));
+  async heldBy(agentId: string): Promise<string[]> {
+    const rows = await this.c.read(() => all<{ pool: string }>("SELECT pool FROM slots WHERE agent_id = ? ORDER BY acquired_at", agentId));
     return rows.map((r) => r.pool);
   }
 
@@ -675,16 +678,13 @@ export class Pools implements WaitSource {
   }
 
   /**
-   * At start: holders' expiries re-armed, the lines rebuilt in their order, bound groups checked.
-   * The store's own read and tx, not the context's: those would first run whatever fell due
-   * while the daemon was down (a lapsed heartbeat, say) before createKernel has registered the
-   * departure hooks, so the agent would depart without releasing what it holds. createKernel
-   * runs the due entries itself once everything is wired.
+   * At start: holders' expiries re-armed, the lines rebuilt in their order, bound groups checked
+   * (createKernel runs every primitive's load).
    */
-  private restore(): void {
-    const restored = this.c.store.read(this.reloadTx());
+  *load(): Tx<void> {
+    const restored = yield* this.reloadTx();
     // Store the new arrival order (it keeps the old one's sequence).
-    if (restored > 0) this.c.store.tx(() => this.persistAllTx());
+    if (restored > 0) yield* this.persistAllTx();
     // Process-bound holders and requests are checked against real liveness at once.
     this.c.scheduler.at("pools:watch", this.c.clock.now(), () => this.watchTick());
     this.watching = true;

@@ -23,8 +23,11 @@ export class Presence {
   constructor(
     private readonly c: Ctx,
     private readonly journal: Journal,
-  ) {
-    for (const row of c.store.read(all<AgentRow>("SELECT * FROM agents"))) this.arm(row.agent_id, row.expires_at);
+  ) {}
+
+  /** Arms every stored agent's heartbeat (createKernel runs every primitive's load). */
+  *load(): Tx<void> {
+    for (const row of yield* all<AgentRow>("SELECT * FROM agents")) this.arm(row.agent_id, row.expires_at);
   }
 
   /** Hooks run inside the departing transaction, in registration order. */
@@ -32,7 +35,7 @@ export class Presence {
     this.hooks.push(hook);
   }
 
-  register(agentId: string, ttlMs: number, role?: string): number {
+  async register(agentId: string, ttlMs: number, role?: string): Promise<number> {
     assertTtl(ttlMs);
     return this.c.tx(() => this.registerTx(agentId, ttlMs, role));
   }
@@ -57,15 +60,19 @@ export class Presence {
     return expiresAt;
   }
 
-  unregister(agentId: string): void {
-    this.c.tx(() => this.depart(agentId, "unregistered"));
+  async unregister(agentId: string): Promise<void> {
+    await this.c.tx(() => this.depart(agentId, "unregistered"));
   }
 
-  list(): AgentRow[] {
-    return this.c.read(() => all<AgentRow>("SELECT * FROM agents WHERE expires_at > ? ORDER BY agent_id", this.c.clock.now()));
+  async list(): Promise<AgentRow[]> {
+    return this.c.read(() => this.listTx());
   }
 
-  get(agentId: string): AgentRow | null {
+  *listTx(): Tx<AgentRow[]> {
+    return yield* all<AgentRow>("SELECT * FROM agents WHERE expires_at > ? ORDER BY agent_id", this.c.clock.now());
+  }
+
+  async get(agentId: string): Promise<AgentRow | null> {
     return this.c.read(() => this.find(agentId));
   }
 

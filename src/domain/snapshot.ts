@@ -2,6 +2,7 @@
 // live waiter queues; when the daemon is down the CLI builds it from the database alone
 // (read-only), so the two paths share this one function. Path claims come without their
 // tokens: whoever can read the status must not be able to release someone else's claim.
+import type { Awaitable } from "../store/store.ts";
 import { all, get, type Tx } from "../store/tx.ts";
 import { secondsSince, secondsUntil } from "./context.ts";
 import type { CycleStep, Wait } from "./deadlock.ts";
@@ -108,8 +109,8 @@ export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
     live ? live.locks.waits.line(name).map((w) => ({ agentId: w.req.agentId, attached: w.attached, since: w.since })) : [];
 
   // Before the agents: each agent row lists its slots, claims and waits.
-  const pools = live ? livePools(live, now) : yield* storedPools(now);
-  const claims = byRoom(live ? liveClaims(live) : yield* storedClaims(now), now);
+  const pools = live ? yield* livePools(live, now) : yield* storedPools(now);
+  const claims = byRoom(live ? yield* live.paths.listTx() : yield* storedClaims(now), now);
   const graph = live ? yield* live.graph.view() : { waits: [], cycles: [] };
 
   const lockRows = yield* all<{ name: string; agent_id: string; fence: number; acquired_at: number; expires_at: number }>(
@@ -214,10 +215,6 @@ function* hasTable(name: string): Tx<boolean> {
 
 type ClaimInfo = { room: string; agentId: string; paths: string[]; reason: string | null; fence: number; expiresAt: number };
 
-function liveClaims(k: Kernel): ClaimInfo[] {
-  return k.paths.list();
-}
-
 /** The daemon is down: the persisted claims not yet past their expiry (the timer that deletes them is not running). */
 function* storedClaims(now: number): Tx<ClaimInfo[]> {
   type Row = { room: string; agent_id: string; paths: string; reason: string | null; fence: number; expires_at: number };
@@ -275,8 +272,8 @@ export function queuedWire(w: Queued, now: number): SnapshotPool["waiters"][numb
 }
 
 /** Every pool, with holders and the line: what list_pools answers and status shows. */
-export function livePools(k: Kernel, now: number): SnapshotPool[] {
-  return k.pools.list().map((p) => ({
+export function* livePools(k: Kernel, now: number): Tx<SnapshotPool[]> {
+  return (yield* k.pools.listTx()).map((p) => ({
     pool: p.pool,
     capacity: p.capacity,
     in_use: p.inUse,
@@ -327,6 +324,6 @@ function* storedPools(now: number): Tx<SnapshotPool[]> {
   return out;
 }
 
-export function statusSnapshot(kernel: Kernel): Snapshot {
+export function statusSnapshot(kernel: Kernel): Awaitable<Snapshot> {
   return kernel.ctx.read(() => buildSnapshot(kernel.clock.now(), kernel));
 }

@@ -11,7 +11,7 @@ import { type Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 import { assertTtl } from "./locks.ts";
 import { newToken } from "./tokens.ts";
-import type { Waiter, WaitQueue } from "./wait.ts";
+import type { Outcome, WaitQueue } from "./wait.ts";
 
 // Finished tasks stay visible in list_tasks for a week, then are purged so the table does
 // not grow without bound on a queue that runs for months.
@@ -63,21 +63,16 @@ export class Tasks {
     private readonly journal: Journal,
   ) {
     this.waits = c.waitQueue("task", 0);
-    // The store's own read, not the context's: that would first run whatever fell due while the
-    // daemon was down (a lapsed heartbeat, say) before createKernel has registered the departure
-    // hooks, so the agent would depart keeping its claims. createKernel runs the due entries
-    // itself once everything is wired.
-    c.store.read(this.restoreTx());
   }
 
-  /** At start: leases re-armed, and the purge of finished tasks. */
-  private *restoreTx(): Tx<void> {
+  /** At start: leases re-armed, and the purge of finished tasks (createKernel runs every primitive's load). */
+  *load(): Tx<void> {
     const leased = yield* all<TaskRow>("SELECT * FROM tasks WHERE state = 'claimed'");
     for (const t of leased) this.arm(t.id, t.lease_expires_at!);
     yield* this.armPurge();
   }
 
-  push(req: PushRequest): number {
+  async push(req: PushRequest): Promise<number> {
     return this.c.tx(() => this.pushTx(req));
   }
 
@@ -98,21 +93,21 @@ export class Tasks {
 
   async claim(queue: string, agentId: string, leaseMs: number, waitMs: number, signal?: AbortSignal): Promise<ClaimResult> {
     assertTtl(leaseMs);
-    const first = this.c.tx(() => this.claimTx(queue, agentId, leaseMs, waitMs));
+    const first = await this.c.tx(() => this.claimTx(queue, agentId, leaseMs, waitMs, signal));
     if ("claimed" in first) return first;
-    const outcome = await this.waits.block(first, this.c.clock.now() + waitMs, signal);
+    const outcome = await first.blocked;
     if (outcome.kind === "granted") return outcome.value;
     if (outcome.kind === "aborted") return { claimed: false };
     return this.c.tx(() => this.claimOne(queue, agentId, leaseMs));
   }
 
-  private *claimTx(queue: string, agentId: string, leaseMs: number, waitMs: number): Tx<ClaimResult | Waiter<ClaimWait, ClaimResult>> {
+  private *claimTx(queue: string, agentId: string, leaseMs: number, waitMs: number, signal?: AbortSignal): Tx<ClaimResult | { blocked: Promise<Outcome<ClaimResult>> }> {
     const got = yield* this.claimOne(queue, agentId, leaseMs);
     if (got.claimed || waitMs <= 0) return got;
-    return this.waits.enqueue(queue, { agentId, leaseMs }, agentId);
+    return { blocked: this.waits.block(this.waits.enqueue(queue, { agentId, leaseMs }, agentId), this.c.clock.now() + waitMs, signal) };
   }
 
-  complete(id: number, leaseToken: string): boolean {
+  async complete(id: number, leaseToken: string): Promise<boolean> {
     return this.c.tx(() => this.completeTx(id, leaseToken));
   }
 
@@ -131,7 +126,7 @@ export class Tasks {
     return true;
   }
 
-  fail(id: number, leaseToken: string, requeue: boolean): boolean {
+  async fail(id: number, leaseToken: string, requeue: boolean): Promise<boolean> {
     return this.c.tx(() => this.failTx(id, leaseToken, requeue));
   }
 
@@ -142,7 +137,7 @@ export class Tasks {
     return true;
   }
 
-  renew(id: number, leaseToken: string, leaseMs: number): TaskRenewResult {
+  async renew(id: number, leaseToken: string, leaseMs: number): Promise<TaskRenewResult> {
     assertTtl(leaseMs);
     return this.c.tx(() => this.renewTx(id, leaseToken, leaseMs));
   }
@@ -158,12 +153,16 @@ export class Tasks {
     return { renewed: true, expiresAt };
   }
 
-  list(queue: string): TaskRow[] {
+  async list(queue: string): Promise<TaskRow[]> {
     return this.c.read(() => all<TaskRow>("SELECT * FROM tasks WHERE queue = ? ORDER BY id", queue));
   }
 
-  claimedBy(agentId: string): number[] {
-    const rows = this.c.read(() => all<{ id: number }>("SELECT id FROM tasks WHERE lease_agent = ? AND state = 'claimed' ORDER BY id", agentId));
+  async claimedBy(agentId: string): Promise<number[]> {
+    return this.c.read(() => this.claimedByTx(agentId));
+  }
+
+  *claimedByTx(agentId: string): Tx<number[]> {
+    const rows = yield* all<{ id: number }>("SELECT id FROM tasks WHERE lease_agent = ? AND state = 'claimed' ORDER BY id", agentId);
     return rows.map((r) => r.id);
   }
 

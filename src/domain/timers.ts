@@ -3,6 +3,7 @@
 // that a renewal replaces it and a release cancels it. A single underlying timer is armed at
 // the earliest deadline and re-armed whenever that changes: no polling sweep, so an expiry
 // fires at its exact millisecond rather than on the next tick of a loop.
+import type { Awaitable } from "../store/store.ts";
 import type { Tx } from "../store/tx.ts";
 import type { Clock, TimerHandle } from "./clock.ts";
 
@@ -30,11 +31,11 @@ export class Scheduler {
 
   /**
    * @param runBatch runs the processing of due entries (a transaction body) in one
-   *   transaction, synchronously.
+   *   transaction; a store that answers after a round trip returns a promise.
    */
   constructor(
     private readonly clock: Clock,
-    private readonly runBatch: (work: () => Tx<void>) => void = (work) => drain(work()),
+    private readonly runBatch: (work: () => Tx<void>) => Awaitable<void> = (work) => drain(work()),
     private readonly onError: (err: unknown) => void = (err) => console.error("airlock: an expiry failed:", err),
   ) {}
 
@@ -97,12 +98,24 @@ export class Scheduler {
     this.timer = null;
     this.armedAt = Number.POSITIVE_INFINITY;
     if (this.stopped) return;
+    let batch: Awaitable<void> | undefined;
     try {
-      if (this.hasDue()) this.runBatch(() => this.runDue());
+      if (this.hasDue()) batch = this.runBatch(() => this.runDue());
     } catch (err) {
       // An expiry that throws (a full disk, say) must not stop every later one from firing.
       this.onError(err);
-    } finally {
+    }
+    // A batch still waiting for its turn has not taken its entries yet: re-arming now would
+    // fire again at once, and again, until it runs.
+    if (batch instanceof Promise) {
+      batch.then(
+        () => this.arm(),
+        (err: unknown) => {
+          this.onError(err);
+          this.arm();
+        },
+      );
+    } else {
       this.arm();
     }
   };

@@ -58,16 +58,17 @@ export interface WaitQueueOptions<Req, R> {
   scheduler: Scheduler;
   /** Runs fn after the current transaction commits, or orElse if it rolls back. */
   afterCommit: (fn: () => void, orElse?: () => void) => void;
-  /** Runs the body fn makes in a transaction (joining the current one, if any). */
-  tx: (fn: () => Tx<void>) => void;
+  /**
+   * Runs the body fn makes in a transaction of its own, in turn with every other (joining the
+   * current one on a store that answers at once); a failure is reported under `what`.
+   */
+  tx: (fn: () => Tx<void>, what: string) => void;
   /** How long a detached waiter keeps its place; 0 removes it as soon as its call returns. */
   graceMs: number;
   /** Runs (in a transaction) when a blocked call ends without a grant: timeout or disconnect. */
   onDetach?: (w: Waiter<Req, R>) => Tx<void>;
   /** Runs (in a transaction) when a detached waiter's grace ends and it leaves the line. */
   onExpire?: (w: Waiter<Req, R>) => Tx<void>;
-  /** Reports a revoke that failed; the waiter's call is answered as aborted regardless. */
-  onError?: (err: unknown) => void;
   /** Runs whenever a waiter joins or leaves a line, or its call starts or stops blocking. */
   onChange?: () => void;
 }
@@ -169,13 +170,17 @@ export class WaitQueue<Req, R> {
 
   /**
    * Blocks the waiter's call until it is granted, the deadline passes, or the signal aborts
-   * (the client went away). On timeout or abort it is detached and keeps its place.
+   * (the client went away). On timeout or abort it is detached and keeps its place. Called
+   * inside the transaction that put it in line, so that no transaction in between (on a store
+   * that answers after a round trip) finds it in line but not blocked, and passes it over.
    */
   block(w: Waiter<Req, R>, deadline: number, signal?: AbortSignal): Promise<Outcome<R>> {
     if (w.settle) w.settle({ kind: "aborted" }); // the same waiter blocking twice: the newer call wins
     this.o.scheduler.cancel(this.graceKey(w));
     return new Promise<Outcome<R>>((resolve) => {
-      const onAbort = () => this.detach(w, { kind: "aborted" });
+      // The client leaving is handled in turn with transactions: one halfway through its
+      // statements may be granting to this waiter, and a grant must find it as it left it.
+      const onAbort = () => this.o.tx(() => this.detachTx(w), "detach");
       w.attached = true;
       w.signal = signal;
       this.o.onChange?.();
@@ -188,7 +193,7 @@ export class WaitQueue<Req, R> {
         signal?.removeEventListener("abort", onAbort);
         resolve(outcome);
       };
-      if (signal?.aborted) return onAbort();
+      if (signal?.aborted) return this.detach(w, { kind: "aborted" });
       signal?.addEventListener("abort", onAbort, { once: true });
       this.o.scheduler.at(this.deadlineKey(w), deadline, () => this.detach(w, { kind: "timeout" }));
     });
@@ -215,11 +220,7 @@ export class WaitQueue<Req, R> {
       () => {
         if (!signal?.aborted || !revoke) return settle({ kind: "granted", value });
         settle({ kind: "aborted" });
-        try {
-          this.o.tx(() => revoke(value));
-        } catch (err) {
-          this.o.onError?.(err);
-        }
+        this.o.tx(() => revoke(value), "hand-back");
       },
       () => settle({ kind: "aborted" }),
     );
@@ -273,18 +274,17 @@ export class WaitQueue<Req, R> {
     for (const w of [...this.byToken.values()]) this.remove(w);
   }
 
+  private *detachTx(w: Waiter<Req, R>): Tx<void> {
+    this.detach(w, { kind: "aborted" });
+  }
+
   private detach(w: Waiter<Req, R>, outcome: Outcome<R>): void {
     w.settle?.(outcome);
     if (!this.byToken.has(w.token)) return;
     if (this.o.graceMs <= 0) this.remove(w);
     else this.keep(w);
-    if (this.o.onDetach) {
-      try {
-        this.o.tx(() => this.o.onDetach!(w));
-      } catch (err) {
-        this.o.onError?.(err);
-      }
-    }
+    const onDetach = this.o.onDetach;
+    if (onDetach) this.o.tx(() => onDetach(w), "detach");
   }
 
   /** Inserts w into each of its lines by arrival order (at the tail, unless reinstated). */

@@ -113,7 +113,7 @@ export async function dispatch(bodyText: string, ctx: DispatchContext): Promise<
       return reply(rid, await runTool(ctx.kernel, params.name, params.arguments, ctx.signal));
     case "airlock/status":
       // Not MCP: what `airlock status` and `airlock watch` show, with waiters and queue depth.
-      return reply(rid, statusSnapshot(ctx.kernel));
+      return reply(rid, await statusSnapshot(ctx.kernel));
     case "airlock/ui-code":
       // Not MCP: a one-time code `airlock ui` opens the dashboard with (it becomes a cookie).
       if (!ctx.dashboard) return failure(rid, METHOD_NOT_FOUND, "this daemon serves no dashboard");

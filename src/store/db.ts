@@ -15,31 +15,24 @@ import { ensureParentDir } from "../config/dirs.ts";
 import type { Durability } from "../config/settings.ts";
 import { AirlockError, errorMessage } from "../errors.ts";
 import { migrate } from "./migrate.ts";
+import type { Store } from "./store.ts";
 import { type Answer, runNow, type Tx } from "./tx.ts";
 
 export type { SQLQueryBindings };
 
-export type { Durability };
+export type { Durability, Store };
 
-export interface Store {
-  readonly path: string;
+/** SQLite's store: every statement is answered at once, so a transaction returns its result. */
+export interface SqliteStore extends Store {
+  readonly kind: "sqlite";
   readonly db: Database;
-  readonly durability: Durability;
   /**
    * Runs the body fn makes in one transaction (in "full" mode: a savepoint of the open batch),
    * answering each statement at once; after it commits, runs the afterCommit hooks it queued.
    * Nested calls join the outer transaction.
    */
   tx<T>(fn: () => Tx<T>): T;
-  /** Runs a body outside any transaction (a read). */
   read<T>(body: Tx<T>): T;
-  /**
-   * Queues work for after the current transaction commits; if it rolls back, `orElse` runs
-   * instead (so that a waiter promised a grant by a transaction that failed is still answered).
-   */
-  afterCommit(fn: () => void, orElse?: () => void): void;
-  /** Resolves once everything done so far is on disk; null when it already is (no wait). */
-  durable(): Promise<void> | null;
   /** A cached prepared statement. */
   q<R = unknown>(sql: string): Statement<R, SQLQueryBindings[]>;
   /** Commits any open batch and closes the connection. */
@@ -60,7 +53,7 @@ interface Batch {
   promise?: Promise<void>;
 }
 
-export function openStore(path: string, opts: OpenOptions = {}): Store {
+export function openStore(path: string, opts: OpenOptions = {}): SqliteStore {
   const memory = path === ":memory:";
   const durability: Durability = opts.durability ?? "normal";
   if (!memory && !opts.readonly) ensureParentDir(path);
@@ -138,7 +131,8 @@ export function openStore(path: string, opts: OpenOptions = {}): Store {
     for (const w of b.waiters) w.resolve();
   }
 
-  const store: Store = {
+  const store: SqliteStore = {
+    kind: "sqlite",
     path,
     db,
     durability,

@@ -68,14 +68,14 @@ export function createDashboard(o: DashboardOptions): Dashboard {
   const cookieName = `airlock_ui_${o.port}`;
   let assets: Promise<Map<string, Asset>> | undefined;
 
-  const session = (req: Request): boolean => {
+  const session = async (req: Request): Promise<boolean> => {
     const id = readCookie(req.headers.get("cookie"), cookieName);
     if (!id) return false;
-    const row = kernel.ctx.read(() => get<{ expires_at: number }>("SELECT expires_at FROM ui_sessions WHERE id_hash = ?", sha256(id)));
+    const row = await kernel.ctx.read(() => get<{ expires_at: number }>("SELECT expires_at FROM ui_sessions WHERE id_hash = ?", sha256(id)));
     return row !== null && row.expires_at > kernel.clock.now();
   };
 
-  const login = (url: URL): Response => {
+  const login = async (url: URL): Promise<Response> => {
     const code = url.searchParams.get("code") ?? "";
     const now = kernel.clock.now();
     for (const [c, exp] of codes) if (exp <= now) codes.delete(c);
@@ -83,7 +83,7 @@ export function createDashboard(o: DashboardOptions): Dashboard {
     if (!known) return page401("This link has expired or was used already.");
     codes.delete(known);
     const id = randomBytes(32).toString("base64url");
-    kernel.ctx.tx(function* () {
+    await kernel.ctx.tx(function* () {
       yield* run("DELETE FROM ui_sessions WHERE expires_at <= ?", now);
       yield* run("INSERT INTO ui_sessions (id_hash, created_at, expires_at) VALUES (?, ?, ?)", sha256(id), now, now + SESSION_TTL_MS);
     });
@@ -114,12 +114,12 @@ export function createDashboard(o: DashboardOptions): Dashboard {
       async pull(c) {
         // A session that ended (expired, or its row gone) ends its open feeds too: the browser's
         // reconnect then meets the 401 and the page says so.
-        if (ctl.signal.aborted || !session(req)) return done(c);
+        if (ctl.signal.aborted || !(await session(req))) return done(c);
         let out = "";
         if (first) {
           first = false;
           out += `retry: ${RETRY_MS}\n\n`;
-          const [oldest, newest] = kernel.ctx.read(function* () {
+          const [oldest, newest] = await kernel.ctx.read(function* () {
             return [yield* kernel.journal.oldestTx(), yield* kernel.journal.revisionTx()] as const;
           });
           if (since > 0 && since < oldest - 1) out += `event: trimmed\ndata: ${JSON.stringify({ oldest })}\n\n`;
@@ -180,11 +180,11 @@ export function createDashboard(o: DashboardOptions): Dashboard {
       const url = new URL(pathname + new URL(req.url, "http://x").search, "http://x");
 
       if (pathname === "/ui/login") return login(url);
-      if (!session(req)) {
+      if (!(await session(req))) {
         if (pathname.startsWith("/ui/api/")) return plain(401, "no dashboard session: run `airlock ui`");
         return page401("Open the dashboard with `airlock ui`: it logs this browser in.");
       }
-      if (pathname === "/ui/api/status") return Response.json(statusSnapshot(kernel), { headers: SECURITY_HEADERS });
+      if (pathname === "/ui/api/status") return Response.json(await statusSnapshot(kernel), { headers: SECURITY_HEADERS });
       if (pathname === "/ui/api/changes") return feed(req, url);
 
       assets ??= bundle().catch((err) => {

@@ -43,14 +43,14 @@ describe("deadlock: two agents", () => {
     expect(!b.locked && b.wake).toBeUndefined(); // the victim holds no place
     expect(t.kernel.locks.waits.size).toBe(1); // A's place only
     // B gives up y: A, who kept waiting, gets it.
-    expect(t.kernel.locks.release("y", undefined, "B")).toBe(true);
+    expect(await t.kernel.locks.release("y", undefined, "B")).toBe(true);
     expect((await a).locked).toBe(true);
-    const kinds = t.kernel.journal.since(0).map((e) => e.kind);
+    const kinds = (await t.kernel.journal.since(0)).map((e) => e.kind);
     expect(kinds).toContain("deadlock.detected");
   });
 
   test("lock group against a slot: A holds the slot and waits for a group, B holds a name and waits for the slot", async () => {
-    configure(1);
+    await configure(1);
     expect((await slot("A")).granted).toBe(true);
     expect((await lock("B", "db")).locked).toBe(true);
     await stillBlocked(group("A", ["cache", "db"], WAIT));
@@ -59,7 +59,7 @@ describe("deadlock: two agents", () => {
     expect(!b.granted && steps(b.deadlock)).toEqual(["B -(build)-> A", "A -(db)-> B"]);
     expect(!b.granted && b.wakeToken).toBeUndefined();
     // Its request left the line: nobody is queued for the pool.
-    expect(t.kernel.pools.list()[0]!.queued).toBe(0);
+    expect((await t.kernel.pools.list())[0]!.queued).toBe(0);
   });
 
   test("path claim against a lock", async () => {
@@ -75,7 +75,7 @@ describe("deadlock: two agents", () => {
 
 describe("deadlock: three agents, mixed primitives", () => {
   test("lock → path → slot → back: the third call is answered, the two before it keep waiting", async () => {
-    configure(1);
+    await configure(1);
     expect((await lock("A", "npm")).locked).toBe(true);
     expect((await claim("B", ["docs/**"])).granted).toBe(true);
     expect((await slot("C")).granted).toBe(true);
@@ -85,7 +85,7 @@ describe("deadlock: three agents, mixed primitives", () => {
     expect(c.locked).toBe(false);
     expect(!c.locked && steps(c.deadlock)).toEqual(["C -(npm)-> A", "A -(docs/readme.md)-> B", "B -(build)-> C"]);
     // The others are untouched: C gives its slot back, B gets it; B frees docs, A gets them.
-    const cSlot = t.kernel.pools.list()[0]!;
+    const cSlot = (await t.kernel.pools.list())[0]!;
     expect(cSlot.holders.map((h) => h.agentId)).toEqual(["C"]);
     t.store.tx(() => t.kernel.pools.releaseAllOf("C"));
     expect((await b).granted).toBe(true);
@@ -143,7 +143,7 @@ describe("deadlock: no false positives", () => {
   });
 
   test("a slot wait with a holder who is not stuck is no deadlock (one release may be enough)", async () => {
-    configure(2);
+    await configure(2);
     expect((await slot("A")).granted).toBe(true);
     expect((await slot("D")).granted).toBe(true); // D holds the other unit and waits for nothing
     expect((await lock("B", "db")).locked).toBe(true);
@@ -152,7 +152,7 @@ describe("deadlock: no false positives", () => {
   });
 
   test("a slot wait whose every holder is stuck on the caller is a deadlock", async () => {
-    configure(2);
+    await configure(2);
     expect((await slot("A")).granted).toBe(true);
     expect((await slot("D")).granted).toBe(true);
     expect((await lock("B", "db")).locked).toBe(true);

@@ -11,14 +11,14 @@ const t = useKernel();
 const WAIT = 25_000;
 
 /** The journal from the start, as [kind, resource] pairs, after checking revisions only grow. */
-function kinds(from = 0, prefix?: string): [string, string][] {
-  const all = t.kernel.journal.since(from, { limit: 100_000 });
+async function kinds(from = 0, prefix?: string): Promise<[string, string][]> {
+  const all = await t.kernel.journal.since(from, { limit: 100_000 });
   assertIncreasing(all);
   return all.filter((e) => !prefix || e.kind.startsWith(prefix)).map((e) => [e.kind, e.resource]);
 }
 
-function entries(prefix: string): JournalEntry[] {
-  return t.kernel.journal.since(0, { limit: 100_000, kinds: [prefix] });
+async function entries(prefix: string): Promise<JournalEntry[]> {
+  return await t.kernel.journal.since(0, { limit: 100_000, kinds: [prefix] });
 }
 
 function assertIncreasing(all: JournalEntry[]): void {
@@ -30,15 +30,15 @@ describe("what each primitive records", () => {
     const k = t.kernel;
     const a = await k.locks.acquire({ name: "db", agentId: "a", ttlMs: 10_000, waitMs: 0 });
     if (!a.locked) throw new Error("not locked");
-    k.locks.renew("db", a.token, undefined, 20_000);
+    await k.locks.renew("db", a.token, undefined, 20_000);
     const b = track(k.locks.acquire({ name: "db", agentId: "b", ttlMs: 5_000, waitMs: WAIT }));
     await flush();
-    expect(k.locks.release("db", a.token, undefined)).toBe(true);
+    expect(await k.locks.release("db", a.token, undefined)).toBe(true);
     await flush();
     expect(b.value?.locked).toBe(true);
     t.clock.advance(5_000);
     await k.locks.acquireMany({ names: ["y", "x"], agentId: "c", ttlMs: 1_000 });
-    expect(kinds(0, "lock.")).toEqual([
+    expect(await kinds(0, "lock.")).toEqual([
       ["lock.granted", "db"],
       ["lock.renewed", "db"],
       ["lock.released", "db"],
@@ -47,7 +47,7 @@ describe("what each primitive records", () => {
       ["lock.granted", "x"],
       ["lock.granted", "y"],
     ]);
-    const e = entries("lock.");
+    const e = await entries("lock.");
     expect(e[0]).toMatchObject({ agentId: "a", data: { fence: 1 } });
     expect(e[1]!.data).toMatchObject({ fence: 1, expires_at: 20_000 + e[0]!.at });
     expect(e[3]).toMatchObject({ agentId: "b", data: { fence: 2, hand_off: true } });
@@ -58,17 +58,17 @@ describe("what each primitive records", () => {
 
   test("tasks: pushed, claimed, completed, requeued, failed, expired", async () => {
     const k = t.kernel;
-    const id1 = k.tasks.push({ queue: "q", payload: "secret payload", author: "boss", priority: 0 });
+    const id1 = await k.tasks.push({ queue: "q", payload: "secret payload", author: "boss", priority: 0 });
     const c1 = await k.tasks.claim("q", "w", 10_000, 0);
     if (!c1.claimed) throw new Error("not claimed");
-    k.tasks.complete(c1.id, c1.leaseToken);
-    k.tasks.push({ queue: "q", payload: "p2", priority: 0, maxAttempts: 2 });
+    await k.tasks.complete(c1.id, c1.leaseToken);
+    await k.tasks.push({ queue: "q", payload: "p2", priority: 0, maxAttempts: 2 });
     const c2 = await k.tasks.claim("q", "w", 10_000, 0);
     if (!c2.claimed) throw new Error("not claimed");
-    k.tasks.fail(c2.id, c2.leaseToken, true);
+    await k.tasks.fail(c2.id, c2.leaseToken, true);
     await k.tasks.claim("q", "w", 10_000, 0);
     t.clock.advance(10_000);
-    expect(kinds(0, "task.")).toEqual([
+    expect(await kinds(0, "task.")).toEqual([
       ["task.pushed", "q"],
       ["task.claimed", "q"],
       ["task.completed", "q"],
@@ -78,31 +78,31 @@ describe("what each primitive records", () => {
       ["task.claimed", "q"],
       ["task.expired", "q"],
     ]);
-    const e = entries("task.");
+    const e = await entries("task.");
     expect(e[0]).toMatchObject({ agentId: "boss", data: { id: id1, priority: 0 } });
     expect(e[2]).toMatchObject({ agentId: "w", data: { id: id1 } });
     expect(e[7]).toMatchObject({ reason: "lease lapsed; out of attempts", data: { state: "failed", attempts: 2 } });
     expect(JSON.stringify(e)).not.toContain("payload\"");
     expect(JSON.stringify(e)).not.toContain("secret");
     // fail_task without requeue goes to failed.
-    k.tasks.push({ queue: "r", payload: "p", priority: 0 });
+    await k.tasks.push({ queue: "r", payload: "p", priority: 0 });
     const c3 = await k.tasks.claim("r", "w", 10_000, 0);
     if (!c3.claimed) throw new Error("not claimed");
-    k.tasks.fail(c3.id, c3.leaseToken, false);
-    expect(kinds(0, "task.").slice(-1)).toEqual([["task.failed", "r"]]);
+    await k.tasks.fail(c3.id, c3.leaseToken, false);
+    expect((await kinds(0, "task.")).slice(-1)).toEqual([["task.failed", "r"]]);
   });
 
   test("agents: registered once (not per heartbeat), departed with why; its locks released as departed", async () => {
     const k = t.kernel;
-    k.presence.register("a", 10_000, "builder");
-    k.presence.register("a", 10_000);
-    k.presence.register("a", 10_000);
+    await k.presence.register("a", 10_000, "builder");
+    await k.presence.register("a", 10_000);
+    await k.presence.register("a", 10_000);
     await k.locks.acquire({ name: "L", agentId: "a", ttlMs: 60_000, waitMs: 0 });
-    k.presence.register("b", 10_000);
-    k.presence.unregister("b");
-    k.presence.unregister("b"); // gone already: nothing to record
+    await k.presence.register("b", 10_000);
+    await k.presence.unregister("b");
+    await k.presence.unregister("b"); // gone already: nothing to record
     t.clock.advance(10_000);
-    expect(kinds()).toEqual([
+    expect(await kinds()).toEqual([
       ["agent.registered", "a"],
       ["lock.granted", "L"],
       ["agent.registered", "b"],
@@ -110,114 +110,115 @@ describe("what each primitive records", () => {
       ["agent.departed", "a"],
       ["lock.released", "L"],
     ]);
-    const e = entries("agent.");
+    const e = await entries("agent.");
     expect(e[0]).toMatchObject({ agentId: "a", data: { role: "builder", ttl_seconds: 10 } });
     expect(e[2]).toMatchObject({ agentId: "b", reason: "unregistered" });
     expect(e[3]).toMatchObject({ agentId: "a", reason: "lapsed" });
-    expect(entries("lock.released")[0]).toMatchObject({ agentId: "a", reason: "holder departed" });
+    expect((await entries("lock.released"))[0]).toMatchObject({ agentId: "a", reason: "holder departed" });
   });
 
-  test("notes: set, deleted, expired; the key and length, never the value", () => {
+  test("notes: set, deleted, expired; the key and length, never the value", async () => {
     const k = t.kernel;
-    k.notes.set("plan", "top secret value", "a", undefined);
-    k.notes.swap("plan", "top secret value", "v2", "b", 5_000);
-    expect(k.notes.swap("plan", "wrong", "v3", "b", undefined)).toBe(false);
-    k.notes.set("tmp", "x", undefined, undefined);
-    k.notes.delete("tmp");
-    k.notes.delete("tmp");
+    await k.notes.set("plan", "top secret value", "a", undefined);
+    await k.notes.swap("plan", "top secret value", "v2", "b", 5_000);
+    expect(await k.notes.swap("plan", "wrong", "v3", "b", undefined)).toBe(false);
+    await k.notes.set("tmp", "x", undefined, undefined);
+    await k.notes.delete("tmp");
+    await k.notes.delete("tmp");
     t.clock.advance(5_000);
-    expect(kinds()).toEqual([
+    expect(await kinds()).toEqual([
       ["note.set", "plan"],
       ["note.set", "plan"],
       ["note.set", "tmp"],
       ["note.deleted", "tmp"],
       ["note.expired", "plan"],
     ]);
-    const e = entries("note.");
+    const e = await entries("note.");
     expect(e[0]).toMatchObject({ agentId: "a", data: { length: 16 } });
     expect(e[1]!.data).toMatchObject({ length: 2, expires_at: 5_000 + e[1]!.at });
     expect(JSON.stringify(e)).not.toContain("secret");
     expect(JSON.stringify(e)).not.toContain("v2");
   });
 
-  test("counters and events", () => {
+  test("counters and events", async () => {
     const k = t.kernel;
-    k.counters.increment("c", 5);
-    k.counters.increment("c", -2);
-    k.events.signal("e");
-    k.events.signal("e");
-    k.events.clear("e");
-    expect(kinds()).toEqual([
+    await k.counters.increment("c", 5);
+    await k.counters.increment("c", -2);
+    await k.events.signal("e");
+    await k.events.signal("e");
+    await k.events.clear("e");
+    expect(await kinds()).toEqual([
       ["counter.changed", "c"],
       ["counter.changed", "c"],
       ["event.signaled", "e"],
       ["event.signaled", "e"],
       ["event.cleared", "e"],
     ]);
-    const e = t.kernel.journal.since(0);
+    const e = await t.kernel.journal.since(0);
     expect(e.map((x) => x.data)).toEqual([{ value: 5, by: 5 }, { value: 3, by: -2 }, { generation: 1 }, { generation: 2 }, undefined]);
   });
 
   test("a call that rolls back records nothing and wakes no watcher", async () => {
     const k = t.kernel;
-    k.counters.increment("c", 1);
-    const before = k.journal.revision();
+    await k.counters.increment("c", 1);
+    const before = await k.journal.revision();
     const w = track(k.journal.watch(before, WAIT, {}, 100));
-    expect(() =>
-      k.ctx.tx(function* () {
-        k.counters.increment("c", 1);
-        k.notes.set("n", "v", undefined, undefined);
-        throw new Error("boom");
-      }),
-    ).toThrow("boom");
-    expect(() => k.counters.increment("c", Number.MAX_SAFE_INTEGER)).toThrow();
+    await expect(
+      (async () =>
+        k.ctx.tx(function* () {
+          k.counters.increment("c", 1);
+          k.notes.set("n", "v", undefined, undefined);
+          throw new Error("boom");
+        }))(),
+    ).rejects.toThrow("boom");
+    await expect(k.counters.increment("c", Number.MAX_SAFE_INTEGER)).rejects.toThrow();
     await flush();
-    expect(k.journal.revision()).toBe(before);
-    expect(k.journal.since(before)).toEqual([]);
+    expect(await k.journal.revision()).toBe(before);
+    expect(await k.journal.since(before)).toEqual([]);
     // The rolled-back watcher was answered (the wait queue's rule) with nothing new.
     expect(w.done ? w.value!.changes : []).toEqual([]);
     // The next revision follows on: nothing was handed out twice or skipped.
-    k.counters.increment("c", 1);
-    expect(k.journal.revision()).toBe(before + 1);
+    await k.counters.increment("c", 1);
+    expect(await k.journal.revision()).toBe(before + 1);
   });
 });
 
 describe("retention", () => {
-  test("by age: entries older than the retention go on the hourly trim, the newest stays", () => {
-    const tk = makeKernel({ journal: { retentionMs: 60_000 } });
+  test("by age: entries older than the retention go on the hourly trim, the newest stays", async () => {
+    const tk = await makeKernel({ journal: { retentionMs: 60_000 } });
     try {
       const k = tk.kernel;
-      k.counters.increment("a", 1);
-      k.counters.increment("a", 1);
+      await k.counters.increment("a", 1);
+      await k.counters.increment("a", 1);
       tk.clock.advance(30_000);
-      k.counters.increment("b", 1);
+      await k.counters.increment("b", 1);
       tk.clock.advance(3600 * 1000); // the hourly trim fires: everything is old now
-      const left = k.journal.since(0);
+      const left = await k.journal.since(0);
       expect(left.map((e) => e.resource)).toEqual(["b"]);
       expect(left[0]!.revision).toBe(3);
-      k.counters.increment("c", 1);
-      expect(k.journal.revision()).toBe(4);
+      await k.counters.increment("c", 1);
+      expect(await k.journal.revision()).toBe(4);
     } finally {
       tk.kernel.close();
       tk.store.close();
     }
   });
 
-  test("by count: every few hundred inserts the table is cut back to the max, newest kept", () => {
-    const tk = makeKernel({ journal: { maxEntries: 10 } });
+  test("by count: every few hundred inserts the table is cut back to the max, newest kept", async () => {
+    const tk = await makeKernel({ journal: { maxEntries: 10 } });
     try {
       const k = tk.kernel;
-      for (let i = 0; i < 300; i++) k.counters.increment("c", 1);
-      const left = k.journal.since(0, { limit: 1000 });
+      for (let i = 0; i < 300; i++) await k.counters.increment("c", 1);
+      const left = await k.journal.since(0, { limit: 1000 });
       expect(left.length).toBeLessThan(100); // cut at the 256th insert, 44 since
       expect(left[left.length - 1]!.revision).toBe(300);
-      k.journal.trim();
-      expect(k.journal.since(0, { limit: 1000 }).map((e) => e.revision)).toEqual(Array.from({ length: 10 }, (_, i) => 291 + i));
-      const maxOne = makeKernel({ journal: { maxEntries: 1 } });
-      maxOne.kernel.counters.increment("x", 1);
-      maxOne.kernel.counters.increment("x", 1);
-      maxOne.kernel.journal.trim();
-      expect(maxOne.kernel.journal.since(0).map((e) => e.revision)).toEqual([2]);
+      await k.journal.trim();
+      expect((await k.journal.since(0, { limit: 1000 })).map((e) => e.revision)).toEqual(Array.from({ length: 10 }, (_, i) => 291 + i));
+      const maxOne = await makeKernel({ journal: { maxEntries: 1 } });
+      await maxOne.kernel.counters.increment("x", 1);
+      await maxOne.kernel.counters.increment("x", 1);
+      await maxOne.kernel.journal.trim();
+      expect((await maxOne.kernel.journal.since(0)).map((e) => e.revision)).toEqual([2]);
       maxOne.kernel.close();
       maxOne.store.close();
     } finally {
@@ -227,12 +228,12 @@ describe("retention", () => {
   });
 });
 
-test("the bench switch (AIRLOCK_JOURNAL=off) keeps pool and path records, whose revisions are fences", () => {
-  const tk = makeKernel({ journal: { benchOff: true } });
+test("the bench switch (AIRLOCK_JOURNAL=off) keeps pool and path records, whose revisions are fences", async () => {
+  const tk = await makeKernel({ journal: { benchOff: true } });
   try {
-    tk.kernel.counters.increment("c", 1);
-    expect(tk.kernel.journal.revision()).toBe(0);
-    expect(tk.kernel.ctx.tx(() => tk.kernel.journal.record("pool.granted", "p"))).toBe(1);
+    await tk.kernel.counters.increment("c", 1);
+    expect(await tk.kernel.journal.revision()).toBe(0);
+    expect(await tk.kernel.ctx.tx(() => tk.kernel.journal.record("pool.granted", "p"))).toBe(1);
   } finally {
     tk.kernel.close();
     tk.store.close();
@@ -242,8 +243,8 @@ test("the bench switch (AIRLOCK_JOURNAL=off) keeps pool and path records, whose 
 describe("watch", () => {
   test("answers at once with the changes after since_revision", async () => {
     const k = t.kernel;
-    k.counters.increment("a", 1);
-    k.counters.increment("b", 1);
+    await k.counters.increment("a", 1);
+    await k.counters.increment("b", 1);
     const r = await k.journal.watch(1, WAIT, {}, 100);
     expect(r.revision).toBe(2);
     expect(r.changes.map((c) => c.resource)).toEqual(["b"]);
@@ -254,7 +255,7 @@ describe("watch", () => {
   test("with nothing new and no wait, answers the newest revision at once", async () => {
     const k = t.kernel;
     expect(await k.journal.watch(0, 0, {}, 100)).toEqual({ revision: 0, changes: [] });
-    k.counters.increment("a", 1);
+    await k.counters.increment("a", 1);
     expect(await k.journal.watch(1, 0, {}, 100)).toEqual({ revision: 1, changes: [] });
   });
 
@@ -280,8 +281,8 @@ describe("watch", () => {
     const k = t.kernel;
     const byKind = track(k.journal.watch(0, WAIT, { kinds: ["task.claimed", "lock."] }, 100));
     const byRes = track(k.journal.watch(0, WAIT, { resourcePrefix: "build/" }, 100));
-    k.counters.increment("c", 1);
-    k.tasks.push({ queue: "q", payload: "p", priority: 0 });
+    await k.counters.increment("c", 1);
+    await k.tasks.push({ queue: "q", payload: "p", priority: 0 });
     await flush();
     expect(byKind.done).toBe(false);
     expect(byRes.done).toBe(false);
@@ -290,22 +291,22 @@ describe("watch", () => {
     expect(byKind.value!.changes.map((c) => c.kind)).toEqual(["lock.granted"]);
     expect(byRes.value!.changes.map((c) => c.resource)).toEqual(["build/x"]);
     // Nothing matching: the newest revision comes back so the next call does not re-scan.
-    k.counters.increment("c", 1);
+    await k.counters.increment("c", 1);
     const none = await k.journal.watch(3, 0, { kinds: ["agent."] }, 100);
     expect(none).toEqual({ revision: 4, changes: [] });
     // limit
-    for (let i = 0; i < 5; i++) k.counters.increment("d", 1);
+    for (let i = 0; i < 5; i++) await k.counters.increment("d", 1);
     const lim = await k.journal.watch(0, 0, { kinds: ["counter.changed"] }, 3);
     expect(lim.changes.map((c) => c.revision)).toEqual([1, 4, 5]);
     expect(lim.revision).toBe(5);
   });
 
   test("reports trimmed when since_revision is older than the oldest entry kept", async () => {
-    const tk = makeKernel({ journal: { maxEntries: 2 } });
+    const tk = await makeKernel({ journal: { maxEntries: 2 } });
     try {
       const k = tk.kernel;
-      for (let i = 0; i < 5; i++) k.counters.increment("c", 1);
-      k.journal.trim();
+      for (let i = 0; i < 5; i++) await k.counters.increment("c", 1);
+      await k.journal.trim();
       expect((await k.journal.watch(1, 0, {}, 100)).trimmed).toBe(true);
       const at3 = await k.journal.watch(3, 0, {}, 100);
       expect(at3.trimmed).toBeUndefined();
@@ -323,9 +324,9 @@ describe("watch", () => {
     let since = 0;
     for (let round = 0; round < 5; round++) {
       const w = track(k.journal.watch(since, WAIT, {}, 100));
-      k.counters.increment("c", 1);
+      await k.counters.increment("c", 1);
       await settle();
-      k.counters.increment("c", 1); // after the first call was granted, before the next call
+      await k.counters.increment("c", 1); // after the first call was granted, before the next call
       await flush();
       const r = w.value!;
       seen.push(...r.changes.map((c) => c.revision));

@@ -18,7 +18,7 @@ async function grant(name: string, agentId: string, more: Partial<AcquireRequest
 }
 
 /** Who holds name right now, as list() reports it. */
-const holderOf = (name: string) => t.kernel.locks.list().find((l) => l.name === name)?.agent_id;
+const holderOf = async (name: string) => (await t.kernel.locks.list()).find((l) => l.name === name)?.agent_id;
 
 describe("acquire", () => {
   test("grants a free lock with a token, a fence and an expiry of now + ttl", async () => {
@@ -27,7 +27,7 @@ describe("acquire", () => {
     expect(g.token).toMatch(/^[0-9a-f]{32}$/);
     expect(g.fence).toBe(1);
     expect(g.expiresAt).toBe(now + 30_000);
-    expect(holderOf("db")).toBe("A");
+    expect(await holderOf("db")).toBe("A");
   });
 
   test("reports a held lock as contended with its holder and expiry, and no place in line", async () => {
@@ -48,9 +48,9 @@ describe("acquire", () => {
       await expect(acquire("db", "A", { ttlMs })).rejects.toThrow("store: ttlSeconds must be > 0");
       await expect(t.kernel.locks.acquireMany({ names: ["db"], agentId: "A", ttlMs })).rejects.toThrow("store: ttlSeconds must be > 0");
     }
-    expect(t.kernel.locks.list()).toEqual([]);
+    expect(await t.kernel.locks.list()).toEqual([]);
     const g = await grant("db", "A");
-    expect(() => t.kernel.locks.renew("db", g.token, undefined, 0)).toThrow("store: ttlSeconds must be > 0");
+    await expect(t.kernel.locks.renew("db", g.token, undefined, 0)).rejects.toThrow("store: ttlSeconds must be > 0");
   });
 
   test("gives different locks independent fences and tokens", async () => {
@@ -65,39 +65,39 @@ describe("acquire", () => {
 describe("release", () => {
   test("releases by token, after which anyone can take the lock", async () => {
     const g = await grant("db", "A");
-    expect(t.kernel.locks.release("db", g.token, undefined)).toBe(true);
-    expect(holderOf("db")).toBeUndefined();
+    expect(await t.kernel.locks.release("db", g.token, undefined)).toBe(true);
+    expect(await holderOf("db")).toBeUndefined();
     expect((await acquire("db", "B")).locked).toBe(true);
   });
 
   test("a wrong token releases nothing and never falls back to agent_id", async () => {
     await grant("db", "A");
-    expect(t.kernel.locks.release("db", "0".repeat(32), "A")).toBe(false);
-    expect(holderOf("db")).toBe("A");
+    expect(await t.kernel.locks.release("db", "0".repeat(32), "A")).toBe(false);
+    expect(await holderOf("db")).toBe("A");
   });
 
   test("another lock's token does not release this one", async () => {
     const other = await grant("other", "A");
     await grant("db", "A");
-    expect(t.kernel.locks.release("db", other.token, undefined)).toBe(false);
-    expect(holderOf("db")).toBe("A");
+    expect(await t.kernel.locks.release("db", other.token, undefined)).toBe(false);
+    expect(await holderOf("db")).toBe("A");
   });
 
   test("releases by agent_id when no token is given (the v1 path)", async () => {
     await grant("db", "A");
-    expect(t.kernel.locks.release("db", undefined, "B")).toBe(false);
-    expect(holderOf("db")).toBe("A");
-    expect(t.kernel.locks.release("db", undefined, "A")).toBe(true);
-    expect(holderOf("db")).toBeUndefined();
+    expect(await t.kernel.locks.release("db", undefined, "B")).toBe(false);
+    expect(await holderOf("db")).toBe("A");
+    expect(await t.kernel.locks.release("db", undefined, "A")).toBe(true);
+    expect(await holderOf("db")).toBeUndefined();
   });
 
-  test("releasing a free lock answers false", () => {
-    expect(t.kernel.locks.release("nothing", "tok", undefined)).toBe(false);
-    expect(t.kernel.locks.release("nothing", undefined, "A")).toBe(false);
+  test("releasing a free lock answers false", async () => {
+    expect(await t.kernel.locks.release("nothing", "tok", undefined)).toBe(false);
+    expect(await t.kernel.locks.release("nothing", undefined, "A")).toBe(false);
   });
 
-  test("asks for a token or an agent_id", () => {
-    expect(() => t.kernel.locks.release("db", undefined, undefined)).toThrow("missing lock_token or agent_id");
+  test("asks for a token or an agent_id", async () => {
+    await expect(t.kernel.locks.release("db", undefined, undefined)).rejects.toThrow("missing lock_token or agent_id");
   });
 });
 
@@ -105,19 +105,19 @@ describe("renew", () => {
   test("renews by token to now + ttl, keeping the lock past its old expiry", async () => {
     const g = await grant("db", "A", { ttlMs: 10_000 });
     t.clock.advance(8_000);
-    const r = t.kernel.locks.renew("db", g.token, undefined, 10_000);
+    const r = await t.kernel.locks.renew("db", g.token, undefined, 10_000);
     expect(r).toEqual({ renewed: true, expiresAt: t.clock.now() + 10_000 });
     t.clock.advance(9_999);
-    expect(holderOf("db")).toBe("A");
+    expect(await holderOf("db")).toBe("A");
     t.clock.advance(1);
-    expect(holderOf("db")).toBeUndefined();
+    expect(await holderOf("db")).toBeUndefined();
   });
 
   test("a renewed lock is handed to a blocked waiter at its new expiry", async () => {
     const g = await grant("db", "A", { ttlMs: 10_000 });
     const b = track(acquire("db", "B", { waitMs: 50_000 }));
     t.clock.advance(5_000);
-    const r = t.kernel.locks.renew("db", g.token, undefined, 20_000);
+    const r = await t.kernel.locks.renew("db", g.token, undefined, 20_000);
     t.clock.advance(10_000); // the old expiry passes
     await flush();
     expect(b.done).toBe(false);
@@ -129,23 +129,23 @@ describe("renew", () => {
   test("renews by agent_id when no token is given", async () => {
     await grant("db", "A", { ttlMs: 10_000 });
     t.clock.advance(5_000);
-    expect(t.kernel.locks.renew("db", undefined, "A", 20_000)).toEqual({ renewed: true, expiresAt: t.clock.now() + 20_000 });
-    expect(t.kernel.locks.renew("db", undefined, "B", 20_000).renewed).toBe(false);
+    expect(await t.kernel.locks.renew("db", undefined, "A", 20_000)).toEqual({ renewed: true, expiresAt: t.clock.now() + 20_000 });
+    expect((await t.kernel.locks.renew("db", undefined, "B", 20_000)).renewed).toBe(false);
   });
 
   test("answers v2's errors for a missing lock and a wrong token", async () => {
-    expect(t.kernel.locks.renew("db", "tok", undefined, TTL)).toEqual({ renewed: false, error: "store: lock not found" });
+    expect(await t.kernel.locks.renew("db", "tok", undefined, TTL)).toEqual({ renewed: false, error: "store: lock not found" });
     const g = await grant("db", "A", { ttlMs: 10_000 });
-    expect(t.kernel.locks.renew("db", "f".repeat(32), "A", TTL)).toEqual({
+    expect(await t.kernel.locks.renew("db", "f".repeat(32), "A", TTL)).toEqual({
       renewed: false,
       error: "store: lock not owned by supplied token",
     });
     t.clock.advance(10_000);
-    expect(t.kernel.locks.renew("db", g.token, undefined, TTL)).toEqual({ renewed: false, error: "store: lock not found" });
+    expect(await t.kernel.locks.renew("db", g.token, undefined, TTL)).toEqual({ renewed: false, error: "store: lock not found" });
   });
 
-  test("asks for a token or an agent_id", () => {
-    expect(() => t.kernel.locks.renew("db", undefined, undefined, TTL)).toThrow("missing lock_token or agent_id");
+  test("asks for a token or an agent_id", async () => {
+    await expect(t.kernel.locks.renew("db", undefined, undefined, TTL)).rejects.toThrow("missing lock_token or agent_id");
   });
 });
 
@@ -157,16 +157,16 @@ describe("fair hand-off", () => {
     await flush();
     expect(b.done || c.done).toBe(false);
 
-    t.kernel.locks.release("db", a.token, undefined);
+    await t.kernel.locks.release("db", a.token, undefined);
     await flush();
     expect(b.value?.locked).toBe(true);
     expect(c.done).toBe(false);
-    expect(holderOf("db")).toBe("B");
+    expect(await holderOf("db")).toBe("B");
 
-    t.kernel.locks.release("db", (b.value as Grant).token, undefined);
+    await t.kernel.locks.release("db", (b.value as Grant).token, undefined);
     await flush();
     expect(c.value?.locked).toBe(true);
-    expect(holderOf("db")).toBe("C");
+    expect(await holderOf("db")).toBe("C");
     expect((c.value as Grant).fence).toBe(3);
   });
 
@@ -174,7 +174,7 @@ describe("fair hand-off", () => {
     const a = await grant("db", "A");
     const b = track(acquire("db", "B", { waitMs: 30_000, ttlMs: 5_000 }));
     t.clock.advance(2_000);
-    t.kernel.locks.release("db", a.token, undefined);
+    await t.kernel.locks.release("db", a.token, undefined);
     await flush();
     expect((b.value as Grant).expiresAt).toBe(t.clock.now() + 5_000);
   });
@@ -182,7 +182,7 @@ describe("fair hand-off", () => {
   test("a new caller never barges past an attached waiter", async () => {
     const a = await grant("db", "A");
     const b = track(acquire("db", "B", { waitMs: 30_000 }));
-    t.kernel.locks.release("db", a.token, undefined);
+    await t.kernel.locks.release("db", a.token, undefined);
     // D arrives in the same instant, before B's answer has even been delivered.
     const d = await acquire("db", "D");
     expect(d).toMatchObject({ locked: false, heldBy: "B" });
@@ -202,7 +202,7 @@ describe("fair hand-off", () => {
   });
 
   test("a new caller arriving after the expiry but before a late timer ran still finds the waiter holding", async () => {
-    const late = makeKernel({ clock: new LateClock() });
+    const late = await makeKernel({ clock: new LateClock() });
     try {
       const req = (agentId: string, waitMs: number) => ({ name: "db", agentId, ttlMs: TTL, waitMs });
       await late.kernel.locks.acquire({ ...req("A", 0), ttlMs: 10_000 });
@@ -223,9 +223,9 @@ describe("fair hand-off", () => {
     t.clock.advance(a.expiresAt - t.clock.now() - 1);
     await flush();
     expect(b.done).toBe(false);
-    expect(holderOf("db")).toBe("A");
+    expect(await holderOf("db")).toBe("A");
     t.clock.advance(1);
-    expect(holderOf("db")).toBe("B");
+    expect(await holderOf("db")).toBe("B");
     await flush();
     expect(b.value).toMatchObject({ locked: true, expiresAt: a.expiresAt + TTL });
   });
@@ -239,10 +239,10 @@ describe("fair hand-off", () => {
     expect(b.value).toMatchObject({ locked: false, heldBy: "A", wake: { position: 1 } });
     expect(c.done).toBe(false);
 
-    t.kernel.locks.release("db", a.token, undefined);
+    await t.kernel.locks.release("db", a.token, undefined);
     await flush();
     expect(c.value?.locked).toBe(true);
-    expect(holderOf("db")).toBe("C");
+    expect(await holderOf("db")).toBe("C");
   });
 
   test("a timed-out waiter's answer carries a wake token and its place in line", async () => {
@@ -268,8 +268,8 @@ describe("fair hand-off", () => {
     await flush();
     expect(b.value).toMatchObject({ locked: false, heldBy: "A" });
 
-    t.kernel.locks.release("db", a.token, undefined);
-    expect(holderOf("db")).toBeUndefined();
+    await t.kernel.locks.release("db", a.token, undefined);
+    expect(await holderOf("db")).toBeUndefined();
     expect((await acquire("db", "D")).locked).toBe(true);
   });
 
@@ -279,10 +279,10 @@ describe("fair hand-off", () => {
     const b = track(acquire("db", "B", { waitMs: 30_000 }, ac.signal));
     await flush();
     ac.abort();
-    t.kernel.locks.release("db", a.token, undefined);
+    await t.kernel.locks.release("db", a.token, undefined);
     await flush();
     expect(b.value?.locked).toBe(false);
-    expect(holderOf("db")).toBeUndefined();
+    expect(await holderOf("db")).toBeUndefined();
   });
 
   test("a caller already gone when it would block is never queued as attached", async () => {
@@ -291,8 +291,8 @@ describe("fair hand-off", () => {
     ac.abort();
     const b = await acquire("db", "B", { waitMs: 30_000 }, ac.signal);
     expect(b.locked).toBe(false);
-    t.kernel.locks.release("db", a.token, undefined);
-    expect(holderOf("db")).toBeUndefined();
+    await t.kernel.locks.release("db", a.token, undefined);
+    expect(await holderOf("db")).toBeUndefined();
   });
 
   test("a timed-out waiter calling again with its wake_token keeps its place ahead of later waiters", async () => {
@@ -310,12 +310,12 @@ describe("fair hand-off", () => {
 
     const b2 = track(acquire("db", "B", { waitMs: 30_000, wakeToken: first.wake.token }));
     await flush();
-    t.kernel.locks.release("db", a.token, undefined);
+    await t.kernel.locks.release("db", a.token, undefined);
     await flush();
     expect(b2.value?.locked).toBe(true);
     expect(c.done).toBe(false);
-    expect(holderOf("db")).toBe("B");
-    t.kernel.locks.release("db", (b2.value as Grant).token, undefined);
+    expect(await holderOf("db")).toBe("B");
+    await t.kernel.locks.release("db", (b2.value as Grant).token, undefined);
     await flush();
     expect(c.value?.locked).toBe(true);
   });
@@ -330,7 +330,7 @@ describe("fair hand-off", () => {
     t.clock.advance(10_000);
     await flush();
     expect(b2.done).toBe(false);
-    expect(t.kernel.locks.list()[0]!.waiters).toEqual([{ agentId: "B", attached: true, waitingSeconds: 130 }]);
+    expect((await t.kernel.locks.list())[0]!.waiters).toEqual([{ agentId: "B", attached: true, waitingSeconds: 130 }]);
     t.kernel.locks.waits.clear();
     await b2.promise;
   });
@@ -356,9 +356,9 @@ describe("fair hand-off", () => {
     const b = acquire("db", "B", { waitMs: 1_000 });
     t.clock.advance(1_000);
     await b;
-    t.kernel.locks.release("db", a.token, undefined);
+    await t.kernel.locks.release("db", a.token, undefined);
     expect((await acquire("db", "D")).locked).toBe(true);
-    expect(t.kernel.locks.list()[0]!.waiters.map((w) => w.agentId)).toEqual(["B"]);
+    expect((await t.kernel.locks.list())[0]!.waiters.map((w) => w.agentId)).toEqual(["B"]);
   });
 
   test("a wake_token past its grace period no longer holds a place", async () => {
@@ -381,7 +381,7 @@ describe("fair hand-off", () => {
     t.clock.advance(10_000);
     await flush();
     expect(b.value).toMatchObject({ locked: true });
-    expect(holderOf("db")).toBe("B");
+    expect(await holderOf("db")).toBe("B");
     expect(a.expiresAt).toBe(t.clock.now());
   });
 
@@ -390,7 +390,7 @@ describe("fair hand-off", () => {
     const b1 = acquire("db", "B", { waitMs: 1_000 });
     t.clock.advance(1_000);
     const first = (await b1) as Extract<AcquireResult, { locked: false }>;
-    t.kernel.locks.release("db", a.token, undefined);
+    await t.kernel.locks.release("db", a.token, undefined);
     const again = await acquire("db", "B", { wakeToken: first.wake!.token });
     expect(again.locked).toBe(true);
     expect(t.kernel.locks.waits.size).toBe(0);
@@ -406,7 +406,7 @@ describe("fencing", () => {
     const b = await grant("db", "B");
     fences.push(b.fence);
     const c = track(acquire("db", "C", { waitMs: 10_000 }));
-    t.kernel.locks.release("db", b.token, undefined);
+    await t.kernel.locks.release("db", b.token, undefined);
     await flush();
     fences.push((c.value as Grant).fence);
     expect(fences).toEqual([1, 2, 3]);
@@ -415,15 +415,15 @@ describe("fencing", () => {
   test("fences keep increasing across a reopened store", async () => {
     const db = tempDbPath();
     try {
-      const first = makeKernel({ path: db.path });
+      const first = await makeKernel({ path: db.path });
       const g1 = (await first.kernel.locks.acquire({ name: "db", agentId: "A", ttlMs: TTL, waitMs: 0 })) as Grant;
-      first.kernel.locks.release("db", g1.token, undefined);
+      await first.kernel.locks.release("db", g1.token, undefined);
       const g2 = (await first.kernel.locks.acquire({ name: "db", agentId: "A", ttlMs: TTL, waitMs: 0 })) as Grant;
-      first.kernel.locks.release("db", g2.token, undefined);
+      await first.kernel.locks.release("db", g2.token, undefined);
       first.kernel.close();
       first.store.close();
 
-      const second = makeKernel({ path: db.path });
+      const second = await makeKernel({ path: db.path });
       const g3 = (await second.kernel.locks.acquire({ name: "db", agentId: "B", ttlMs: TTL, waitMs: 0 })) as Grant;
       second.kernel.close();
       second.store.close();
@@ -441,11 +441,11 @@ describe("acquireMany", () => {
     expect(r.locked).toBe(true);
     expect(Object.keys(r.tokens!).sort()).toEqual(["a", "b"]);
     expect(r.expiresAt).toBe(now + TTL);
-    expect(t.kernel.locks.list().map((l) => [l.name, l.agent_id])).toEqual([
+    expect((await t.kernel.locks.list()).map((l) => [l.name, l.agent_id])).toEqual([
       ["a", "A"],
       ["b", "A"],
     ]);
-    expect(t.kernel.locks.release("a", r.tokens!.a, undefined)).toBe(true);
+    expect(await t.kernel.locks.release("a", r.tokens!.a, undefined)).toBe(true);
   });
 
   test("takes nothing when any name is held, naming the holder of the first held name in byte order", async () => {
@@ -453,7 +453,7 @@ describe("acquireMany", () => {
     await grant("m", "M");
     const r = await t.kernel.locks.acquireMany({ names: ["z", "a", "m"], agentId: "A", ttlMs: TTL });
     expect(r).toEqual({ locked: false, heldBy: "M" });
-    expect(holderOf("a")).toBeUndefined();
+    expect(await holderOf("a")).toBeUndefined();
   });
 
   test("sorts by UTF-8 bytes, not UTF-16 code units", async () => {
@@ -465,7 +465,7 @@ describe("acquireMany", () => {
 
   test("gives each name its own fence", async () => {
     const a = await grant("a", "A");
-    t.kernel.locks.release("a", a.token, undefined);
+    await t.kernel.locks.release("a", a.token, undefined);
     const r = await t.kernel.locks.acquireMany({ names: ["a", "b"], agentId: "B", ttlMs: TTL });
     expect(r.fences).toEqual({ a: 2, b: 1 });
   });
@@ -481,7 +481,7 @@ describe("list", () => {
     t.clock.advance(1_000); // X times out
     await x;
     await flush();
-    const list = t.kernel.locks.list();
+    const list = await t.kernel.locks.list();
     expect(list.map((l) => l.name)).toEqual(["b-lock"]);
     expect(list[0]!.waiters).toEqual([
       { agentId: "X", attached: false, waitingSeconds: 2 },
@@ -495,16 +495,16 @@ describe("list", () => {
 describe("expiry and failed calls", () => {
   test("a call that fails does not undo an expiry that fell due before it", async () => {
     // Timers that never fire: the expiry is processed by the next call, which then fails.
-    const late = makeKernel({ clock: new LateClock() });
+    const late = await makeKernel({ clock: new LateClock() });
     try {
       const a = (await late.kernel.locks.acquire({ name: "db", agentId: "A", ttlMs: 1_000, waitMs: 0 })) as Grant;
       const b = track(late.kernel.locks.acquire({ name: "db", agentId: "B", ttlMs: TTL, waitMs: 30_000 }));
-      late.kernel.counters.increment("c", Number.MAX_SAFE_INTEGER);
+      await late.kernel.counters.increment("c", Number.MAX_SAFE_INTEGER);
       late.clock.advance(1_000);
-      expect(() => late.kernel.counters.increment("c", 1)).toThrow();
+      await expect(late.kernel.counters.increment("c", 1)).rejects.toThrow();
       await flush();
       expect(b.value?.locked).toBe(true);
-      expect(late.kernel.locks.list().map((l) => l.agent_id)).toEqual(["B"]);
+      expect((await late.kernel.locks.list()).map((l) => l.agent_id)).toEqual(["B"]);
       expect(a.expiresAt).toBe(late.clock.now());
     } finally {
       late.kernel.close();
@@ -515,7 +515,7 @@ describe("expiry and failed calls", () => {
 
 describe("Locks when a hand-off's transaction fails", () => {
   test("answers the waiter as not granted instead of leaving its call hanging", async () => {
-    const { kernel, store, clock } = makeKernel();
+    const { kernel, store, clock } = await makeKernel();
     const a = await kernel.locks.acquire({ name: "r", agentId: "a", ttlMs: 60_000, waitMs: 0 });
     if (!a.locked) throw new Error("setup");
     let answered: unknown;
@@ -531,7 +531,7 @@ describe("Locks when a hand-off's transaction fails", () => {
     for (let i = 0; i < 10; i++) await Promise.resolve();
     await Bun.sleep(0);
     expect(answered).toMatchObject({ locked: false, heldBy: "a" });
-    expect(kernel.locks.list().map((l) => l.agent_id)).toEqual(["a"]);
+    expect((await kernel.locks.list()).map((l) => l.agent_id)).toEqual(["a"]);
     clock.advance(0);
     kernel.close();
     store.close();

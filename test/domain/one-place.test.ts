@@ -23,7 +23,7 @@ async function take(name: string, agentId: string) {
   if (!r.locked) throw new Error(`${agentId} did not get ${name}`);
   return r;
 }
-const holderOf = (name: string) => t.kernel.locks.list().find((l) => l.name === name)?.agent_id;
+const holderOf = async (name: string) => (await t.kernel.locks.list()).find((l) => l.name === name)?.agent_id;
 const lineOf = (name: string) => t.kernel.locks.waits.line(name).map((w) => `${w.agentId}${w.attached ? "" : "(detached)"}`);
 
 describe("one place per agent per line", () => {
@@ -41,10 +41,10 @@ describe("one place per agent per line", () => {
     const again = track(acquire("db", "A", { waitMs: 10_000 }));
     await flush();
     expect(lineOf("db")).toEqual(["A", "B"]);
-    t.kernel.locks.release("db", h.token, undefined);
+    await t.kernel.locks.release("db", h.token, undefined);
     await flush();
     expect(again.value).toMatchObject({ locked: true });
-    expect(holderOf("db")).toBe("A");
+    expect(await holderOf("db")).toBe("A");
     expect(b.done).toBe(false);
   });
 
@@ -92,12 +92,12 @@ describe("a grant to a call whose client is gone", () => {
     await flush();
     expect(a.value).toMatchObject({ locked: false });
     expect(b.value).toMatchObject({ locked: true });
-    expect(holderOf("db")).toBe("B");
+    expect(await holderOf("db")).toBe("B");
     expect(lineOf("db")).toEqual(["A(detached)"]);
     // A comes back: it finds its place and gets the lock when B is done.
     const again = track(acquire("db", "A", { waitMs: 10_000 }));
     await flush();
-    t.kernel.locks.release("db", (b.value as { token: string }).token, undefined);
+    await t.kernel.locks.release("db", (b.value as { token: string }).token, undefined);
     await flush();
     expect(again.value).toMatchObject({ locked: true });
   });
@@ -113,7 +113,7 @@ describe("a grant to a call whose client is gone", () => {
     });
     await flush();
     expect(a.value).toMatchObject({ locked: false });
-    expect(holderOf("db")).toBeUndefined();
+    expect(await holderOf("db")).toBeUndefined();
     expect(await acquire("db", "C")).toMatchObject({ locked: true });
   });
 
@@ -129,7 +129,7 @@ describe("a grant to a call whose client is gone", () => {
     await flush();
     expect(a.value).toEqual({ claimed: false });
     expect(b.value).toMatchObject({ claimed: true, attempts: 1 });
-    expect(t.kernel.tasks.list("q").map((x) => [x.state, x.lease_agent, x.attempts])).toEqual([["claimed", "B", 1]]);
+    expect((await t.kernel.tasks.list("q")).map((x) => [x.state, x.lease_agent, x.attempts])).toEqual([["claimed", "B", 1]]);
   });
 });
 
@@ -139,14 +139,14 @@ describe("lock_resources with a wait: all or nothing", () => {
     const y = await take("b", "Y");
     const g = track(group(["a", "b"], "G", { waitMs: 10_000 }));
     await flush();
-    t.kernel.locks.release("a", x.token, undefined);
+    await t.kernel.locks.release("a", x.token, undefined);
     await flush();
     expect(g.done).toBe(false);
-    expect(holderOf("a")).toBeUndefined(); // reserved, not held: never a partial hold
-    t.kernel.locks.release("b", y.token, undefined);
+    expect(await holderOf("a")).toBeUndefined(); // reserved, not held: never a partial hold
+    await t.kernel.locks.release("b", y.token, undefined);
     await flush();
     expect(g.value).toMatchObject({ locked: true });
-    expect([holderOf("a"), holderOf("b")]).toEqual(["G", "G"]);
+    expect([await holderOf("a"), await holderOf("b")]).toEqual(["G", "G"]);
   });
 
   test("a newcomer does not barge past a blocked group on a free member", async () => {
@@ -163,11 +163,11 @@ describe("lock_resources with a wait: all or nothing", () => {
     const s = track(acquire("a", "S", { waitMs: 10_000 }));
     const g = track(group(["a", "b"], "G", { waitMs: 10_000 }));
     await flush();
-    t.kernel.locks.release("a", x.token, undefined);
+    await t.kernel.locks.release("a", x.token, undefined);
     await flush();
     expect(s.value).toMatchObject({ locked: true });
     expect(g.done).toBe(false);
-    t.kernel.locks.release("a", (s.value as { token: string }).token, undefined);
+    await t.kernel.locks.release("a", (s.value as { token: string }).token, undefined);
     await flush();
     expect(g.value).toMatchObject({ locked: true });
   });
@@ -192,18 +192,18 @@ describe("lock_resources with a wait: all or nothing", () => {
     const g3 = track(group(["c", "a"], "G3", { waitMs: 10_000 }));
     await flush();
     // Free them in the order that would deadlock greedy per-name reservations.
-    for (const [i, n] of ["c", "b", "a"].entries()) t.kernel.locks.release(n, holds[2 - i]!.token, undefined);
+    for (const [i, n] of ["c", "b", "a"].entries()) await t.kernel.locks.release(n, holds[2 - i]!.token, undefined);
     await flush();
     expect(g1.value).toMatchObject({ locked: true });
     expect(g2.done).toBe(false);
     const r1 = g1.value as { tokens: Record<string, string> };
-    t.kernel.locks.release("a", r1.tokens.a!, undefined);
-    t.kernel.locks.release("b", r1.tokens.b!, undefined);
+    await t.kernel.locks.release("a", r1.tokens.a!, undefined);
+    await t.kernel.locks.release("b", r1.tokens.b!, undefined);
     await flush();
     expect(g2.value).toMatchObject({ locked: true });
     const r2 = g2.value as { tokens: Record<string, string> };
-    t.kernel.locks.release("b", r2.tokens.b!, undefined);
-    t.kernel.locks.release("c", r2.tokens.c!, undefined);
+    await t.kernel.locks.release("b", r2.tokens.b!, undefined);
+    await t.kernel.locks.release("c", r2.tokens.c!, undefined);
     await flush();
     expect(g3.value).toMatchObject({ locked: true });
   });
@@ -217,7 +217,7 @@ describe("lock_resources with a wait: all or nothing", () => {
     const later = track(group(["a", "b"], "L", { waitMs: 10_000 }));
     const again = track(group(["a", "b"], "G", { waitMs: 10_000, wakeToken: r.wake!.token }));
     await flush();
-    t.kernel.locks.release("b", y.token, undefined);
+    await t.kernel.locks.release("b", y.token, undefined);
     await flush();
     expect(again.value).toMatchObject({ locked: true });
     expect(later.done).toBe(false);

@@ -18,8 +18,8 @@ async function granted(agentId: string, paths: string[], more: Partial<ClaimRequ
   return r;
 }
 
-const kinds = (prefix = "path.") => t.kernel.journal.since(0, { kinds: [prefix] }).map((e) => e.kind);
-const holders = (room?: string) => t.kernel.paths.list(room).map((c) => `${c.agentId}:${c.paths.join(",")}`);
+const kinds = async (prefix = "path.") => (await t.kernel.journal.since(0, { kinds: [prefix] })).map((e) => e.kind);
+const holders = async (room?: string) => (await t.kernel.paths.list(room)).map((c) => `${c.agentId}:${c.paths.join(",")}`);
 
 describe("the seed story", () => {
   test("codex is refused src/api/** held by claude, with a witness, then granted src/web/**", async () => {
@@ -34,8 +34,8 @@ describe("the seed story", () => {
     expect(witness === "src/api" || witness.startsWith("src/api/")).toBe(true);
     const web = await granted("codex", ["src/web/**"]);
     expect(web.fence).toBe(2);
-    expect(holders()).toEqual(["claude:src/api/**", "codex:src/web/**"]);
-    const journal = t.kernel.journal.since(0, { kinds: ["path."] });
+    expect(await holders()).toEqual(["claude:src/api/**", "codex:src/web/**"]);
+    const journal = await t.kernel.journal.since(0, { kinds: ["path."] });
     expect(journal.map((e) => [e.kind, e.agentId])).toEqual([
       ["path.granted", "claude"],
       ["path.denied", "codex"],
@@ -61,41 +61,41 @@ describe("claims", () => {
     const r = await claim("B", ["docs/**", "src/api/x.ts", "lib/**"]);
     expect(r.granted).toBe(false);
     expect((r as any).conflicts.map((c: any) => c.path)).toEqual(["src/api/x.ts"]);
-    expect(holders()).toEqual(["A:src/api/**"]);
+    expect(await holders()).toEqual(["A:src/api/**"]);
     await granted("B", ["docs/**", "lib/**"]);
   });
 
   test("never conflict with the agent's own claims", async () => {
     await granted("A", ["src/**"]);
     await granted("A", ["src/api/**"]);
-    expect(t.kernel.paths.check({ paths: ["src/x.ts"], agentId: "A" })).toEqual({ clear: true, conflicts: [] });
-    expect(t.kernel.paths.check({ paths: ["src/x.ts"], agentId: "B" }).clear).toBe(false);
+    expect(await t.kernel.paths.check({ paths: ["src/x.ts"], agentId: "A" })).toEqual({ clear: true, conflicts: [] });
+    expect((await t.kernel.paths.check({ paths: ["src/x.ts"], agentId: "B" })).clear).toBe(false);
   });
 
   test("live in rooms: the same paths in another room do not conflict", async () => {
     await granted("A", ["src/**"], { room: "repo-1" });
     const b = await granted("B", ["src/**"], { room: "repo-2" });
     expect(b.fence).toBe(1);
-    expect(holders("repo-1")).toEqual(["A:src/**"]);
+    expect(await holders("repo-1")).toEqual(["A:src/**"]);
   });
 
   test("release frees the region at once; a wrong or spent token releases nothing", async () => {
     const a = await granted("A", ["src/**"]);
-    expect(t.kernel.paths.release("nope")).toBe(false);
-    expect(t.kernel.paths.release(a.token)).toBe(true);
-    expect(t.kernel.paths.release(a.token)).toBe(false);
+    expect(await t.kernel.paths.release("nope")).toBe(false);
+    expect(await t.kernel.paths.release(a.token)).toBe(true);
+    expect(await t.kernel.paths.release(a.token)).toBe(false);
     await granted("B", ["src/x.ts"]);
-    expect(kinds()).toEqual(["path.granted", "path.released", "path.granted"]);
+    expect(await kinds()).toEqual(["path.granted", "path.released", "path.granted"]);
   });
 
   test("check is read-only and reports holder, pattern and witness", async () => {
     await granted("A", ["src/*.ts"]);
-    const before = t.kernel.journal.revision();
-    expect(t.kernel.paths.check({ paths: ["src/a*"] })).toEqual({
+    const before = await t.kernel.journal.revision();
+    expect(await t.kernel.paths.check({ paths: ["src/a*"] })).toEqual({
       clear: false,
       conflicts: [{ path: "src/a*", heldBy: "A", heldPath: "src/*.ts", witness: expect.stringMatching(/^src\/a.*\.ts$/), reason: null, expiresAt: expect.any(Number) }],
     });
-    expect(t.kernel.journal.revision()).toBe(before);
+    expect(await t.kernel.journal.revision()).toBe(before);
   });
 });
 
@@ -108,9 +108,9 @@ describe("normalization", () => {
 
   test("a .. segment is refused with an error and nothing changes", async () => {
     await expect(claim("A", ["src/../etc/**"])).rejects.toThrow('".."');
-    expect(holders()).toEqual([]);
-    expect(kinds()).toEqual([]);
-    expect(() => t.kernel.paths.check({ paths: ["../x"] })).toThrow('".."');
+    expect(await holders()).toEqual([]);
+    expect(await kinds()).toEqual([]);
+    await expect(t.kernel.paths.check({ paths: ["../x"] })).rejects.toThrow('".."');
   });
 
   test("an absolute path inside an absolute room is made relative to it", async () => {
@@ -132,7 +132,7 @@ describe("waiting", () => {
     const b = track(claim("B", ["src/api/x.ts"], { waitMs: 10_000 }));
     await flush();
     expect(b.done).toBe(false);
-    t.kernel.paths.release(a.token);
+    await t.kernel.paths.release(a.token);
     await flush();
     expect(b.value).toMatchObject({ granted: true, paths: ["src/api/x.ts"] });
   });
@@ -146,11 +146,11 @@ describe("waiting", () => {
     await flush();
     // D overlaps nothing: granted at once.
     expect((await claim("D", ["docs/**"])).granted).toBe(true);
-    t.kernel.paths.release(a.token);
+    await t.kernel.paths.release(a.token);
     await flush();
     expect(b.value).toMatchObject({ granted: true });
     expect(c.done).toBe(false);
-    t.kernel.paths.release((b.value as ClaimGranted).token);
+    await t.kernel.paths.release((b.value as ClaimGranted).token);
     await flush();
     expect(c.value).toMatchObject({ granted: true });
   });
@@ -174,7 +174,7 @@ describe("waiting", () => {
     // Detached: C, later, still gets the region when A releases.
     const c = track(claim("C", ["src/x"], { waitMs: 10_000 }));
     await flush();
-    t.kernel.paths.release(a.token);
+    await t.kernel.paths.release(a.token);
     await flush();
     expect(c.value).toMatchObject({ granted: true });
     const again = await claim("B", ["src/**"], { wakeToken: wake });
@@ -195,7 +195,7 @@ describe("waiting", () => {
     await flush();
     expect(b.value).toMatchObject({ granted: false });
     expect(c.value).toMatchObject({ granted: true });
-    expect(holders()).toEqual(["C:src/**"]);
+    expect(await holders()).toEqual(["C:src/**"]);
   });
 });
 
@@ -204,39 +204,39 @@ describe("lifetime", () => {
     const a = await granted("A", ["src/**"]);
     const b = await granted("B", ["docs/**"]);
     t.clock.advance(TTL - 1);
-    expect(t.kernel.paths.renew(b.token, TTL)).toEqual({ renewed: true, expiresAt: t.clock.now() + TTL });
+    expect(await t.kernel.paths.renew(b.token, TTL)).toEqual({ renewed: true, expiresAt: t.clock.now() + TTL });
     t.clock.advance(1);
     await flush();
-    expect(holders()).toEqual(["B:docs/**"]);
-    expect(t.kernel.paths.renew(a.token, TTL)).toEqual({ renewed: false, error: "store: claim not found" });
-    expect(kinds()).toContain("path.expired");
-    expect(t.kernel.paths.release(a.token)).toBe(false);
+    expect(await holders()).toEqual(["B:docs/**"]);
+    expect(await t.kernel.paths.renew(a.token, TTL)).toEqual({ renewed: false, error: "store: claim not found" });
+    expect(await kinds()).toContain("path.expired");
+    expect(await t.kernel.paths.release(a.token)).toBe(false);
   });
 
   test("an agent whose presence lapses loses its claims (path.auto_released)", async () => {
-    t.kernel.presence.register("A", 10_000);
+    await t.kernel.presence.register("A", 10_000);
     await granted("A", ["src/**"]);
     t.clock.advance(10_000);
     await flush();
-    expect(holders()).toEqual([]);
-    const e = t.kernel.journal.since(0, { kinds: ["path.auto_released"] });
+    expect(await holders()).toEqual([]);
+    const e = await t.kernel.journal.since(0, { kinds: ["path.auto_released"] });
     expect(e).toMatchObject([{ kind: "path.auto_released", agentId: "A", reason: "presence lapsed", data: { paths: ["src/**"] } }]);
   });
 });
 
 describe("forced release", () => {
   test("only a lead may force-release, and its reason is recorded", async () => {
-    t.kernel.presence.register("boss", 60_000, "lead");
-    t.kernel.presence.register("peer", 60_000);
+    await t.kernel.presence.register("boss", 60_000, "lead");
+    await t.kernel.presence.register("peer", 60_000);
     await granted("A", ["src/**"]);
     const other = await granted("A", ["docs/**"]);
-    expect(() => t.kernel.paths.forceRelease({ agentId: "peer", holder: "A", reason: "x" })).toThrow('role "lead"');
-    expect(() => t.kernel.paths.forceRelease({ agentId: "nobody", holder: "A", reason: "x" })).toThrow("nobody is not");
-    expect(holders()).toEqual(["A:src/**", "A:docs/**"]);
-    expect(t.kernel.paths.forceRelease({ agentId: "boss", holder: "A", paths: ["./src/**"], reason: "A is stuck" })).toMatchObject({ released: 1 });
-    expect(holders()).toEqual(["A:docs/**"]);
-    expect(t.kernel.paths.forceRelease({ agentId: "boss", holder: "A", reason: "gone" })).toEqual({ released: 1, tokens: [other.token] });
-    const e = t.kernel.journal.since(0, { kinds: ["path.force_released"] });
+    await expect(t.kernel.paths.forceRelease({ agentId: "peer", holder: "A", reason: "x" })).rejects.toThrow('role "lead"');
+    await expect(t.kernel.paths.forceRelease({ agentId: "nobody", holder: "A", reason: "x" })).rejects.toThrow("nobody is not");
+    expect(await holders()).toEqual(["A:src/**", "A:docs/**"]);
+    expect(await t.kernel.paths.forceRelease({ agentId: "boss", holder: "A", paths: ["./src/**"], reason: "A is stuck" })).toMatchObject({ released: 1 });
+    expect(await holders()).toEqual(["A:docs/**"]);
+    expect(await t.kernel.paths.forceRelease({ agentId: "boss", holder: "A", reason: "gone" })).toEqual({ released: 1, tokens: [other.token] });
+    const e = await t.kernel.journal.since(0, { kinds: ["path.force_released"] });
     expect(e.map((x) => [x.agentId, x.reason, (x.data as any).holder])).toEqual([
       ["boss", "A is stuck", "A"],
       ["boss", "gone", "A"],
@@ -249,7 +249,7 @@ describe("scale", () => {
     for (let i = 0; i < 1000; i++) await granted(`agent-${i}`, [`pkg${i}/**`]);
     await granted("wild", ["*.lock"]);
     const started = performance.now();
-    const r = t.kernel.paths.check({ paths: ["pkg500/src/index.ts", "pkg7/Cargo.lock", "Cargo.lock"], agentId: "me" });
+    const r = await t.kernel.paths.check({ paths: ["pkg500/src/index.ts", "pkg7/Cargo.lock", "Cargo.lock"], agentId: "me" });
     expect(performance.now() - started).toBeLessThan(200);
     expect(r.conflicts.map((c) => c.heldBy).sort()).toEqual(["agent-500", "agent-7", "wild"]);
   });
@@ -259,14 +259,14 @@ describe("persistence", () => {
   test("claims survive a restart on the same database file, with their expiry", async () => {
     const tmp = tempDbPath();
     try {
-      const one = makeKernel({ path: tmp.path });
+      const one = await makeKernel({ path: tmp.path });
       const g = await one.kernel.paths.claim({ agentId: "A", paths: ["src/**"], ttlMs: TTL });
       one.kernel.close();
       one.store.close();
-      const two = makeKernel({ path: tmp.path, clock: one.clock });
-      expect(two.kernel.paths.list().map((c) => c.paths)).toEqual([["src/**"]]);
+      const two = await makeKernel({ path: tmp.path, clock: one.clock });
+      expect((await two.kernel.paths.list()).map((c) => c.paths)).toEqual([["src/**"]]);
       expect((await two.kernel.paths.claim({ agentId: "B", paths: ["src/a"], ttlMs: TTL })).granted).toBe(false);
-      expect(two.kernel.paths.release((g as ClaimGranted).token)).toBe(true);
+      expect(await two.kernel.paths.release((g as ClaimGranted).token)).toBe(true);
       expect((await two.kernel.paths.claim({ agentId: "B", paths: ["src/a"], ttlMs: TTL })).granted).toBe(true);
       two.kernel.close();
       two.store.close();

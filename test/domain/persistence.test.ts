@@ -10,8 +10,8 @@ const START = 1_700_000_000_000;
 let db: ReturnType<typeof tempDbPath>;
 const open: TestKernel[] = [];
 
-function openAt(now: number): TestKernel {
-  const k = makeKernel({ path: db.path, clock: new ManualClock(now) });
+async function openAt(now: number): Promise<TestKernel> {
+  const k = await makeKernel({ path: db.path, clock: new ManualClock(now) });
   open.push(k);
   return k;
 }
@@ -36,67 +36,67 @@ type Claimed = Extract<ClaimResult, { claimed: true }>;
 /** Writes one of everything; returns what a later kernel needs to check it. */
 async function populate(k: TestKernel) {
   const { kernel } = k;
-  kernel.notes.set("plain", "kept", "alice", undefined);
-  kernel.notes.set("brief", "short-lived", undefined, 30_000);
-  kernel.counters.increment("builds", 5);
+  await kernel.notes.set("plain", "kept", "alice", undefined);
+  await kernel.notes.set("brief", "short-lived", undefined, 30_000);
+  await kernel.counters.increment("builds", 5);
   const lock = (await kernel.locks.acquire({ name: "db", agentId: "A", ttlMs: 10 * 60_000, waitMs: 0 })) as Grant;
   const short = (await kernel.locks.acquire({ name: "short", agentId: "A", ttlMs: 30_000, waitMs: 0 })) as Grant;
-  kernel.presence.register("B", 30_000);
+  await kernel.presence.register("B", 30_000);
   const bLock = (await kernel.locks.acquire({ name: "b-lock", agentId: "B", ttlMs: 10 * 60_000, waitMs: 0 })) as Grant;
-  const pending = kernel.tasks.push({ queue: "q", payload: "later", priority: 1 });
-  const leased = kernel.tasks.push({ queue: "q", payload: "leased", priority: 9 });
+  const pending = await kernel.tasks.push({ queue: "q", payload: "later", priority: 1 });
+  const leased = await kernel.tasks.push({ queue: "q", payload: "leased", priority: 9 });
   const claim = (await kernel.tasks.claim("q", "A", 60_000, 0)) as Claimed;
-  const bTask = kernel.tasks.push({ queue: "q", payload: "b-task", priority: 5 });
+  const bTask = await kernel.tasks.push({ queue: "q", payload: "b-task", priority: 5 });
   const bClaim = (await kernel.tasks.claim("q", "B", 10 * 60_000, 0)) as Claimed;
-  kernel.events.signal("e");
-  kernel.events.signal("e");
-  kernel.events.signal("e");
+  await kernel.events.signal("e");
+  await kernel.events.signal("e");
+  await kernel.events.signal("e");
   expect([claim.id, bClaim.id]).toEqual([leased, bTask]);
   return { lock, short, bLock, pending, leased, claim, bTask, bClaim };
 }
 
 describe("a reopened kernel", () => {
   test("keeps notes, counters, locks, tasks and event generations", async () => {
-    const first = openAt(START);
+    const first = await openAt(START);
     const before = await populate(first);
     shut(first);
 
-    const k = openAt(START + 1_000);
+    const k = await openAt(START + 1_000);
     const { kernel } = k;
-    expect(kernel.notes.list().map((n) => [n.key, n.value, n.author])).toEqual([
+    expect((await kernel.notes.list()).map((n) => [n.key, n.value, n.author])).toEqual([
       ["brief", "short-lived", null],
       ["plain", "kept", "alice"],
     ]);
-    expect(kernel.counters.increment("builds", 1)).toBe(6);
-    expect(kernel.locks.list().map((l) => [l.name, l.agent_id, l.fence])).toEqual([
+    expect(await kernel.counters.increment("builds", 1)).toBe(6);
+    expect((await kernel.locks.list()).map((l) => [l.name, l.agent_id, l.fence])).toEqual([
       ["b-lock", "B", 1],
       ["db", "A", 1],
       ["short", "A", 1],
     ]);
-    expect(kernel.presence.list().map((a) => a.agent_id)).toEqual(["B"]);
-    expect(kernel.tasks.list("q").map((x) => [x.id, x.state])).toEqual([
+    expect((await kernel.presence.list()).map((a) => a.agent_id)).toEqual(["B"]);
+    expect((await kernel.tasks.list("q")).map((x) => [x.id, x.state])).toEqual([
       [before.pending, "pending"],
       [before.leased, "claimed"],
       [before.bTask, "claimed"],
     ]);
     expect(await kernel.events.wait("e", 3, 0)).toEqual({ generation: 3, fired: false });
-    expect(kernel.events.signal("e")).toBe(4);
+    expect(await kernel.events.signal("e")).toBe(4);
 
     // The same capabilities still work.
-    expect(kernel.locks.release("db", before.lock.token, undefined)).toBe(true);
-    expect(kernel.tasks.complete(before.leased, before.claim.leaseToken)).toBe(true);
+    expect(await kernel.locks.release("db", before.lock.token, undefined)).toBe(true);
+    expect(await kernel.tasks.complete(before.leased, before.claim.leaseToken)).toBe(true);
     const again = (await kernel.locks.acquire({ name: "db", agentId: "C", ttlMs: 60_000, waitMs: 0 })) as Grant;
     expect(again.fence).toBe(2);
   });
 
   test("processes expiries that fell due while it was down, before any call", async () => {
-    const first = openAt(START);
+    const first = await openAt(START);
     const before = await populate(first);
     shut(first);
 
     // Down for two minutes: the brief note, the short lock, A's 60 s lease and B's 30 s
     // heartbeat have all lapsed.
-    const k = openAt(START + 120_000);
+    const k = await openAt(START + 120_000);
     const rows = (sql: string) => k.store.db.query(sql).all();
     // Processed on open, not merely hidden from reads.
     expect(rows("SELECT key FROM notes ORDER BY key")).toEqual([{ key: "plain" }]);
@@ -107,20 +107,20 @@ describe("a reopened kernel", () => {
       { id: before.leased, state: "pending" },
       { id: before.bTask, state: "pending" },
     ]);
-    expect(k.kernel.tasks.complete(before.leased, before.claim.leaseToken)).toBe(false);
-    expect(k.kernel.locks.release("b-lock", before.bLock.token, undefined)).toBe(false);
+    expect(await k.kernel.tasks.complete(before.leased, before.claim.leaseToken)).toBe(false);
+    expect(await k.kernel.locks.release("b-lock", before.bLock.token, undefined)).toBe(false);
   });
 
   test("re-arms pending expiries so they still fire at their exact deadline", async () => {
-    const first = openAt(START);
+    const first = await openAt(START);
     const before = await populate(first);
     shut(first);
 
-    const k = openAt(START + 60_000);
-    const holders = () => k.kernel.locks.list().map((l) => l.name);
-    expect(holders()).toEqual(["db"]);
+    const k = await openAt(START + 60_000);
+    const holders = async () => (await k.kernel.locks.list()).map((l) => l.name);
+    expect(await holders()).toEqual(["db"]);
     k.clock.advance(before.lock.expiresAt - k.clock.now() - 1);
-    expect(holders()).toEqual(["db"]);
+    expect(await holders()).toEqual(["db"]);
     const held = () => k.store.db.query("SELECT COUNT(*) AS n FROM locks WHERE agent_id IS NOT NULL").get();
     expect(held()).toEqual({ n: 1 });
     k.clock.advance(1);
@@ -128,11 +128,11 @@ describe("a reopened kernel", () => {
   });
 
   test("re-arms leases and heartbeats that are still running", async () => {
-    const first = openAt(START);
+    const first = await openAt(START);
     const before = await populate(first);
     shut(first);
 
-    const k = openAt(START + 10_000);
+    const k = await openAt(START + 10_000);
     const state = (id: number) => k.store.db.query("SELECT state FROM tasks WHERE id = ?").get(id);
     k.clock.advance(before.claim.leaseExpiresAt - k.clock.now() - 1);
     expect(state(before.leased)).toEqual({ state: "claimed" });

@@ -22,12 +22,12 @@ async function queued(agentId: string, more: Partial<SlotRequest> = {}): Promise
   if (r.granted) throw new Error(`${agentId} was granted`);
   return r;
 }
-const pool = (name = "heavy") => t.kernel.pools.list().find((p) => p.pool === name)!;
-const states = (name = "heavy") => pool(name).waiters.map((w) => `${w.agentId}:${w.state}`);
-const kinds = () => t.kernel.journal.since(0).map((e) => `${e.kind} ${e.agentId ?? ""}`.trim());
-function configure(capacity: number, o: { pool?: string; expectedVersion?: number; offerSeconds?: number } = {}) {
+const pool = async (name = "heavy") => (await t.kernel.pools.list()).find((p) => p.pool === name)!;
+const states = async (name = "heavy") => (await pool(name)).waiters.map((w) => `${w.agentId}:${w.state}`);
+const kinds = async () => (await t.kernel.journal.since(0)).map((e) => `${e.kind} ${e.agentId ?? ""}`.trim());
+async function configure(capacity: number, o: { pool?: string; expectedVersion?: number; offerSeconds?: number } = {}) {
   const name = o.pool ?? "heavy";
-  const version = o.expectedVersion ?? t.kernel.pools.list().find((p) => p.pool === name)?.version ?? 0;
+  const version = o.expectedVersion ?? (await t.kernel.pools.list()).find((p) => p.pool === name)?.version ?? 0;
   return t.kernel.pools.configure({ pool: name, capacity, expectedVersion: version, author: "test", reason: "test", offerSeconds: o.offerSeconds });
 }
 
@@ -40,28 +40,28 @@ describe("pools: FIFO with offers", () => {
     expect(c.ahead.map((x) => x.agentId)).toEqual(["B"]);
     expect(c.holders).toEqual([{ agentId: "A", reason: "cargo test", weight: 1, heldSeconds: 0 }]);
 
-    t.kernel.pools.release(a.token);
-    expect(states()).toEqual(["B:offered", "C:queued"]);
-    expect(pool().offered).toBe(1);
+    await t.kernel.pools.release(a.token);
+    expect(await states()).toEqual(["B:offered", "C:queued"]);
+    expect((await pool()).offered).toBe(1);
     // Someone new cannot take the offered capacity.
     expect((await queued("D")).position).toBe(3);
     const bGot = await granted("B", { wakeToken: b.wakeToken });
     expect(bGot.pool).toBe("heavy");
 
-    t.kernel.pools.release(bGot.token);
-    expect(states()).toEqual(["C:offered", "D:queued"]);
+    await t.kernel.pools.release(bGot.token);
+    expect(await states()).toEqual(["C:offered", "D:queued"]);
     t.clock.advance(30_000); // C is away past its offer window
-    expect(states()).toEqual(["C:paused", "D:offered"]);
+    expect(await states()).toEqual(["C:paused", "D:offered"]);
     const dGot = await granted("D");
     // C comes back: it rejoins at the tail, and is offered (and claims) when D is done.
     const cBack = await queued("C", { wakeToken: c.wakeToken });
     expect(cBack.position).toBe(1);
-    expect(states()).toEqual(["C:queued"]);
-    t.kernel.pools.release(dGot.token);
-    expect(states()).toEqual(["C:offered"]);
+    expect(await states()).toEqual(["C:queued"]);
+    await t.kernel.pools.release(dGot.token);
+    expect(await states()).toEqual(["C:offered"]);
     await granted("C", { wakeToken: c.wakeToken });
 
-    expect(kinds()).toEqual([
+    expect(await kinds()).toEqual([
       "pool.granted A",
       "pool.queued B",
       "pool.queued C",
@@ -86,10 +86,10 @@ describe("pools: FIFO with offers", () => {
     const a = await granted("A");
     const b = track(acquire("B", { waitMs: 10_000 }));
     await flush();
-    t.kernel.pools.release(a.token);
+    await t.kernel.pools.release(a.token);
     await flush();
     expect(b.value).toMatchObject({ granted: true, pool: "heavy" });
-    expect(pool().inUse).toBe(1);
+    expect((await pool()).inUse).toBe(1);
   });
 
   test("a blocked call that times out stays queued with its wake_token", async () => {
@@ -98,7 +98,7 @@ describe("pools: FIFO with offers", () => {
     t.clock.advance(2_000);
     const r = await b;
     expect(r).toMatchObject({ granted: false, position: 1 });
-    expect(states()).toEqual(["B:queued"]);
+    expect(await states()).toEqual(["B:queued"]);
   });
 
   test("an agent that calls again without its token resumes its own request: one place per agent", async () => {
@@ -108,7 +108,7 @@ describe("pools: FIFO with offers", () => {
     const again = await queued("B");
     expect(again.wakeToken).toBe(first.wakeToken);
     expect(again.position).toBe(1);
-    expect(pool().queued).toBe(2);
+    expect((await pool()).queued).toBe(2);
   });
 
   test("a grant to a blocked call whose client is gone passes on, and that request is paused", async () => {
@@ -124,8 +124,8 @@ describe("pools: FIFO with offers", () => {
     await flush();
     expect(b.value).toMatchObject({ granted: false }); // an answer nobody reads
     expect(c.value).toMatchObject({ granted: true });
-    expect(states()).toEqual(["B:paused"]);
-    expect(pool().inUse).toBe(1);
+    expect(await states()).toEqual(["B:paused"]);
+    expect((await pool()).inUse).toBe(1);
   });
 
   test("held + offered never exceeds capacity under random acquire, release, expiry and reconfiguration (seeded)", async () => {
@@ -142,15 +142,15 @@ describe("pools: FIFO with offers", () => {
         if (res?.granted) held.push(res.token);
         else if (res) wakes.set(agent, res.wakeToken!);
       } else if (op <= 5 && held.length > 0) {
-        t.kernel.pools.release(held.splice(r.int(0, held.length - 1), 1)[0]!);
+        await t.kernel.pools.release(held.splice(r.int(0, held.length - 1), 1)[0]!);
       } else if (op === 6) {
         t.clock.advance(r.int(1_000, 40_000));
       } else if (op === 7) {
-        configure(r.int(1, 5));
+        await configure(r.int(1, 5));
       } else if (op === 8 && wakes.size > 0) {
-        t.kernel.pools.release([...wakes.values()][r.int(0, wakes.size - 1)]!);
+        await t.kernel.pools.release([...wakes.values()][r.int(0, wakes.size - 1)]!);
       }
-      const p = pool();
+      const p = await pool();
 
       // Lowering capacity never revokes: held may exceed it, but then nothing is offered.
       expect(p.offered).toBeLessThanOrEqual(Math.max(0, p.capacity - p.inUse));
@@ -161,43 +161,43 @@ describe("pools: FIFO with offers", () => {
 
 describe("pools: weights", () => {
   test("a heavier request at the head is not overtaken by a lighter one behind it", async () => {
-    configure(3);
+    await configure(3);
     const big = await granted("X", { weight: 2 });
     await queued("H", { weight: 2 });
     const light = await queued("L", { weight: 1 });
     expect(light.position).toBe(2);
-    expect(pool()).toMatchObject({ inUse: 2, offered: 0 });
-    t.kernel.pools.release(big.token);
-    expect(states()).toEqual(["H:offered", "L:offered"]);
-    expect(pool().offered).toBe(3);
+    expect(await pool()).toMatchObject({ inUse: 2, offered: 0 });
+    await t.kernel.pools.release(big.token);
+    expect(await states()).toEqual(["H:offered", "L:offered"]);
+    expect((await pool()).offered).toBe(3);
   });
 
   test("a weight above the capacity is refused: it could never be granted", async () => {
     await expect(acquire("A", { weight: 2 })).rejects.toThrow("weight must be <= the pool's capacity (1) (got 2)");
-    expect(pool().queued).toBe(0);
+    expect((await pool()).queued).toBe(0);
   });
 });
 
 describe("pools: configure_pool", () => {
-  test("is compare-and-set on version and records author and reason", () => {
-    expect(pool().version).toBe(1);
-    expect(t.kernel.pools.configure({ pool: "heavy", capacity: 4, expectedVersion: 0, author: "x", reason: "r" })).toMatchObject({
+  test("is compare-and-set on version and records author and reason", async () => {
+    expect((await pool()).version).toBe(1);
+    expect(await t.kernel.pools.configure({ pool: "heavy", capacity: 4, expectedVersion: 0, author: "x", reason: "r" })).toMatchObject({
       configured: false,
       version: 1,
     });
-    expect(t.kernel.pools.configure({ pool: "heavy", capacity: 4, expectedVersion: 1, author: "lead", reason: "16 cores" })).toEqual({
+    expect(await t.kernel.pools.configure({ pool: "heavy", capacity: 4, expectedVersion: 1, author: "lead", reason: "16 cores" })).toEqual({
       configured: true,
       version: 2,
     });
-    expect(pool()).toMatchObject({ capacity: 4, version: 2 });
-    const e = t.kernel.journal.since(0).at(-1)!;
+    expect(await pool()).toMatchObject({ capacity: 4, version: 2 });
+    const e = (await t.kernel.journal.since(0)).at(-1)!;
     expect(e).toMatchObject({ kind: "pool.configured", resource: "heavy", agentId: "lead", reason: "16 cores", data: { capacity: 4, previous_capacity: 1 } });
   });
 
   test("creates a new pool only with expected_version 0; an unknown pool is an error", async () => {
     await expect(acquire("A", { pool: "gpu" })).rejects.toThrow("unknown pool: gpu");
-    expect(configure(2, { pool: "gpu", expectedVersion: 1 })).toMatchObject({ configured: false, version: 0 });
-    expect(configure(2, { pool: "gpu", expectedVersion: 0 })).toEqual({ configured: true, version: 1 });
+    expect(await configure(2, { pool: "gpu", expectedVersion: 1 })).toMatchObject({ configured: false, version: 0 });
+    expect(await configure(2, { pool: "gpu", expectedVersion: 0 })).toEqual({ configured: true, version: 1 });
     expect((await acquire("A", { pool: "gpu" })).granted).toBe(true);
   });
 
@@ -206,15 +206,15 @@ describe("pools: configure_pool", () => {
     const b = track(acquire("B", { waitMs: 10_000 }));
     await queued("C");
     await flush();
-    configure(3);
+    await configure(3);
     await flush();
     expect(b.value).toMatchObject({ granted: true });
-    expect(states()).toEqual(["C:offered"]);
-    configure(1);
-    expect(pool()).toMatchObject({ capacity: 1, inUse: 2, offered: 0 });
-    expect(states()).toEqual(["C:queued"]);
-    t.kernel.pools.release(a.token);
-    expect(states()).toEqual(["C:queued"]); // still one over capacity
+    expect(await states()).toEqual(["C:offered"]);
+    await configure(1);
+    expect(await pool()).toMatchObject({ capacity: 1, inUse: 2, offered: 0 });
+    expect(await states()).toEqual(["C:queued"]);
+    await t.kernel.pools.release(a.token);
+    expect(await states()).toEqual(["C:queued"]); // still one over capacity
   });
 });
 
@@ -223,57 +223,57 @@ describe("pools: lifetimes", () => {
     await granted("A", { ttlMs: 5_000 });
     await queued("B");
     t.clock.advance(4_999);
-    expect(pool().inUse).toBe(1);
+    expect((await pool()).inUse).toBe(1);
     t.clock.advance(1);
-    expect(pool().inUse).toBe(0);
-    expect(states()).toEqual(["B:offered"]);
-    expect(t.kernel.journal.since(0).find((e) => e.kind === "pool.released")?.reason).toBe("ttl expired");
+    expect((await pool()).inUse).toBe(0);
+    expect(await states()).toEqual(["B:offered"]);
+    expect((await t.kernel.journal.since(0)).find((e) => e.kind === "pool.released")?.reason).toBe("ttl expired");
   });
 
   test("renew moves the expiry; release is idempotent and can withdraw a queued request", async () => {
     const a = await granted("A", { ttlMs: 5_000 });
     t.clock.advance(4_000);
-    expect(t.kernel.pools.renew(a.token, 10_000)).toEqual({ renewed: true, expiresAt: t.clock.now() + 10_000 });
+    expect(await t.kernel.pools.renew(a.token, 10_000)).toEqual({ renewed: true, expiresAt: t.clock.now() + 10_000 });
     t.clock.advance(9_000);
-    expect(pool().inUse).toBe(1);
+    expect((await pool()).inUse).toBe(1);
     const b = await queued("B");
-    expect(t.kernel.pools.release(b.wakeToken!)).toBe(true);
-    expect(pool().queued).toBe(0);
-    expect(t.kernel.pools.release(a.token)).toBe(true);
-    expect(t.kernel.pools.release(a.token)).toBe(false);
-    expect(t.kernel.pools.renew(a.token, 1_000)).toEqual({ renewed: false, error: "store: slot not found" });
+    expect(await t.kernel.pools.release(b.wakeToken!)).toBe(true);
+    expect((await pool()).queued).toBe(0);
+    expect(await t.kernel.pools.release(a.token)).toBe(true);
+    expect(await t.kernel.pools.release(a.token)).toBe(false);
+    expect(await t.kernel.pools.renew(a.token, 1_000)).toEqual({ renewed: false, error: "store: slot not found" });
   });
 
   test("a departing agent releases its unbound slots and leaves the line", async () => {
-    t.kernel.presence.register("A", 10_000);
-    t.kernel.presence.register("B", 10_000);
+    await t.kernel.presence.register("A", 10_000);
+    await t.kernel.presence.register("B", 10_000);
     await granted("A");
     await queued("B");
     await queued("C");
-    t.kernel.presence.unregister("B");
-    expect(states()).toEqual(["C:queued"]);
+    await t.kernel.presence.unregister("B");
+    expect(await states()).toEqual(["C:queued"]);
     t.clock.advance(10_000); // A's heartbeat lapses
-    expect(pool().inUse).toBe(0);
-    expect(states()).toEqual(["C:offered"]);
+    expect((await pool()).inUse).toBe(0);
+    expect(await states()).toEqual(["C:offered"]);
   });
 
   test("holders and queued requests, with their order and offers, survive a restart", async () => {
     const db = tempDbPath();
     try {
-      let k = makeKernel({ path: db.path });
+      let k = await makeKernel({ path: db.path });
       const go = (agentId: string, more: Partial<SlotRequest> = {}) =>
         k.kernel.pools.acquire({ agentId, pool: "heavy", weight: 1, waitMs: 0, ttlMs: TTL, ...more });
       const a = (await go("A")) as SlotGrant;
       const tokens: string[] = [];
       for (const n of ["B", "C", "D"]) tokens.push(((await go(n)) as SlotRefusal).wakeToken!);
-      k.kernel.pools.release(a.token);
-      const before = k.kernel.pools.list()[0]!.waiters.map((w) => `${w.agentId}:${w.state}`);
+      await k.kernel.pools.release(a.token);
+      const before = (await k.kernel.pools.list())[0]!.waiters.map((w) => `${w.agentId}:${w.state}`);
       expect(before).toEqual(["B:offered", "C:queued", "D:queued"]);
       k.kernel.close();
       k.store.close();
 
-      k = makeKernel({ path: db.path, clock: k.clock });
-      expect(k.kernel.pools.list()[0]!.waiters.map((w) => `${w.agentId}:${w.state}`)).toEqual(before);
+      k = await makeKernel({ path: db.path, clock: k.clock });
+      expect((await k.kernel.pools.list())[0]!.waiters.map((w) => `${w.agentId}:${w.state}`)).toEqual(before);
       const d = (await go("D", { wakeToken: tokens[2] })) as SlotRefusal;
       expect(d).toMatchObject({ granted: false, position: 3, wakeToken: tokens[2] });
       expect((await go("B", { wakeToken: tokens[0] })).granted).toBe(true);
@@ -290,7 +290,7 @@ describe("pools: process-bound slots", () => {
     await expect(acquire("A", { pid: 1 })).rejects.toThrow("pid must not be 1");
     await expect(acquire("A", { pid: process.pid })).rejects.toThrow("pid must not be the daemon's own");
     await expect(acquire("A", { pid: 2 ** 31 - 2 })).rejects.toThrow("pid must be a live process");
-    expect(pool().inUse).toBe(0);
+    expect((await pool()).inUse).toBe(0);
   });
 
   test("is held while its process group lives, whatever its age, and released once it exits", async () => {
@@ -300,13 +300,13 @@ describe("pools: process-bound slots", () => {
       expect(g.expiresAt).toBeNull();
       await queued("B");
       t.clock.advance(3000_000); // far past any ttl
-      expect(pool().inUse).toBe(1);
+      expect((await pool()).inUse).toBe(1);
       child.kill(9);
       await child.exited;
       t.clock.advance(PROCESS_WATCH_MS);
-      expect(pool().inUse).toBe(0);
-      expect(states()).toEqual(["B:offered"]);
-      expect(t.kernel.journal.since(0).find((e) => e.kind === "pool.released")?.reason).toBe("process exited");
+      expect((await pool()).inUse).toBe(0);
+      expect(await states()).toEqual(["B:offered"]);
+      expect((await t.kernel.journal.since(0)).find((e) => e.kind === "pool.released")?.reason).toBe("process exited");
     } finally {
       child.kill(9);
     }
@@ -320,6 +320,6 @@ describe("pools: process-bound slots", () => {
     child.kill(9);
     await child.exited;
     t.clock.advance(PROCESS_WATCH_MS);
-    expect(states()).toEqual(["C:queued"]);
+    expect(await states()).toEqual(["C:queued"]);
   });
 });

@@ -8,8 +8,8 @@ const GRACE_MS = 5_000;
 let t: TestKernel;
 let q: WaitQueue<{ who: string }, string>;
 
-beforeEach(() => {
-  t = makeKernel();
+beforeEach(async () => {
+  t = await makeKernel();
   q = t.kernel.ctx.waitQueue<{ who: string }, string>("test", GRACE_MS);
 });
 

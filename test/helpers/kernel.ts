@@ -3,18 +3,18 @@ import { afterEach, beforeEach } from "bun:test";
 import { ManualClock } from "../../src/domain/clock.ts";
 import type { JournalOptions } from "../../src/domain/journal.ts";
 import { createKernel, type Kernel } from "../../src/domain/kernel.ts";
-import { openStore, type Store } from "../../src/store/db.ts";
+import { openStore, type SqliteStore } from "../../src/store/db.ts";
 
 export interface TestKernel {
   kernel: Kernel;
   clock: ManualClock;
-  store: Store;
+  store: SqliteStore;
 }
 
-export function makeKernel(opts: { path?: string; clock?: ManualClock; journal?: JournalOptions } = {}): TestKernel {
+export async function makeKernel(opts: { path?: string; clock?: ManualClock; journal?: JournalOptions } = {}): Promise<TestKernel> {
   const clock = opts.clock ?? new ManualClock();
   const store = openStore(opts.path ?? ":memory:");
-  const kernel = createKernel({ store, clock, ...(opts.journal ? { journal: opts.journal } : {}) });
+  const kernel = await createKernel({ store, clock, ...(opts.journal ? { journal: opts.journal } : {}) });
   return { kernel, clock, store };
 }
 
@@ -29,8 +29,8 @@ export async function settle(): Promise<void> {
  */
 export function useKernel(): TestKernel {
   let current: TestKernel | undefined;
-  beforeEach(() => {
-    current = makeKernel();
+  beforeEach(async () => {
+    current = await makeKernel();
   });
   afterEach(async () => {
     current!.kernel.close();

@@ -24,14 +24,14 @@ async function expectPong(res: Response): Promise<void> {
 
 describe("routes", () => {
   test("answers 404 on any path other than / and /healthz", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await expectPlain(await a.send({ path: "/mcp", body: PING }), 404);
     await expectPlain(await a.send({ path: "/healthz/x", method: "GET" }), 404);
     await expectPlain(await a.send({ path: "/index.html", method: "GET" }), 404);
   });
 
   test("answers 405 to a method other than POST on /", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     for (const method of ["GET", "PUT", "DELETE", "PATCH", "OPTIONS"]) {
       const res = await a.send({ method, body: method === "GET" ? null : PING });
       await expectPlain(res, 405);
@@ -40,13 +40,13 @@ describe("routes", () => {
   });
 
   test("the 404 comes before the 405 and the Host check", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await expectPlain(await a.send({ path: "/nope", method: "GET", headers: { host: "evil.com" } }), 404);
     await expectPlain(await a.send({ method: "GET", headers: { host: "evil.com" } }), 405);
   });
 
   test("GET /healthz answers 200 ok in plain text without auth", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const res = await a.send({ path: "/healthz", method: "GET", headers: { authorization: null, "content-type": null } });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toStartWith("text/plain");
@@ -54,7 +54,7 @@ describe("routes", () => {
   });
 
   test("GET /healthz still refuses a foreign Host with 403", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await expectPlain(await a.send({ path: "/healthz", method: "GET", headers: { host: "evil.com" } }), 403, /Host/);
     await expectPlain(await a.send({ path: "/healthz", method: "GET", headers: { host: null } }), 403);
   });
@@ -62,18 +62,18 @@ describe("routes", () => {
 
 describe("Host", () => {
   test("refuses a missing Host with 403", async () => {
-    await expectPlain(await makeApp().send({ body: PING, headers: { host: null } }), 403, /Host/);
+    await expectPlain(await (await makeApp()).send({ body: PING, headers: { host: null } }), 403, /Host/);
   });
 
   for (const host of ["evil.com", "localhost.evil.com", "evil.com:27183", "127.0.0.1.nip.io", "10.0.0.1:27183", "0.0.0.0:27183", "[::2]:27183"]) {
     test(`refuses Host ${host} with 403`, async () => {
-      await expectPlain(await makeApp().send({ body: PING, headers: { host } }), 403, /Host/);
+      await expectPlain(await (await makeApp()).send({ body: PING, headers: { host } }), 403, /Host/);
     });
   }
 
   for (const host of ["localhost", "localhost:27183", "127.0.0.1", "127.0.0.1:1", "[::1]", "[::1]:8080", "LOCALHOST:9"]) {
     test(`accepts Host ${host}`, async () => {
-      await expectPong(await makeApp().send({ body: PING, headers: { host } }));
+      await expectPong(await (await makeApp()).send({ body: PING, headers: { host } }));
     });
   }
 });
@@ -81,37 +81,37 @@ describe("Host", () => {
 describe("Origin", () => {
   for (const origin of ["http://evil.com", "null", "https://localhost.evil.com", "http://127.0.0.1.evil.com:80", "file://", "not a url"]) {
     test(`refuses Origin ${JSON.stringify(origin)} with 403`, async () => {
-      await expectPlain(await makeApp().send({ body: PING, headers: { origin } }), 403, /origin/i);
+      await expectPlain(await (await makeApp()).send({ body: PING, headers: { origin } }), 403, /origin/i);
     });
   }
 
   for (const origin of ["http://localhost:3000", "http://127.0.0.1", "http://[::1]:8080", "https://localhost"]) {
     test(`accepts the loopback Origin ${origin}`, async () => {
-      await expectPong(await makeApp().send({ body: PING, headers: { origin } }));
+      await expectPong(await (await makeApp()).send({ body: PING, headers: { origin } }));
     });
   }
 
   test("a request without Origin is accepted (curl, agents)", async () => {
-    await expectPong(await makeApp().send({ body: PING, headers: { origin: null } }));
+    await expectPong(await (await makeApp()).send({ body: PING, headers: { origin: null } }));
   });
 });
 
 describe("Content-Type", () => {
   for (const ct of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonx", "json"]) {
     test(`refuses Content-Type ${ct} with 415`, async () => {
-      await expectPlain(await makeApp().send({ body: PING, headers: { "content-type": ct } }), 415, /application\/json/);
+      await expectPlain(await (await makeApp()).send({ body: PING, headers: { "content-type": ct } }), 415, /application\/json/);
     });
   }
 
   test("refuses a missing Content-Type with 415", async () => {
     // A string body makes the Request add text/plain; an ArrayBuffer body adds nothing.
-    const res = await makeApp().send({ body: new TextEncoder().encode(PING).buffer as ArrayBuffer, headers: { "content-type": null } });
+    const res = await (await makeApp()).send({ body: new TextEncoder().encode(PING).buffer as ArrayBuffer, headers: { "content-type": null } });
     await expectPlain(res, 415);
   });
 
   for (const ct of ["application/json; charset=utf-8", "Application/JSON", "application/json;charset=UTF-8"]) {
     test(`accepts Content-Type ${ct}`, async () => {
-      await expectPong(await makeApp().send({ body: PING, headers: { "content-type": ct } }));
+      await expectPong(await (await makeApp()).send({ body: PING, headers: { "content-type": ct } }));
     });
   }
 });
@@ -128,26 +128,26 @@ describe("bearer token", () => {
   ];
   for (const [what, authorization] of refused) {
     test(`refuses ${what} Authorization with 401`, async () => {
-      const res = await makeApp().send({ body: PING, headers: { authorization } });
+      const res = await (await makeApp()).send({ body: PING, headers: { authorization } });
       await expectPlain(res, 401, /Bearer/);
       expect(res.headers.get("www-authenticate")).toBe("Bearer");
     });
   }
 
   test("accepts the correct bearer token, with any case of the scheme", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await expectPong(await a.send({ body: PING, headers: { authorization: `Bearer ${TOKEN}` } }));
     await expectPong(await a.send({ body: PING, headers: { authorization: `bearer ${TOKEN}` } }));
   });
 
   test("with no token configured, no Authorization is needed", async () => {
-    const a = makeApp({ noToken: true });
+    const a = await makeApp({ noToken: true });
     await expectPong(await a.send({ body: PING, headers: { authorization: null } }));
     await expectPong(await a.send({ body: PING, headers: { authorization: "Bearer anything" } }));
   });
 
   test("a refused call changes nothing", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "increment_counter", arguments: { name: "c" } } });
     expect((await a.send({ body, headers: { authorization: "Bearer wrong" } })).status).toBe(401);
     expect((await a.send({ body, headers: { host: "evil.com" } })).status).toBe(403);
@@ -165,17 +165,17 @@ describe("body size", () => {
   test("accepts a body of exactly 1 MiB", async () => {
     const body = bigPing(MAX_BODY_BYTES);
     expect(body.length).toBe(MAX_BODY_BYTES);
-    await expectPong(await makeApp().send({ body }));
+    await expectPong(await (await makeApp()).send({ body }));
   });
 
   test("refuses a body over 1 MiB with 413, by its actual size", async () => {
     const body = bigPing(MAX_BODY_BYTES + 1);
-    await expectPlain(await makeApp().send({ body }), 413, /1 MiB/);
+    await expectPlain(await (await makeApp()).send({ body }), 413, /1 MiB/);
   });
 
   test("refuses a body over 1 MiB with 413 even when Content-Length understates it", async () => {
     const body = bigPing(MAX_BODY_BYTES + 10);
-    await expectPlain(await makeApp().send({ body, headers: { "content-length": "100" } }), 413);
+    await expectPlain(await (await makeApp()).send({ body, headers: { "content-length": "100" } }), 413);
   });
 
   test("refuses a streamed body over 1 MiB with 413", async () => {
@@ -188,11 +188,11 @@ describe("body size", () => {
         c.enqueue(chunk);
       },
     });
-    await expectPlain(await makeApp().send({ body: stream }), 413);
+    await expectPlain(await (await makeApp()).send({ body: stream }), 413);
   });
 
   test("refuses a declared Content-Length over 1 MiB with 413 before reading", async () => {
-    await expectPlain(await makeApp().send({ body: PING, headers: { "content-length": String(MAX_BODY_BYTES + 1) } }), 413);
+    await expectPlain(await (await makeApp()).send({ body: PING, headers: { "content-length": String(MAX_BODY_BYTES + 1) } }), 413);
   });
 });
 
@@ -211,14 +211,14 @@ describe("guard order: the first failure wins", () => {
   ];
   for (const [name, headers, body, status] of cases) {
     test(name, async () => {
-      await expectPlain(await makeApp().send({ headers, body }), status);
+      await expectPlain(await (await makeApp()).send({ headers, body }), status);
     });
   }
 
   test("the Host check precedes the Origin check (its message names Host)", async () => {
-    const body = await expectPlain(await makeApp().send({ body: PING, headers: { host: "evil.com", origin: "http://evil.com" } }), 403);
+    const body = await expectPlain(await (await makeApp()).send({ body: PING, headers: { host: "evil.com", origin: "http://evil.com" } }), 403);
     expect(body).toMatch(/Host/);
-    const body2 = await expectPlain(await makeApp().send({ body: PING, headers: { origin: "http://evil.com" } }), 403);
+    const body2 = await expectPlain(await (await makeApp()).send({ body: PING, headers: { origin: "http://evil.com" } }), 403);
     expect(body2).not.toMatch(/Host must/);
   });
 });
@@ -228,7 +228,7 @@ describe("an explicit --host beyond loopback", () => {
     app.fetch(new Request("http://x/", { method: "POST", headers: { host, "content-type": "application/json", authorization: `Bearer ${TOKEN}` }, body: PING }));
 
   test("the bound address is accepted as Host and Origin, other hosts still are not", async () => {
-    const { kernel } = makeKernel();
+    const { kernel } = await makeKernel();
     const app = createApp({ kernel, token: TOKEN, extraHosts: ["192.168.1.5"] });
     expect((await ping(app, "192.168.1.5:27183")).status).toBe(200);
     expect((await ping(app, "127.0.0.1:27183")).status).toBe(200);
@@ -236,7 +236,7 @@ describe("an explicit --host beyond loopback", () => {
   });
 
   test("a bound IPv6 address is accepted in its bracketed Host form", async () => {
-    const { kernel } = makeKernel();
+    const { kernel } = await makeKernel();
     const app = createApp({ kernel, token: TOKEN, extraHosts: ["fd00::1"] });
     expect((await ping(app, "[fd00::1]:27183")).status).toBe(200);
     expect((await ping(app, "[fd00::2]:27183")).status).toBe(403);
@@ -245,11 +245,11 @@ describe("an explicit --host beyond loopback", () => {
 
 describe("/healthz methods", () => {
   test("HEAD /healthz answers 200", async () => {
-    const res = await makeApp().send({ path: "/healthz", method: "HEAD" });
+    const res = await (await makeApp()).send({ path: "/healthz", method: "HEAD" });
     expect(res.status).toBe(200);
   });
 
   test("POST /healthz answers 405", async () => {
-    await expectPlain(await makeApp().send({ path: "/healthz", body: PING }), 405);
+    await expectPlain(await (await makeApp()).send({ path: "/healthz", body: PING }), 405);
   });
 });

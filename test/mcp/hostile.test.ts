@@ -8,7 +8,7 @@ const call = (name: string, args: unknown) => JSON.stringify({ jsonrpc: "2.0", i
 
 describe("oversized strings", () => {
   test(`a name over ${MAX_NAME_LENGTH} characters is refused with the limit, and nothing is locked`, async () => {
-    const a = makeApp();
+    const a = await makeApp();
     expect(await a.callError("lock_resource", { name: "n".repeat(MAX_NAME_LENGTH + 1), agent_id: "a" })).toBe(
       `name must be at most ${MAX_NAME_LENGTH} characters (got ${MAX_NAME_LENGTH + 1})`,
     );
@@ -17,13 +17,13 @@ describe("oversized strings", () => {
   });
 
   test(`an agent_id over ${MAX_ID_LENGTH} characters is refused`, async () => {
-    const a = makeApp();
+    const a = await makeApp();
     expect(await a.callError("register_agent", { agent_id: "a".repeat(MAX_ID_LENGTH + 1) })).toContain(`agent_id must be at most ${MAX_ID_LENGTH}`);
     expect(await a.call("list_agents")).toEqual([]);
   });
 
   test(`a note value over ${MAX_VALUE_LENGTH} characters is refused and nothing is written`, async () => {
-    const a = makeApp();
+    const a = await makeApp();
     expect(await a.callError("set_note", { key: "k", value: "v".repeat(MAX_VALUE_LENGTH + 1) })).toContain(`value must be at most ${MAX_VALUE_LENGTH}`);
     expect(await a.call("list_notes")).toEqual([]);
     const big = "v".repeat(MAX_VALUE_LENGTH);
@@ -32,13 +32,13 @@ describe("oversized strings", () => {
   });
 
   test("a task payload over the limit is refused and nothing is queued", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     expect(await a.callError("push_task", { queue: "q", payload: "p".repeat(MAX_VALUE_LENGTH + 1) })).toContain("payload must be at most");
     expect(await a.call("list_tasks", { queue: "q" })).toEqual([]);
   });
 
   test(`lock_resources with more than ${MAX_LIST_LENGTH} names is refused and nothing is locked`, async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const names = Array.from({ length: MAX_LIST_LENGTH + 1 }, (_, i) => `n${i}`);
     expect(await a.callError("lock_resources", { names, agent_id: "a" })).toContain(`names must have at most ${MAX_LIST_LENGTH} entries`);
     expect(await a.callError("lock_resources", { names: ["ok", "x".repeat(MAX_NAME_LENGTH + 1)], agent_id: "a" })).toContain("names");
@@ -47,7 +47,7 @@ describe("oversized strings", () => {
 
   test("a huge unknown tool name is answered, not a crash", async () => {
     const name = "x".repeat(500_000);
-    expect(await makeApp().callError(name, {})).toBe(`unknown tool: ${name}`);
+    expect(await (await makeApp()).callError(name, {})).toBe(`unknown tool: ${name}`);
   });
 });
 
@@ -59,7 +59,7 @@ describe("odd shapes", () => {
     ["true", true],
   ] as const) {
     test(`arguments that are ${what} get a clear error`, async () => {
-      const a = makeApp();
+      const a = await makeApp();
       expect(await a.callError("lock_resource", args)).toBe("arguments must be a JSON object");
       expect(await a.call("list_locks")).toEqual([]);
     });
@@ -72,7 +72,7 @@ describe("odd shapes", () => {
     ["an array", '["increment_counter"]'],
   ] as const) {
     test(`params that is ${what} is answered with a JSON-RPC error, HTTP 200`, async () => {
-      const a = makeApp();
+      const a = await makeApp();
       const res = await a.send({ body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":${params}}` });
       expect(res.status).toBe(200);
       const body = await json(res);
@@ -83,21 +83,21 @@ describe("odd shapes", () => {
   }
 
   test("a method that is not a string is an invalid request", async () => {
-    const res = await makeApp().send({ body: '{"jsonrpc":"2.0","id":2,"method":["ping"]}' });
+    const res = await (await makeApp()).send({ body: '{"jsonrpc":"2.0","id":2,"method":["ping"]}' });
     expect(res.status).toBe(200);
     expect(await json(res)).toEqual({ jsonrpc: "2.0", id: 2, error: { code: -32600, message: "invalid request: method must be a string" } });
   });
 
   test("deeply nested JSON as the whole body is a parse error, not a crash", async () => {
     const depth = 400_000;
-    const res = await makeApp().send({ body: "[".repeat(depth) + "]".repeat(depth) });
+    const res = await (await makeApp()).send({ body: "[".repeat(depth) + "]".repeat(depth) });
     expect(res.status).toBe(200);
     expect((await json(res)).error.code).toBe(-32700);
   });
 
   test("deeply nested params with a numeric id still get their answer with the id", async () => {
     const depth = 200_000;
-    const res = await makeApp().send({ body: `{"jsonrpc":"2.0","id":1e0,"method":"ping","params":{"x":${"[".repeat(depth)}${"]".repeat(depth)}}}` });
+    const res = await (await makeApp()).send({ body: `{"jsonrpc":"2.0","id":1e0,"method":"ping","params":{"x":${"[".repeat(depth)}${"]".repeat(depth)}}}` });
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(text.endsWith(',"result":{}}')).toBe(true);
@@ -105,7 +105,7 @@ describe("odd shapes", () => {
   });
 
   test("deeply nested JSON inside an argument is refused by type", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const depth = 100_000;
     const res = await a.send({ body: call("set_note", "X").replace('"X"', `{"key":"k","value":${"[".repeat(depth)}${"]".repeat(depth)}}`) });
     expect(res.status).toBe(200);
@@ -115,7 +115,7 @@ describe("odd shapes", () => {
   });
 
   test("deeply nested objects as unknown arguments do not crash the tool runner", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const depth = 100_000;
     const res = await a.send({ body: call("increment_counter", "X").replace('"X"', `{"name":"c","junk":${'{"a":'.repeat(depth)}1${"}".repeat(depth)}}`) });
     expect(res.status).toBe(200);
@@ -123,13 +123,13 @@ describe("odd shapes", () => {
   });
 
   test("invalid UTF-8 bytes are a parse error or a clean answer, never a 5xx", async () => {
-    const res = await makeApp().send({ body: new Uint8Array([0xff, 0xfe, 0x7b, 0x22, 0x80]) });
+    const res = await (await makeApp()).send({ body: new Uint8Array([0xff, 0xfe, 0x7b, 0x22, 0x80]) });
     expect(res.status).toBe(200);
     expect((await json(res)).error.code).toBe(-32700);
   });
 
   test("numbers beyond float range are refused for integers and clamped for waits", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const post = async (name: string, argsJson: string) => {
       const res = await a.send({ body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"${name}","arguments":${argsJson}}}` });
       expect(res.status).toBe(200);
@@ -142,14 +142,14 @@ describe("odd shapes", () => {
   });
 
   test("duplicate keys in arguments take the last value, as JSON.parse and Go do", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const res = await a.send({ body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"increment_counter","arguments":{"name":"x","name":"y"}}}' });
     expect(res.status).toBe(200);
     expect(await a.call("increment_counter", { name: "y", by: 0 })).toEqual({ value: 1 });
   });
 
   test("a __proto__ argument cannot supply the required arguments", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const res = await a.send({
       body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"lock_resource","arguments":{"__proto__":{"name":"x","agent_id":"y"}}}}',
     });
@@ -160,7 +160,7 @@ describe("odd shapes", () => {
   });
 
   test("arguments named like Object.prototype members are ignored", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     expect(await a.call("increment_counter", { name: "c", constructor: 1, toString: "x", hasOwnProperty: null, valueOf: [] })).toEqual({ value: 1 });
   });
 });
@@ -169,7 +169,7 @@ describe("unicode", () => {
   const names = ["файл:/путь/ü", "🔒🦀", "ملف", "a\u200bb", "e\u0301", "\u0000nul", "tab\tnew\nline", "quote\"back\\slash", "<script>"];
   for (const name of names) {
     test(`the name ${JSON.stringify(name)} round-trips through locks, notes, counters and tasks`, async () => {
-      const a = makeApp();
+      const a = await makeApp();
       const l = await a.call("lock_resource", { name, agent_id: name });
       expect(l.locked).toBe(true);
       expect(await a.call("lock_resource", { name, agent_id: "other" })).toMatchObject({ locked: false, held_by: name });
@@ -184,13 +184,13 @@ describe("unicode", () => {
   }
 
   test("names differing only by normalization are different resources (bytes, not glyphs)", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     expect((await a.call("lock_resource", { name: "\u00e9", agent_id: "a" })).locked).toBe(true);
     expect((await a.call("lock_resource", { name: "e\u0301", agent_id: "b" })).locked).toBe(true);
   });
 
   test("a lone surrogate is read as U+FFFD, as v2's Go decoder did, everywhere alike", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const l = await a.call("lock_resource", { name: "x\ud800", agent_id: "a\udfff" });
     expect(l.locked).toBe(true);
     expect(await a.call("lock_resource", { name: "x\ufffd", agent_id: "b" })).toMatchObject({ locked: false, held_by: "a\ufffd" });
@@ -200,7 +200,7 @@ describe("unicode", () => {
   });
 
   test("a waiter that spelled a name with a lone surrogate is handed the lock like any other", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const l = await a.call("lock_resource", { name: "x\ufffd", agent_id: "a" });
     const p = a.call("lock_resource", { name: "x\ud800", agent_id: "b", wait_seconds: 30 });
     await until(() => a.kernel.locks.waits.size === 1, "b to wait");
@@ -211,7 +211,7 @@ describe("unicode", () => {
 
 describe("never a 5xx", () => {
   test("a burst of garbage requests all get 2xx or 4xx answers and the daemon still works", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const bodies = [
       "", "{", "}", "[]", "[1,2]", "null", '""', "0", "-", "NaN", "Infinity", "{\"jsonrpc\":\"2.0\"}",
       '{"jsonrpc":"2.0","id":1}', '{"jsonrpc":"2.0","id":1,"method":""}', '{"jsonrpc":"2.0","id":1,"method":"tools/call"}',
@@ -232,7 +232,7 @@ describe("never a 5xx", () => {
 
 describe("a body that cannot be read", () => {
   test("a request body that breaks off mid-stream is answered with a 4xx, not a thrown error", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     let sent = false;
     const stream = new ReadableStream<Uint8Array>({
       pull(c) {

@@ -6,7 +6,7 @@ import { json, makeApp } from "./rpc.ts";
 const PARSE_ERROR = { jsonrpc: "2.0", id: null, error: { code: -32700, message: "parse error" } };
 
 async function raw(body: string, headers: Record<string, string | null> = {}) {
-  const res = await makeApp().send({ body, headers });
+  const res = await (await makeApp()).send({ body, headers });
   return { status: res.status, type: res.headers.get("content-type"), text: await res.text() };
 }
 
@@ -39,7 +39,7 @@ describe("parse errors", () => {
 describe("id", () => {
   for (const id of [0, 1, -7, 1.5, 2 ** 40, "abc", "", "ünï-🔒", null]) {
     test(`echoes the id ${JSON.stringify(id)} verbatim`, async () => {
-      const a = makeApp();
+      const a = await makeApp();
       const r = await a.rpc("ping", undefined, id);
       expect(r).toEqual({ jsonrpc: "2.0", id, result: {} });
       expect(Object.is(r.id, id)).toBe(true);
@@ -48,18 +48,18 @@ describe("id", () => {
 
   for (const id of ["12345678901234567890", "1.50", "1e3", "-0", "0.1000000000000000055511151231257827"]) {
     test(`echoes the numeric id ${id} byte for byte, beyond what a double keeps`, async () => {
-      const res = await makeApp().send({ body: `{"jsonrpc":"2.0","id":${id},"method":"ping"}` });
+      const res = await (await makeApp()).send({ body: `{"jsonrpc":"2.0","id":${id},"method":"ping"}` });
       expect(await res.text()).toBe(`{"jsonrpc":"2.0","id":${id},"result":{}}`);
     });
   }
 
   test("echoes a large id on an error answer too", async () => {
-    const res = await makeApp().send({ body: '{"jsonrpc":"2.0","id":98765432109876543210,"method":"nope"}' });
+    const res = await (await makeApp()).send({ body: '{"jsonrpc":"2.0","id":98765432109876543210,"method":"nope"}' });
     expect(await res.text()).toBe('{"jsonrpc":"2.0","id":98765432109876543210,"error":{"code":-32601,"message":"method not found: nope"}}');
   });
 
   test("an id inside the arguments does not confuse the echo", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("push_task", { queue: "q", payload: "p" });
     const c = await a.call("claim_next_task", { queue: "q", agent_id: "w" });
     const res = await a.send({
@@ -71,7 +71,7 @@ describe("id", () => {
   });
 
   test("echoes the id on an error answer too", async () => {
-    const r = await makeApp().rpc("no/such", undefined, "req-7");
+    const r = await (await makeApp()).rpc("no/such", undefined, "req-7");
     expect(r.id).toBe("req-7");
     expect(r.error!.code).toBe(-32601);
   });
@@ -89,35 +89,35 @@ describe("id", () => {
 
 describe("methods", () => {
   test("an unknown method answers -32601 method not found: <m>", async () => {
-    const r = await makeApp().rpc("tools/destroy", {}, 3);
+    const r = await (await makeApp()).rpc("tools/destroy", {}, 3);
     expect(r).toEqual({ jsonrpc: "2.0", id: 3, error: { code: -32601, message: "method not found: tools/destroy" } });
   });
 
   test("server/discover answers -32601 so that clients fall back to initialize", async () => {
-    const r = await makeApp().rpc("server/discover", {}, 1);
+    const r = await (await makeApp()).rpc("server/discover", {}, 1);
     expect(r).toEqual({ jsonrpc: "2.0", id: 1, error: { code: -32601, message: "method not found: server/discover" } });
   });
 
   test("resources/list and prompts/list are not offered", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     expect((await a.rpc("resources/list")).error!.code).toBe(-32601);
     expect((await a.rpc("prompts/list")).error!.code).toBe(-32601);
   });
 
   for (const method of ["notifications/initialized", "notifications/cancelled", "notifications/whatever"]) {
     test(`${method} without an id answers 202 with an empty body`, async () => {
-      const res = await makeApp().send({ body: JSON.stringify({ jsonrpc: "2.0", method, params: {} }) });
+      const res = await (await makeApp()).send({ body: JSON.stringify({ jsonrpc: "2.0", method, params: {} }) });
       expect(res.status).toBe(202);
       expect(await res.text()).toBe("");
     });
   }
 
   test("ping answers {}", async () => {
-    expect(await makeApp().rpc("ping")).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
+    expect(await (await makeApp()).rpc("ping")).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
   });
 
   test("tools/call works without initialize first", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     expect(await a.call("increment_counter", { name: "first" })).toEqual({ value: 1 });
   });
 });
@@ -125,7 +125,7 @@ describe("methods", () => {
 describe("initialize", () => {
   for (const version of ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]) {
     test(`echoes the client's protocol version ${version}`, async () => {
-      const r = await makeApp().rpc("initialize", { protocolVersion: version, capabilities: {}, clientInfo: { name: "t", version: "1" } });
+      const r = await (await makeApp()).rpc("initialize", { protocolVersion: version, capabilities: {}, clientInfo: { name: "t", version: "1" } });
       expect(r.result.protocolVersion).toBe(version);
     });
   }
@@ -137,13 +137,13 @@ describe("initialize", () => {
     ["no params at all", undefined],
   ] as const) {
     test(`answers the newest version (2025-11-25) for ${what}`, async () => {
-      const r = await makeApp().rpc("initialize", params);
+      const r = await (await makeApp()).rpc("initialize", params);
       expect(r.result.protocolVersion).toBe("2025-11-25");
     });
   }
 
   test("names the server airlock, offers tools, and gives agents instructions", async () => {
-    const r = await makeApp().rpc("initialize", { protocolVersion: "2025-06-18" });
+    const r = await (await makeApp()).rpc("initialize", { protocolVersion: "2025-06-18" });
     expect(r.result.serverInfo.name).toBe("airlock");
     expect(typeof r.result.serverInfo.version).toBe("string");
     expect(r.result.serverInfo.version.length).toBeGreaterThan(0);
@@ -156,14 +156,14 @@ describe("initialize", () => {
 
 describe("headers real clients send", () => {
   test("needs no Accept header", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const res = await a.send({ body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }), headers: { accept: null } });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/json");
   });
 
   test("answers JSON, never 406, to Accept: application/json, text/event-stream with Mcp-Protocol-Version", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const headers = { accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18", "mcp-session-id": "whatever" };
     for (const method of ["initialize", "tools/list", "ping"]) {
       const res = await a.send({ body: JSON.stringify({ jsonrpc: "2.0", id: 9, method, params: { protocolVersion: "2025-06-18" } }), headers });
@@ -176,7 +176,7 @@ describe("headers real clients send", () => {
   });
 
   test("answers JSON even to Accept: text/event-stream alone", async () => {
-    const res = await makeApp().send({ body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }), headers: { accept: "text/event-stream" } });
+    const res = await (await makeApp()).send({ body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }), headers: { accept: "text/event-stream" } });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/json");
   });

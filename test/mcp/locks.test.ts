@@ -7,7 +7,7 @@ const keys = (o: object) => Object.keys(o).sort();
 
 describe("lock_resource", () => {
   test("grants a free lock with locked, lock_token and expires_in_seconds (plus fence)", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const r = await a.call("lock_resource", { name: "npm-install", agent_id: "agent:a" });
     expect(keys(r)).toEqual(["expires_in_seconds", "fence", "lock_token", "locked"]);
     expect(r.locked).toBe(true);
@@ -17,7 +17,7 @@ describe("lock_resource", () => {
   });
 
   test("a contended lock answers locked:false with held_by and the holder's expiry", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("lock_resource", { name: "r", agent_id: "a", ttl_seconds: 100 });
     a.clock.advance(30_000);
     const r = await a.call("lock_resource", { name: "r", agent_id: "b" });
@@ -25,13 +25,13 @@ describe("lock_resource", () => {
   });
 
   test("is not re-entrant: the holder itself is refused", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("lock_resource", { name: "r", agent_id: "a" });
     expect((await a.call("lock_resource", { name: "r", agent_id: "a" })).locked).toBe(false);
   });
 
   test("fences grow strictly per resource", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const first = await a.call("lock_resource", { name: "r", agent_id: "a" });
     await a.call("unlock_resource", { name: "r", lock_token: first.lock_token });
     const second = await a.call("lock_resource", { name: "r", agent_id: "a" });
@@ -40,36 +40,36 @@ describe("lock_resource", () => {
 
   for (const ttl of [0, -5, 0.5, -0.9]) {
     test(`ttl_seconds ${ttl} is refused with store: ttlSeconds must be > 0, and nothing is locked`, async () => {
-      const a = makeApp();
+      const a = await makeApp();
       expect(await a.callError("lock_resource", { name: "r", agent_id: "a", ttl_seconds: ttl })).toBe("store: ttlSeconds must be > 0");
       expect(await a.call("list_locks")).toEqual([]);
     });
   }
 
   test("ttl_minutes 0 is refused like ttl_seconds 0", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     expect(await a.callError("lock_resource", { name: "r", agent_id: "a", ttl_minutes: 0 })).toBe("store: ttlSeconds must be > 0");
     expect(await a.call("list_locks")).toEqual([]);
   });
 
   test("ttl_seconds is truncated toward zero (10.9 → 10)", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     expect((await a.call("lock_resource", { name: "r", agent_id: "a", ttl_seconds: 10.9 })).expires_in_seconds).toBe(10);
   });
 
   test("ttl_minutes is an alias for 60 × seconds", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     expect((await a.call("lock_resource", { name: "r", agent_id: "a", ttl_minutes: 2 })).expires_in_seconds).toBe(120);
     expect((await a.call("lock_resource", { name: "s", agent_id: "a", ttl_minutes: 1.5 })).expires_in_seconds).toBe(60);
   });
 
   test("ttl_seconds wins over ttl_minutes", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     expect((await a.call("lock_resource", { name: "r", agent_id: "a", ttl_seconds: 30, ttl_minutes: 5 })).expires_in_seconds).toBe(30);
   });
 
   test("a lock expires after its TTL and is free again", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("lock_resource", { name: "r", agent_id: "a", ttl_seconds: 10 });
     a.clock.advance(10_000);
     expect(await a.call("list_locks")).toEqual([]);
@@ -78,7 +78,7 @@ describe("lock_resource", () => {
   });
 
   test("wait_seconds 500 does not error: it is clamped to 50", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("lock_resource", { name: "r", agent_id: "a" });
     const p = a.call("lock_resource", { name: "r", agent_id: "b", wait_seconds: 500 });
     await until(() => a.kernel.locks.waits.size === 1, "b to wait");
@@ -91,19 +91,19 @@ describe("lock_resource", () => {
   });
 
   test("a negative wait_seconds is clamped to 0: the call answers at once", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("lock_resource", { name: "r", agent_id: "a" });
     expect(await a.call("lock_resource", { name: "r", agent_id: "b", wait_seconds: -10 })).toEqual({ locked: false, held_by: "a", expires_in_seconds: 900 });
     expect(a.kernel.locks.waits.size).toBe(0);
   });
 
   test("a free lock is granted at once whatever wait_seconds says", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     expect((await a.call("lock_resource", { name: "r", agent_id: "a", wait_seconds: 500 })).locked).toBe(true);
   });
 
   test("a blocked call is handed the lock when the holder unlocks", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const held = await a.call("lock_resource", { name: "r", agent_id: "a" });
     const p = a.call("lock_resource", { name: "r", agent_id: "b", wait_seconds: 20 });
     await until(() => a.kernel.locks.waits.size === 1, "b to wait");
@@ -114,7 +114,7 @@ describe("lock_resource", () => {
   });
 
   test("a timed-out wait adds wake_token, queue_position and retry_with", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("lock_resource", { name: "r", agent_id: "a" });
     const p = a.call("lock_resource", { name: "r", agent_id: "b", wait_seconds: 5 });
     await until(() => a.kernel.locks.waits.size === 1, "b to wait");
@@ -131,14 +131,14 @@ describe("lock_resource", () => {
   });
 
   test("a client that disconnects while blocked is never handed the lock", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const held = await a.call("lock_resource", { name: "r", agent_id: "a" });
     const ac = new AbortController();
     const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "lock_resource", arguments: { name: "r", agent_id: "gone", wait_seconds: 30 } } });
     const p = a.send({ body, signal: ac.signal });
     await until(() => a.kernel.locks.waits.size === 1, "the call to wait");
     ac.abort();
-    await until(() => a.kernel.locks.list()[0]?.waiters[0]?.attached === false, "the waiter to detach");
+    await until(async () => (await a.kernel.locks.list())[0]?.waiters[0]?.attached === false, "the waiter to detach");
     await p.catch(() => undefined);
     await a.call("unlock_resource", { name: "r", lock_token: held.lock_token });
     expect(await a.call("list_locks")).toEqual([]);
@@ -147,7 +147,7 @@ describe("lock_resource", () => {
 
 describe("unlock_resource", () => {
   test("releases by lock_token", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const l = await a.call("lock_resource", { name: "r", agent_id: "a" });
     const r = await a.call("unlock_resource", { name: "r", lock_token: l.lock_token });
     expect(r).toEqual({ released: true });
@@ -155,14 +155,14 @@ describe("unlock_resource", () => {
   });
 
   test("a wrong token releases nothing and never falls back to agent_id", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("lock_resource", { name: "r", agent_id: "a" });
     expect(await a.call("unlock_resource", { name: "r", lock_token: "f".repeat(32), agent_id: "a" })).toEqual({ released: false });
     expect(await a.call("list_locks")).toHaveLength(1);
   });
 
   test("without a token, agent_id equal to the holder releases it (v1 path)", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("lock_resource", { name: "r", agent_id: "a" });
     expect(await a.call("unlock_resource", { name: "r", agent_id: "b" })).toEqual({ released: false });
     expect(await a.call("unlock_resource", { name: "r", agent_id: "a" })).toEqual({ released: true });
@@ -170,11 +170,11 @@ describe("unlock_resource", () => {
   });
 
   test("releasing a lock nobody holds answers released:false", async () => {
-    expect(await makeApp().call("unlock_resource", { name: "nothing", lock_token: "abc" })).toEqual({ released: false });
+    expect(await (await makeApp()).call("unlock_resource", { name: "nothing", lock_token: "abc" })).toEqual({ released: false });
   });
 
   test("with neither lock_token nor agent_id it is an error and the lock stays", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("lock_resource", { name: "r", agent_id: "a" });
     expect(await a.callError("unlock_resource", { name: "r" })).toBe("missing lock_token or agent_id");
     expect(await a.callError("unlock_resource", { name: "r", lock_token: "", agent_id: "" })).toMatch(/^missing (lock_token|agent_id)/);
@@ -182,13 +182,13 @@ describe("unlock_resource", () => {
   });
 
   test("a missing name is an error", async () => {
-    expect(await makeApp().callError("unlock_resource", { lock_token: "x" })).toBe("missing name");
+    expect(await (await makeApp()).callError("unlock_resource", { lock_token: "x" })).toBe("missing name");
   });
 });
 
 describe("renew_lock", () => {
   test("by token: expiry becomes now + ttl_seconds", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const l = await a.call("lock_resource", { name: "r", agent_id: "a", ttl_seconds: 10 });
     a.clock.advance(8_000);
     expect(await a.call("renew_lock", { name: "r", lock_token: l.lock_token, ttl_seconds: 30 })).toEqual({ renewed: true, expires_in_seconds: 30 });
@@ -197,24 +197,24 @@ describe("renew_lock", () => {
   });
 
   test("defaults to 900 seconds and accepts ttl_minutes", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const l = await a.call("lock_resource", { name: "r", agent_id: "a", ttl_seconds: 10 });
     expect(await a.call("renew_lock", { name: "r", lock_token: l.lock_token })).toEqual({ renewed: true, expires_in_seconds: 900 });
     expect(await a.call("renew_lock", { name: "r", lock_token: l.lock_token, ttl_minutes: 3 })).toEqual({ renewed: true, expires_in_seconds: 180 });
   });
 
   test("by agent_id when no token is given", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("lock_resource", { name: "r", agent_id: "a", ttl_seconds: 10 });
     expect(await a.call("renew_lock", { name: "r", agent_id: "a", ttl_seconds: 50 })).toEqual({ renewed: true, expires_in_seconds: 50 });
   });
 
   test("an absent lock answers renewed:false with store: lock not found", async () => {
-    expect(await makeApp().call("renew_lock", { name: "r", lock_token: "abc" })).toEqual({ renewed: false, error: "store: lock not found" });
+    expect(await (await makeApp()).call("renew_lock", { name: "r", lock_token: "abc" })).toEqual({ renewed: false, error: "store: lock not found" });
   });
 
   test("a wrong token answers renewed:false with store: lock not owned by supplied token, and changes nothing", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("lock_resource", { name: "r", agent_id: "a", ttl_seconds: 10 });
     expect(await a.call("renew_lock", { name: "r", lock_token: "abc", ttl_seconds: 500 })).toEqual({
       renewed: false,
@@ -224,14 +224,14 @@ describe("renew_lock", () => {
   });
 
   test("with neither lock_token nor agent_id it is the error missing lock_token or agent_id", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("lock_resource", { name: "r", agent_id: "a" });
     expect(await a.callError("renew_lock", { name: "r" })).toBe("missing lock_token or agent_id");
     expect(await a.callError("renew_lock", { name: "r", lock_token: null, agent_id: null })).toBe("missing lock_token or agent_id");
   });
 
   test("ttl_seconds <= 0 is refused and the lock keeps its expiry", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const l = await a.call("lock_resource", { name: "r", agent_id: "a", ttl_seconds: 10 });
     expect(await a.callError("renew_lock", { name: "r", lock_token: l.lock_token, ttl_seconds: 0 })).toBe("store: ttlSeconds must be > 0");
     expect((await a.call("list_locks"))[0].expires_in_seconds).toBe(10);
@@ -240,7 +240,7 @@ describe("renew_lock", () => {
 
 describe("list_locks", () => {
   test("lists live locks by name with name, agent_id and expires_in_seconds", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("lock_resource", { name: "zeta", agent_id: "z", ttl_seconds: 100 });
     await a.call("lock_resource", { name: "alpha", agent_id: "x", ttl_seconds: 5 });
     await a.call("lock_resource", { name: "Mid", agent_id: "m", ttl_seconds: 50 });
@@ -252,7 +252,7 @@ describe("list_locks", () => {
   });
 
   test("rounds the remaining time up to whole seconds", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("lock_resource", { name: "r", agent_id: "a", ttl_seconds: 10 });
     a.clock.advance(1_500);
     expect((await a.call("list_locks"))[0].expires_in_seconds).toBe(9);
@@ -261,7 +261,7 @@ describe("list_locks", () => {
 
 describe("lock_resources", () => {
   test("takes every name at once, deduplicated, with one token per name", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const r = await a.call("lock_resources", { names: ["b", "a", "b"], agent_id: "x" });
     expect(r.locked).toBe(true);
     expect(Object.keys(r.tokens)).toEqual(["a", "b"]);
@@ -273,7 +273,7 @@ describe("lock_resources", () => {
   });
 
   test("all or nothing: if any name is held, none is taken and held_by names the first held in byte order", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("lock_resource", { name: "m", agent_id: "holder-m" });
     await a.call("lock_resource", { name: "c", agent_id: "holder-c" });
     const r = await a.call("lock_resources", { names: ["z", "m", "c", "a"], agent_id: "x" });
@@ -282,20 +282,20 @@ describe("lock_resources", () => {
   });
 
   test("sorts by bytes, not by locale", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("lock_resource", { name: "a", agent_id: "lower" });
     await a.call("lock_resource", { name: "B", agent_id: "upper" });
     expect(await a.call("lock_resources", { names: ["a", "B"], agent_id: "x" })).toEqual({ locked: false, held_by: "upper" });
   });
 
   test("ttl_seconds <= 0 is refused and nothing is locked", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     expect(await a.callError("lock_resources", { names: ["a", "b"], agent_id: "x", ttl_seconds: -1 })).toBe("store: ttlSeconds must be > 0");
     expect(await a.call("list_locks")).toEqual([]);
   });
 
   test("names must be a non-empty array of non-empty strings", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     expect(await a.callError("lock_resources", { agent_id: "x" })).toBe("missing names");
     expect(await a.callError("lock_resources", { names: [], agent_id: "x" })).toBe("missing names");
     expect(await a.callError("lock_resources", { names: "a", agent_id: "x" })).toContain("names must be an array of strings");

@@ -53,9 +53,10 @@ export async function json(res: Response): Promise<any> {
 }
 
 /** Lets the event loop run until cond holds (a call reached its wait), failing after ~1 s. */
-export async function until(cond: () => boolean, what = "condition"): Promise<void> {
+export async function until(cond: () => boolean | Promise<boolean>, what = "condition"): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    if (cond()) return;
+    const ok = cond();
+    if (ok instanceof Promise ? await ok : ok) return;
     await Bun.sleep(i < 20 ? 0 : 5);
   }
   throw new Error(`timed out waiting for ${what}`);
@@ -68,8 +69,8 @@ export async function isSettled(p: Promise<unknown>): Promise<boolean> {
   return r !== marker;
 }
 
-export function makeApp(opts: { token?: string | undefined; noToken?: boolean } = {}): TestApp {
-  const tk = makeKernel();
+export async function makeApp(opts: { token?: string | undefined; noToken?: boolean } = {}): Promise<TestApp> {
+  const tk = await makeKernel();
   const app = createApp({ kernel: tk.kernel, token: opts.noToken ? undefined : (opts.token ?? TOKEN) });
 
   async function send(o: SendOptions = {}): Promise<Response> {

@@ -14,7 +14,7 @@ afterEach(async () => {
 });
 
 async function connect() {
-  const a = makeApp();
+  const a = await makeApp();
   const seen: { method: string; status: number; accept: string | null; version: string | null }[] = [];
   const transport = new StreamableHTTPClientTransport(new URL(URL_ROOT), {
     requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
@@ -52,7 +52,7 @@ test("the SDK client lists the tools and calls one", async () => {
   expect(r.isError).toBeUndefined();
   const content = r.content as { type: string; text: string }[];
   expect(JSON.parse(content[0]!.text)).toMatchObject({ locked: true, expires_in_seconds: 900 });
-  expect(a.kernel.locks.list().map((l) => l.agent_id)).toEqual(["agent:sdk"]);
+  expect((await a.kernel.locks.list()).map((l) => l.agent_id)).toEqual(["agent:sdk"]);
 });
 
 test("the SDK client sees a tool error as isError with the {error} text", async () => {

@@ -7,7 +7,7 @@ const keys = (o: object) => Object.keys(o).sort();
 
 describe("push_task", () => {
   test("answers {id} with increasing ids", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const one = await a.call("push_task", { queue: "q", payload: "build" });
     const two = await a.call("push_task", { queue: "q", payload: "test" });
     expect(keys(one)).toEqual(["id"]);
@@ -16,7 +16,7 @@ describe("push_task", () => {
   });
 
   test("a non-string payload is refused, naming the field, and nothing is queued", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     expect(await a.callError("push_task", { queue: "q", payload: { cmd: "make" } })).toBe("payload must be a string (got an object)");
     expect(await a.callError("push_task", { queue: "q", payload: ["x"] })).toBe("payload must be a string (got an array)");
     expect(await a.callError("push_task", { queue: "q", payload: 1 })).toBe("payload must be a string (got 1)");
@@ -24,7 +24,7 @@ describe("push_task", () => {
   });
 
   test("missing queue or payload is named", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     expect(await a.callError("push_task", { payload: "p" })).toBe("missing queue");
     expect(await a.callError("push_task", { queue: "", payload: "p" })).toBe("missing queue");
     expect(await a.callError("push_task", { queue: "q" })).toBe("missing payload");
@@ -33,7 +33,7 @@ describe("push_task", () => {
   });
 
   test("a non-number priority is refused, naming the field", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     expect(await a.callError("push_task", { queue: "q", payload: "p", priority: "high" })).toBe('priority must be a number (got "high")');
     expect(await a.call("list_tasks", { queue: "q" })).toEqual([]);
   });
@@ -41,11 +41,11 @@ describe("push_task", () => {
 
 describe("claim_next_task", () => {
   test("an empty queue answers {claimed:false}", async () => {
-    expect(await makeApp().call("claim_next_task", { queue: "q", agent_id: "w" })).toEqual({ claimed: false });
+    expect(await (await makeApp()).call("claim_next_task", { queue: "q", agent_id: "w" })).toEqual({ claimed: false });
   });
 
   test("claims with claimed, id, payload and lease_token (plus lease expiry and attempts)", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const { id } = await a.call("push_task", { queue: "q", payload: "do it" });
     const c = await a.call("claim_next_task", { queue: "q", agent_id: "w" });
     expect(keys(c)).toEqual(["attempts", "claimed", "id", "lease_expires_in_seconds", "lease_token", "payload"]);
@@ -55,7 +55,7 @@ describe("claim_next_task", () => {
   });
 
   test("takes the highest priority first, then the oldest", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("push_task", { queue: "q", payload: "low-old", priority: 1 });
     await a.call("push_task", { queue: "q", payload: "high", priority: 5.9 });
     await a.call("push_task", { queue: "q", payload: "low-new", priority: 1 });
@@ -66,7 +66,7 @@ describe("claim_next_task", () => {
   });
 
   test("lease_seconds sets the lease, and a lapsed lease requeues the task", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("push_task", { queue: "q", payload: "p" });
     const c = await a.call("claim_next_task", { queue: "q", agent_id: "w", lease_seconds: 10.5 });
     expect(c.lease_expires_in_seconds).toBe(10);
@@ -76,14 +76,14 @@ describe("claim_next_task", () => {
   });
 
   test("lease_seconds below 1 is refused and nothing is claimed", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("push_task", { queue: "q", payload: "p" });
     expect(await a.callError("claim_next_task", { queue: "q", agent_id: "w", lease_seconds: 0 })).toContain("lease_seconds");
     expect((await a.call("list_tasks", { queue: "q" }))[0].state).toBe("pending");
   });
 
   test("missing queue or agent_id is named", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     expect(await a.callError("claim_next_task", { agent_id: "w" })).toBe("missing queue");
     expect(await a.callError("claim_next_task", { queue: "q" })).toBe("missing agent_id");
     expect(await a.callError("claim_next_task", { queue: "q", agent_id: "" })).toBe("missing agent_id");
@@ -92,7 +92,7 @@ describe("claim_next_task", () => {
 
 describe("complete_task and fail_task", () => {
   async function claimed() {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("push_task", { queue: "q", payload: "p" });
     const c = await a.call("claim_next_task", { queue: "q", agent_id: "w" });
     return { a, c };
@@ -153,7 +153,7 @@ describe("complete_task and fail_task", () => {
 
 describe("list_tasks", () => {
   test("lists a queue's tasks by id; author only when given, lease fields only while claimed", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const t1 = await a.call("push_task", { queue: "q", payload: "one" });
     const t2 = await a.call("push_task", { queue: "q", payload: "two", author: "lead", priority: 3 });
     await a.call("push_task", { queue: "other", payload: "elsewhere" });
@@ -183,7 +183,7 @@ describe("list_tasks", () => {
 
 describe("renew_task (extension)", () => {
   test("extends the lease from now; a wrong token renews nothing", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("push_task", { queue: "q", payload: "p" });
     const c = await a.call("claim_next_task", { queue: "q", agent_id: "w", lease_seconds: 10 });
     a.clock.advance(8_000);
@@ -196,7 +196,7 @@ describe("renew_task (extension)", () => {
 
 describe("claim_next_task waiting (extension)", () => {
   test("a blocked claim gets the task pushed while it waits", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const p = a.call("claim_next_task", { queue: "q", agent_id: "w", wait_seconds: 10 });
     await until(() => a.kernel.tasks.waits.size === 1, "the claim to wait");
     expect(await isSettled(p)).toBe(false);
@@ -205,7 +205,7 @@ describe("claim_next_task waiting (extension)", () => {
   });
 
   test("a blocked claim answers {claimed:false} when wait_seconds pass", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     const p = a.call("claim_next_task", { queue: "q", agent_id: "w", wait_seconds: 3 });
     await until(() => a.kernel.tasks.waits.size === 1, "the claim to wait");
     a.clock.advance(3_000);
@@ -215,7 +215,7 @@ describe("claim_next_task waiting (extension)", () => {
 
 describe("max_attempts (extension)", () => {
   test("a task that fails max_attempts times goes to state failed instead of looping", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     await a.call("push_task", { queue: "q", payload: "flaky", max_attempts: 2 });
     for (let i = 0; i < 2; i++) {
       const c = await a.call("claim_next_task", { queue: "q", agent_id: "w" });
@@ -227,7 +227,7 @@ describe("max_attempts (extension)", () => {
   });
 
   test("max_attempts below 1 is refused and nothing is queued", async () => {
-    const a = makeApp();
+    const a = await makeApp();
     expect(await a.callError("push_task", { queue: "q", payload: "p", max_attempts: 0 })).toContain("max_attempts must be >= 1");
     expect(await a.call("list_tasks", { queue: "q" })).toEqual([]);
   });

@@ -57,7 +57,7 @@ const DESCRIBED: [string, string, string][] = [
 ];
 
 async function toolList(): Promise<any[]> {
-  const r = await makeApp().rpc("tools/list", {});
+  const r = await (await makeApp()).rpc("tools/list", {});
   return r.result.tools;
 }
 

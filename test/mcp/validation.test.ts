@@ -50,8 +50,8 @@ async function snapshot(a: TestApp) {
     notes: await a.call("list_notes"),
     agents: await a.call("list_agents"),
     tasks: await a.call("list_tasks", { queue: "q" }),
-    counter: a.kernel.counters.increment("c", 0),
-    event: a.kernel.events.generation("e"),
+    counter: await a.kernel.counters.increment("c", 0),
+    event: await a.kernel.events.generation("e"),
   });
 }
 
@@ -62,7 +62,7 @@ test("the validation table covers all 22 v2 tools", () => {
 for (const [tool, { args, required }] of Object.entries(VALID)) {
   describe(tool, () => {
     test("its valid call is answered as a result, not a tool error", async () => {
-      const r = await makeApp().callRaw(tool, args);
+      const r = await (await makeApp()).callRaw(tool, args);
       expect(r.isError).toBeUndefined();
       // renew_lock of an absent lock is a value ({renewed:false, error}), not a failure.
       if (tool !== "renew_lock") expect(JSON.parse(r.content[0]!.text).error).toBeUndefined();
@@ -70,7 +70,7 @@ for (const [tool, { args, required }] of Object.entries(VALID)) {
 
     for (const field of required) {
       test(`a missing ${field} is {"error":"missing ${field}"}, also when null${MAY_BE_EMPTY.has(field) ? "" : ' or ""'}`, async () => {
-        const a = makeApp();
+        const a = await makeApp();
         const before = await snapshot(a);
         const without = { ...args };
         delete without[field];
@@ -86,7 +86,7 @@ for (const [tool, { args, required }] of Object.entries(VALID)) {
     const fields = Object.keys(WRONG).filter((f) => f in args || optionalOf(tool).includes(f));
     for (const field of fields) {
       test(`a wrong type for ${field} is refused with a message naming ${field}`, async () => {
-        const a = makeApp();
+        const a = await makeApp();
         const before = await snapshot(a);
         const msg = await a.callError(tool, { ...args, [field]: WRONG[field] });
         expect(msg).toContain(field);
@@ -116,7 +116,7 @@ function optionalOf(tool: string): string[] {
 }
 
 test("messages show the offending value", async () => {
-  const a = makeApp();
+  const a = await makeApp();
   expect(await a.callError("lock_resource", { name: 42, agent_id: "a" })).toBe("name must be a string (got 42)");
   expect(await a.callError("lock_resource", { name: "r", agent_id: "a", ttl_seconds: "60" })).toBe('ttl_seconds must be a number (got "60")');
   expect(await a.callError("lock_resource", { name: "r", agent_id: "a", ttl_seconds: 1e12 })).toBe("ttl_seconds must be <= 31622400 (got 1000000000000)");

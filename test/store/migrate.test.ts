@@ -27,14 +27,14 @@ test("schema v4 keeps held locks and carries every released lock's fence into it
     expect(upgraded.query("SELECT resource FROM fences").all()).toEqual([{ resource: "pool:heavy" }]);
     upgraded.close();
 
-    const k = makeKernel({ path: db.path, clock: new ManualClock(Date.now()) });
+    const k = await makeKernel({ path: db.path, clock: new ManualClock(Date.now()) });
     const next = await k.kernel.locks.acquire({ name: "released", agentId: "B", ttlMs: 60_000, waitMs: 0 });
     expect(next).toMatchObject({ locked: true, fence: 4 });
-    expect(k.kernel.locks.list().map((l) => [l.name, l.agent_id, l.fence])).toEqual([
+    expect((await k.kernel.locks.list()).map((l) => [l.name, l.agent_id, l.fence])).toEqual([
       ["held", "A", 5],
       ["released", "B", 4],
     ]);
-    expect(k.kernel.locks.release("held", "tok", undefined)).toBe(true);
+    expect(await k.kernel.locks.release("held", "tok", undefined)).toBe(true);
     expect(await k.kernel.locks.acquire({ name: "held", agentId: "C", ttlMs: 60_000, waitMs: 0 })).toMatchObject({ fence: 6 });
     k.kernel.close();
     k.store.close();

@@ -12,8 +12,8 @@ export const eventTools = [
     description:
       "Signal a named event: its generation goes up by one (1 on the first signal) and every agent waiting on it wakes.",
     args: v.object({ name }),
-    run(a, { kernel }) {
-      return { generation: kernel.events.signal(a.name) };
+    async run(a, { kernel }) {
+      return { generation: await kernel.events.signal(a.name) };
     },
   }),
 
@@ -41,8 +41,8 @@ export const eventTools = [
     title: "Reset an event",
     description: "Reset an event's generation to 0. Waiters wake with fired:false.",
     args: v.object({ name }),
-    run(a, { kernel }) {
-      kernel.events.clear(a.name);
+    async run(a, { kernel }) {
+      await kernel.events.clear(a.name);
       return { cleared: true };
     },
   }),

@@ -78,8 +78,8 @@ export const lockTools = [
       lock_token: v.optional(text("lock_token", "The lock_token from lock_resource.", 64)),
       agent_id: v.optional(agentId("v1 path: release by holder id when no lock_token is given.")),
     }),
-    run(a, { kernel }) {
-      return { released: kernel.locks.release(a.name, a.lock_token, a.lock_token === undefined ? a.agent_id : undefined) };
+    async run(a, { kernel }) {
+      return { released: await kernel.locks.release(a.name, a.lock_token, a.lock_token === undefined ? a.agent_id : undefined) };
     },
   }),
 
@@ -95,8 +95,8 @@ export const lockTools = [
       agent_id: v.optional(agentId("The holder's agent_id, when no lock_token is given.")),
       ...ttlArgs("New lifetime from now, in seconds (> 0).", DEFAULT_LOCK_TTL_SECONDS),
     }),
-    run(a, { kernel }) {
-      const r = kernel.locks.renew(a.name, a.lock_token, a.agent_id, ttlSeconds(a, DEFAULT_LOCK_TTL_SECONDS)! * 1000);
+    async run(a, { kernel }) {
+      const r = await kernel.locks.renew(a.name, a.lock_token, a.agent_id, ttlSeconds(a, DEFAULT_LOCK_TTL_SECONDS)! * 1000);
       return r.renewed ? { renewed: true, expires_in_seconds: inSeconds(kernel, r.expiresAt) } : r;
     },
   }),
@@ -107,9 +107,9 @@ export const lockTools = [
     readOnly: true,
     description: "List every live lock: who holds it, when it expires, and who is waiting for it (in order).",
     args: v.object({}),
-    run(_a, { kernel }) {
+    async run(_a, { kernel }) {
       const now = kernel.clock.now();
-      return kernel.locks.list().map((l) => ({
+      return (await kernel.locks.list()).map((l) => ({
         name: l.name,
         agent_id: l.agent_id,
         expires_in_seconds: inSeconds(kernel, l.expires_at),

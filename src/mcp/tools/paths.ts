@@ -103,8 +103,8 @@ export const pathTools = [
     title: "Release a path claim",
     description: "Release a claim you hold, with its claim_token, as soon as your edits there are done. Agents waiting for the region get it at once.",
     args: v.object({ claim_token: claimToken }),
-    run(a, { kernel }) {
-      return { released: kernel.paths.release(a.claim_token) };
+    async run(a, { kernel }) {
+      return { released: await kernel.paths.release(a.claim_token) };
     },
   }),
 
@@ -116,8 +116,8 @@ export const pathTools = [
       claim_token: claimToken,
       ...ttlArgs("New lifetime from now, in seconds (> 0).", DEFAULT_CLAIM_TTL_SECONDS),
     }),
-    run(a, { kernel }) {
-      const r = kernel.paths.renew(a.claim_token, ttlSeconds(a, DEFAULT_CLAIM_TTL_SECONDS)! * 1000);
+    async run(a, { kernel }) {
+      const r = await kernel.paths.renew(a.claim_token, ttlSeconds(a, DEFAULT_CLAIM_TTL_SECONDS)! * 1000);
       return r.renewed ? { renewed: true, expires_in_seconds: inSeconds(kernel, r.expiresAt) } : r;
     },
   }),
@@ -135,8 +135,8 @@ export const pathTools = [
       room: v.optional(room, DEFAULT_ROOM),
       agent_id: v.optional(agentId("Who you are: your own claims never conflict.")),
     }),
-    run(a, { kernel }) {
-      const r = kernel.paths.check({ paths: a.paths, room: a.room, agentId: a.agent_id });
+    async run(a, { kernel }) {
+      const r = await kernel.paths.check({ paths: a.paths, room: a.room, agentId: a.agent_id });
       return { clear: r.clear, conflicts: r.conflicts.map((c) => conflictView(kernel, c)) };
     },
   }),
@@ -147,8 +147,8 @@ export const pathTools = [
     readOnly: true,
     description: "List the live path claims of a room (or of every room when room is omitted): who holds which paths, why, and for how long.",
     args: v.object({ room: v.optional(room) }),
-    run(a, { kernel }) {
-      return kernel.paths.list(a.room).map((c) => claimView(kernel, c));
+    async run(a, { kernel }) {
+      return (await kernel.paths.list(a.room)).map((c) => claimView(kernel, c));
     },
   }),
 
@@ -166,8 +166,8 @@ export const pathTools = [
       paths: v.optional(textList("paths", "Only release the holder's claims that name one of these paths (as claimed).")),
       reason: text("reason", "Why, for the record.", MAX_ID_LENGTH),
     }),
-    run(a, { kernel }) {
-      const r = kernel.paths.forceRelease({ agentId: a.agent_id, holder: a.holder, room: a.room, paths: a.paths, reason: a.reason });
+    async run(a, { kernel }) {
+      const r = await kernel.paths.forceRelease({ agentId: a.agent_id, holder: a.holder, room: a.room, paths: a.paths, reason: a.reason });
       return { released: r.released };
     },
   }),

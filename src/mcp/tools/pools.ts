@@ -101,8 +101,8 @@ export const poolTools = [
       "Release a slot as soon as the heavy work ends: the next agent in line gets it at once. Idempotent: releasing " +
       "again answers released:false. A queued request's wake_token withdraws the request instead.",
     args: v.object({ slot_token: slotToken }),
-    run(a, { kernel }) {
-      return { released: kernel.pools.release(a.slot_token) };
+    async run(a, { kernel }) {
+      return { released: await kernel.pools.release(a.slot_token) };
     },
   }),
 
@@ -117,8 +117,8 @@ export const poolTools = [
       ...ttlArgs("New lifetime from now, in seconds (> 0).", DEFAULT_SLOT_TTL_SECONDS),
       pid: v.optional(int("pid", "Bind the slot to this process's group from now on.", { min: 1, max: MAX_PID })),
     }),
-    run(a, { kernel }) {
-      const r = kernel.pools.renew(a.slot_token, ttlSeconds(a, DEFAULT_SLOT_TTL_SECONDS)! * 1000, a.pid);
+    async run(a, { kernel }) {
+      const r = await kernel.pools.renew(a.slot_token, ttlSeconds(a, DEFAULT_SLOT_TTL_SECONDS)! * 1000, a.pid);
       if (!r.renewed) return r;
       return compact({ renewed: true, expires_in_seconds: r.expiresAt === null ? undefined : inSeconds(kernel, r.expiresAt), bound_pid: r.pid });
     },
@@ -133,7 +133,7 @@ export const poolTools = [
       "(for configure_pool), who holds slots and who waits, in order.",
     args: v.object({}),
     run(_a, { kernel }) {
-      return livePools(kernel, kernel.clock.now());
+      return kernel.ctx.read(() => livePools(kernel, kernel.clock.now()));
     },
   }),
 

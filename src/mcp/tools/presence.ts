@@ -18,8 +18,8 @@ export const presenceTools = [
       ...ttlArgs("Seconds until you count as gone unless you call again (> 0).", DEFAULT_HEARTBEAT_TTL_SECONDS),
       role: v.optional(text("role", "Optional role, e.g. `lead`.", 64)),
     }),
-    run(a, { kernel }) {
-      const expiresAt = kernel.presence.register(a.agent_id, ttlSeconds(a, DEFAULT_HEARTBEAT_TTL_SECONDS)! * 1000, a.role);
+    async run(a, { kernel }) {
+      const expiresAt = await kernel.presence.register(a.agent_id, ttlSeconds(a, DEFAULT_HEARTBEAT_TTL_SECONDS)! * 1000, a.role);
       return { registered: true, expires_in_seconds: inSeconds(kernel, expiresAt) };
     },
   }),
@@ -29,8 +29,8 @@ export const presenceTools = [
     title: "Leave",
     description: "Say you are done: releases every lock you hold (waking the next waiters) and requeues the tasks you claimed.",
     args: v.object({ agent_id: text("agent_id", "Your agent_id.", MAX_ID_LENGTH) }),
-    run(a, { kernel }) {
-      kernel.presence.unregister(a.agent_id);
+    async run(a, { kernel }) {
+      await kernel.presence.unregister(a.agent_id);
       return { unregistered: true };
     },
   }),
@@ -42,15 +42,22 @@ export const presenceTools = [
     description: "List the agents whose heartbeat is live, with the locks and tasks each holds.",
     args: v.object({}),
     run(_a, { kernel }) {
-      return kernel.presence.list().map((ag) =>
-        compact({
-          agent_id: ag.agent_id,
-          expires_in_seconds: inSeconds(kernel, ag.expires_at),
-          role: ag.role,
-          locks: kernel.locks.heldBy(ag.agent_id),
-          tasks: kernel.tasks.claimedBy(ag.agent_id),
-        }),
-      );
+      // One read: what each agent holds as of one moment.
+      return kernel.ctx.read(function* () {
+        const out = [];
+        for (const ag of yield* kernel.presence.listTx()) {
+          out.push(
+            compact({
+              agent_id: ag.agent_id,
+              expires_in_seconds: inSeconds(kernel, ag.expires_at),
+              role: ag.role,
+              locks: yield* kernel.locks.heldByTx(ag.agent_id),
+              tasks: yield* kernel.tasks.claimedByTx(ag.agent_id),
+            }),
+          );
+        }
+        return out;
+      });
     },
   }),
 ];

@@ -25,8 +25,8 @@ export const taskTools = [
       priority: v.optional(int("priority", "Higher runs first. Default 0."), 0),
       max_attempts: v.optional(int("max_attempts", "Give up after this many claims (>= 1). Default: retry forever.", { min: 1 })),
     }),
-    run(a, { kernel }) {
-      return { id: kernel.tasks.push({ queue: a.queue, payload: a.payload, author: a.author, priority: a.priority, maxAttempts: a.max_attempts }) };
+    async run(a, { kernel }) {
+      return { id: await kernel.tasks.push({ queue: a.queue, payload: a.payload, author: a.author, priority: a.priority, maxAttempts: a.max_attempts }) };
     },
   }),
 
@@ -63,8 +63,8 @@ export const taskTools = [
     title: "Complete a claimed task",
     description: "Mark a task you claimed as done. Answers completed:false if your lease is no longer valid (it lapsed and the task was requeued).",
     args: v.object({ id, lease_token: leaseToken }),
-    run(a, { kernel }) {
-      return { completed: kernel.tasks.complete(a.id, a.lease_token) };
+    async run(a, { kernel }) {
+      return { completed: await kernel.tasks.complete(a.id, a.lease_token) };
     },
   }),
 
@@ -74,8 +74,8 @@ export const taskTools = [
     description:
       "Give up on a task you claimed. requeue=true (default) puts it back for another attempt; requeue=false marks it `failed`.",
     args: v.object({ id, lease_token: leaseToken, requeue: v.optional(bool("requeue", "Put it back in the queue. Default true."), true) }),
-    run(a, { kernel }) {
-      return { failed: kernel.tasks.fail(a.id, a.lease_token, a.requeue) };
+    async run(a, { kernel }) {
+      return { failed: await kernel.tasks.fail(a.id, a.lease_token, a.requeue) };
     },
   }),
 
@@ -84,8 +84,8 @@ export const taskTools = [
     title: "Extend a task lease",
     description: "Extend the lease on a task you claimed: it now lapses lease_seconds from now (default 120).",
     args: v.object({ id, lease_token: leaseToken, lease_seconds: leaseSeconds("New lease from now (>= 1). Default 120.") }),
-    run(a, { kernel }) {
-      const r = kernel.tasks.renew(a.id, a.lease_token, a.lease_seconds * 1000);
+    async run(a, { kernel }) {
+      const r = await kernel.tasks.renew(a.id, a.lease_token, a.lease_seconds * 1000);
       return r.renewed ? { renewed: true, lease_expires_in_seconds: inSeconds(kernel, r.expiresAt) } : r;
     },
   }),
@@ -96,8 +96,8 @@ export const taskTools = [
     readOnly: true,
     description: "List every task of a queue by id, with its state (pending, claimed, done, failed) and lease.",
     args: v.object({ queue }),
-    run(a, { kernel }) {
-      return kernel.tasks.list(a.queue).map((t) =>
+    async run(a, { kernel }) {
+      return (await kernel.tasks.list(a.queue)).map((t) =>
         compact({
           id: t.id,
           queue: t.queue,

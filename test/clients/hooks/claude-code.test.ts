@@ -44,7 +44,7 @@ const run = (event: "session-start" | "pre-edit" | "stop", input: unknown, deps:
 
 describe("claude-code PreToolUse (pre-edit)", () => {
   test("a file inside another agent's claim is denied with permissionDecision deny, naming holder, claim and witness", async () => {
-    const t = makeApp();
+    const t = await makeApp();
     await t.call("claim_paths", { agent_id: "codex:other", paths: ["to/**"], reason: "refactor" });
     const out = await run("pre-edit", PRE_TOOL_USE, deps(t));
     expect(out.code).toBe(0);
@@ -59,19 +59,19 @@ describe("claude-code PreToolUse (pre-edit)", () => {
   });
 
   test("a file outside every claim is allowed silently (exit 0, no output)", async () => {
-    const t = makeApp();
+    const t = await makeApp();
     await t.call("claim_paths", { agent_id: "codex:other", paths: ["src/**"] });
     expect(await run("pre-edit", PRE_TOOL_USE, deps(t))).toEqual({ code: 0 });
   });
 
   test("the agent's own claim does not block it", async () => {
-    const t = makeApp();
+    const t = await makeApp();
     await t.call("claim_paths", { agent_id: ME, paths: ["to/**"] });
     expect(await run("pre-edit", PRE_TOOL_USE, deps(t))).toEqual({ code: 0 });
   });
 
   test("Edit, MultiEdit and NotebookEdit (notebook_path) are checked too; other tools are not", async () => {
-    const t = makeApp();
+    const t = await makeApp();
     await t.call("claim_paths", { agent_id: "codex:other", paths: ["to/**"] });
     for (const tool_name of ["Edit", "MultiEdit"]) {
       const out = await run("pre-edit", { ...PRE_TOOL_USE, tool_name, tool_input: { file_path: "/path/to/file.txt", old_string: "a", new_string: "b" } }, deps(t));
@@ -92,7 +92,7 @@ describe("claude-code PreToolUse (pre-edit)", () => {
 
 describe("claude-code Stop", () => {
   test("a pending slot offer blocks stopping with decision block and a reason naming acquire_slot and the wake_token", async () => {
-    const t = makeApp();
+    const t = await makeApp();
     const held = await t.call("acquire_slot", { agent_id: "codex:other", reason: "cargo test" });
     const queued = await t.call("acquire_slot", { agent_id: ME, reason: "bun test" });
     expect(queued.granted).toBe(false);
@@ -108,7 +108,7 @@ describe("claude-code Stop", () => {
   });
 
   test("queued but not offered, or nothing at all: stopping is allowed", async () => {
-    const t = makeApp();
+    const t = await makeApp();
     expect(await run("stop", STOP, deps(t))).toEqual({ code: 0 });
     await t.call("acquire_slot", { agent_id: "codex:other" });
     await t.call("acquire_slot", { agent_id: ME });
@@ -116,7 +116,7 @@ describe("claude-code Stop", () => {
   });
 
   test("stop_hook_active (already continuing because of a stop hook) is allowed, so it never loops", async () => {
-    const t = makeApp();
+    const t = await makeApp();
     const held = await t.call("acquire_slot", { agent_id: "codex:other" });
     await t.call("acquire_slot", { agent_id: ME });
     await t.call("release_slot", { slot_token: held.slot_token });
@@ -126,7 +126,7 @@ describe("claude-code Stop", () => {
 
 describe("claude-code SessionStart", () => {
   test("injects the policy with the agent id and a summary of what others hold as additionalContext", async () => {
-    const t = makeApp();
+    const t = await makeApp();
     await t.call("claim_paths", { agent_id: "codex:other", paths: ["src/api/**"], reason: "api work" });
     await t.call("acquire_slot", { agent_id: "gemini-cli:g1", reason: "cargo build" });
     await t.call("lock_resource", { name: "npm-install", agent_id: "cursor:c1" });

@@ -53,7 +53,7 @@ describe("codex PreToolUse on apply_patch (pre-edit)", () => {
   });
 
   test("a patch touching another agent's claim is denied through hookSpecificOutput.permissionDecision", async () => {
-    const t = makeApp();
+    const t = await makeApp();
     await t.call("claim_paths", { agent_id: "claude-code:x", paths: ["src/api/**"] });
     const out = await runHook(codex, "pre-edit", JSON.stringify(PRE_TOOL_USE), deps(t));
     expect(out.code).toBe(0);
@@ -65,7 +65,7 @@ describe("codex PreToolUse on apply_patch (pre-edit)", () => {
   });
 
   test("a patch outside every claim, or under the agent's own claim, is allowed silently", async () => {
-    const t = makeApp();
+    const t = await makeApp();
     expect(await runHook(codex, "pre-edit", JSON.stringify(PRE_TOOL_USE), deps(t))).toEqual({ code: 0 });
     await t.call("claim_paths", { agent_id: ME, paths: ["src/**", "docs/**"] });
     expect(await runHook(codex, "pre-edit", JSON.stringify(PRE_TOOL_USE), deps(t))).toEqual({ code: 0 });
@@ -80,7 +80,7 @@ describe("codex PreToolUse on apply_patch (pre-edit)", () => {
 
 describe("codex Stop and SessionStart", () => {
   test("an offered slot blocks with {decision:block, reason} (a non-blank reason, as the schema requires)", async () => {
-    const t = makeApp();
+    const t = await makeApp();
     const held = await t.call("acquire_slot", { agent_id: "other" });
     await t.call("acquire_slot", { agent_id: ME });
     await t.call("release_slot", { slot_token: held.slot_token });
@@ -93,11 +93,11 @@ describe("codex Stop and SessionStart", () => {
   });
 
   test("nothing offered: the stop is allowed", async () => {
-    expect(await runHook(codex, "stop", JSON.stringify(STOP), deps(makeApp()))).toEqual({ code: 0 });
+    expect(await runHook(codex, "stop", JSON.stringify(STOP), deps(await makeApp()))).toEqual({ code: 0 });
   });
 
   test("session start gives hookSpecificOutput.additionalContext with the codex agent id", async () => {
-    const out = await runHook(codex, "session-start", JSON.stringify(SESSION_START), deps(makeApp()));
+    const out = await runHook(codex, "session-start", JSON.stringify(SESSION_START), deps(await makeApp()));
     const body = JSON.parse(out.stdout!);
     expect(body.hookSpecificOutput.hookEventName).toBe("SessionStart");
     expect(body.hookSpecificOutput.additionalContext).toContain("Your agent_id is `codex:019a-sess`");

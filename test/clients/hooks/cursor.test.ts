@@ -18,7 +18,7 @@ const deps = (t: TestApp) => appDeps(t, "/path/to/project");
 
 describe("cursor preToolUse (pre-edit)", () => {
   test("a Write into another agent's claim is denied: permission deny with agent_message, and exit 2", async () => {
-    const t = makeApp();
+    const t = await makeApp();
     await t.call("claim_paths", { agent_id: "codex:x", paths: ["src/**"] });
     const out = await runHook(cursor, "pre-edit", JSON.stringify(PRE_TOOL_USE), deps(t));
     expect(out.code).toBe(2);
@@ -29,7 +29,7 @@ describe("cursor preToolUse (pre-edit)", () => {
   });
 
   test("outside every claim or under its own claim: {} and exit 0", async () => {
-    const t = makeApp();
+    const t = await makeApp();
     expect(await runHook(cursor, "pre-edit", JSON.stringify(PRE_TOOL_USE), deps(t))).toEqual({ code: 0, stdout: "{}\n" });
     await t.call("claim_paths", { agent_id: ME, paths: ["src/**"] });
     expect(await runHook(cursor, "pre-edit", JSON.stringify(PRE_TOOL_USE), deps(t))).toEqual({ code: 0, stdout: "{}\n" });
@@ -40,7 +40,7 @@ describe("cursor preToolUse (pre-edit)", () => {
 
 describe("cursor stop and sessionStart", () => {
   test("an offered slot sends one followup_message; a stop after a follow-up (loop_count > 0) is allowed", async () => {
-    const t = makeApp();
+    const t = await makeApp();
     const held = await t.call("acquire_slot", { agent_id: "other" });
     await t.call("acquire_slot", { agent_id: ME });
     await t.call("release_slot", { slot_token: held.slot_token });
@@ -53,7 +53,7 @@ describe("cursor stop and sessionStart", () => {
   });
 
   test("sessionStart answers additional_context with the cursor agent id", async () => {
-    const body = JSON.parse((await runHook(cursor, "session-start", JSON.stringify(SESSION_START), deps(makeApp()))).stdout!);
+    const body = JSON.parse((await runHook(cursor, "session-start", JSON.stringify(SESSION_START), deps(await makeApp()))).stdout!);
     expect(Object.keys(body)).toEqual(["additional_context"]);
     expect(body.additional_context).toContain("Your agent_id is `cursor:conv-123`");
   });

@@ -20,7 +20,7 @@ const deps = (t: TestApp) => appDeps(t, "/work/repo");
 
 describe("gemini-cli BeforeTool (pre-edit)", () => {
   test("write_file into another agent's claim is denied with {decision:deny, reason}", async () => {
-    const t = makeApp();
+    const t = await makeApp();
     await t.call("claim_paths", { agent_id: "codex:x", paths: ["src/api/**"] });
     const out = await runHook(geminiCli, "pre-edit", JSON.stringify(BEFORE_TOOL), deps(t));
     expect(out.code).toBe(0);
@@ -31,7 +31,7 @@ describe("gemini-cli BeforeTool (pre-edit)", () => {
   });
 
   test("replace is checked as well; allowed calls answer {} (stdout is parsed as JSON)", async () => {
-    const t = makeApp();
+    const t = await makeApp();
     const replace = { ...BEFORE_TOOL, tool_name: "replace", tool_input: { file_path: "/work/repo/src/a.ts", old_string: "a", new_string: "b" } };
     expect(await runHook(geminiCli, "pre-edit", JSON.stringify(replace), deps(t))).toEqual({ code: 0, stdout: "{}\n" });
     await t.call("claim_paths", { agent_id: "codex:x", paths: ["src/*.ts"] });
@@ -50,7 +50,7 @@ describe("gemini-cli BeforeTool (pre-edit)", () => {
 
 describe("gemini-cli AfterAgent (stop) and SessionStart", () => {
   test("an offered slot rejects the response with {decision:deny, reason}: the reason becomes the agent's next prompt", async () => {
-    const t = makeApp();
+    const t = await makeApp();
     const held = await t.call("acquire_slot", { agent_id: "other" });
     await t.call("acquire_slot", { agent_id: ME });
     await t.call("release_slot", { slot_token: held.slot_token });
@@ -61,7 +61,7 @@ describe("gemini-cli AfterAgent (stop) and SessionStart", () => {
   });
 
   test("session start: hookSpecificOutput.additionalContext with the gemini-cli agent id", async () => {
-    const body = JSON.parse((await runHook(geminiCli, "session-start", JSON.stringify(SESSION_START), deps(makeApp()))).stdout!);
+    const body = JSON.parse((await runHook(geminiCli, "session-start", JSON.stringify(SESSION_START), deps(await makeApp()))).stdout!);
     expect(body.hookSpecificOutput.hookEventName).toBe("SessionStart");
     expect(body.hookSpecificOutput.additionalContext).toContain("Your agent_id is `gemini-cli:g-42`");
   });

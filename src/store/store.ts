@@ -1,0 +1,50 @@
+// What the domain needs from a store, whichever it is: SQLite's embedded file (db.ts, answers
+// every statement at once, so a transaction returns its result synchronously) or a shared
+// PostgreSQL database (pg.ts, answers after a round trip, so a transaction returns a promise).
+// The domain's transactions are generator bodies (tx.ts) and run unchanged on both.
+import type { Durability } from "../config/settings.ts";
+import type { Tx } from "./tx.ts";
+
+export type Awaitable<T> = T | Promise<T>;
+
+export type StoreKind = "sqlite" | "postgres";
+
+export interface Store {
+  readonly kind: StoreKind;
+  /** Where the state lives, for messages: a file path, or a URL with its password as ***. */
+  readonly path: string;
+  readonly durability: Durability;
+  /**
+   * Runs the body fn makes in one transaction; after it commits, runs the afterCommit hooks it
+   * queued. Transactions never interleave: a store runs one body at a time, so the in-memory
+   * lines a body touches stay consistent with the rows it writes.
+   */
+  tx<T>(fn: () => Tx<T>): Awaitable<T>;
+  /** Runs a body outside any transaction (a read), in turn with transactions. */
+  read<T>(body: Tx<T>): Awaitable<T>;
+  /**
+   * Queues work for after the current transaction commits; if it rolls back, `orElse` runs
+   * instead (so that a waiter promised a grant by a transaction that failed is still answered).
+   * Outside a transaction it runs at once.
+   */
+  afterCommit(fn: () => void, orElse?: () => void): void;
+  /** Resolves once everything done so far is durable; null when it already is (no wait). */
+  durable(): Promise<void> | null;
+  /** Finishes what is running and closes the connection. */
+  close(): Awaitable<void>;
+}
+
+/** then() that stays synchronous when the value is: SQLite's path pays no microtask for it. */
+export function andThen<T, U>(value: Awaitable<T>, fn: (v: T) => Awaitable<U>): Awaitable<U> {
+  return value instanceof Promise ? value.then(fn) : fn(value);
+}
+
+/** Reports a failure of work nobody awaits, synchronous or not. */
+export function detached(run: () => Awaitable<unknown>, onError: (err: unknown) => void): void {
+  try {
+    const out = run();
+    if (out instanceof Promise) out.catch(onError);
+  } catch (err) {
+    onError(err);
+  }
+}

@@ -12,7 +12,9 @@ import { AirlockError, errorMessage } from "./errors.ts";
 import { createLog } from "./log.ts";
 import { plain } from "./mcp/guard.ts";
 import { type App, createApp, type Listening, listen, listenUnix } from "./mcp/server.ts";
-import { openStore, type Store } from "./store/db.ts";
+import { openStore } from "./store/db.ts";
+import { openPgStore } from "./store/pg.ts";
+import type { Store } from "./store/store.ts";
 import { createDashboard } from "./ui/serve.ts";
 import { VERSION } from "./version.ts";
 
@@ -75,7 +77,7 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
   try {
     token = resolveToken({ required: !loopback });
     if (!loopback && token === undefined) throw new AirlockError("config", "a token is required to listen beyond loopback");
-    store = openStore(s.dbPath, { durability: s.durability });
+    store = s.store !== undefined ? await openPgStore(s.store, { durability: s.durability }) : openStore(s.dbPath, { durability: s.durability });
     kernel = await createKernel({
       store,
       journal: {
@@ -87,7 +89,7 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
   } catch (err) {
     for (const l of servers) await l.server.stop(true);
     unix?.remove();
-    store?.close();
+    await store?.close();
     throw err;
   }
   const machine = { addresses: Object.values(networkInterfaces()).flatMap((l) => (l ?? []).map((i) => i.address)), hostname: hostname() };
@@ -107,11 +109,11 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
     await Promise.race([graceful, Bun.sleep(STOP_GRACE_MS)]);
     for (const l of servers) await l.server.stop(true);
     unix?.remove();
-    store.close();
+    await store.close();
   };
   // One line, its head unchanged ("listening on http://host:port"): scripts and tests parse it.
   const socketNote = unix ? `socket ${unix.path}, ` : "";
-  log.info(`airlock ${VERSION} listening on ${listening.url} (${socketNote}db ${s.dbPath}, durability ${s.durability}${token ? ", bearer token required" : ""})`);
+  log.info(`airlock ${VERSION} listening on ${listening.url} (${socketNote}${store.kind === "postgres" ? `store ${store.path}` : `db ${s.dbPath}`}, durability ${s.durability}${token ? ", bearer token required" : ""})`);
   return { url: listening.url, port: listening.server.port ?? s.port, socket: unix?.path ?? null, kernel, store, stop };
 }
 

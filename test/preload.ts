@@ -7,7 +7,9 @@ import { join } from "node:path";
 
 const home = mkdtempSync(join(tmpdir(), "airlock-test-"));
 const testLog = process.env.AIRLOCK_TEST_LOG; // read before the AIRLOCK_* variables are cleared
-for (const k of Object.keys(process.env)) if (k.startsWith("AIRLOCK_") && k !== "AIRLOCK_BIN") delete process.env[k];
+// AIRLOCK_BIN and AIRLOCK_TEST_* choose what the tests run against (the binary, a PostgreSQL
+// server); they are not settings of the daemon, and stay.
+for (const k of Object.keys(process.env)) if (k.startsWith("AIRLOCK_") && k !== "AIRLOCK_BIN" && !k.startsWith("AIRLOCK_TEST_")) delete process.env[k];
 // The clients' own relocations would send setup tests into the user's real config folders.
 for (const k of ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME"]) delete process.env[k];
 process.env.HOME = home;

@@ -22,6 +22,14 @@ export const env = {
   get db(): string | undefined {
     return str("AIRLOCK_DB");
   },
+  /** A PostgreSQL URL: the state lives in a database shared by many daemons. */
+  get store(): string | undefined {
+    return str("AIRLOCK_STORE");
+  },
+  /** A file (mode 0600) holding that URL, so the password is in neither the environment nor ps. */
+  get storeFile(): string | undefined {
+    return str("AIRLOCK_STORE_FILE");
+  },
   get durability(): string | undefined {
     return str("AIRLOCK_DURABILITY");
   },

@@ -1,4 +1,5 @@
 // Daemon settings resolved from flags, then the environment, then defaults.
+import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { AirlockError } from "../errors.ts";
 import { defaultDbPath, defaultSocketPath } from "./dirs.ts";
@@ -11,6 +12,12 @@ export interface Settings {
   host: string;
   port: number;
   dbPath: string;
+  /**
+   * A PostgreSQL URL when the state lives in a database shared with other daemons (--store,
+   * AIRLOCK_STORE, or the file AIRLOCK_STORE_FILE names); undefined for the SQLite file dbPath.
+   * It may hold a password: never log it as is (redactUrl).
+   */
+  store: string | undefined;
   /** True when the user chose the host explicitly (a non-loopback bind needs that). */
   hostExplicit: boolean;
   durability: Durability;
@@ -72,6 +79,7 @@ export interface SettingsFlags {
   port?: string | undefined;
   host?: string | undefined;
   db?: string | undefined;
+  store?: string | undefined;
   durability?: string | undefined;
   /** A path, or "off"/"" to listen on TCP only. */
   socket?: string | undefined;
@@ -86,6 +94,7 @@ export function resolveSettings(flags: SettingsFlags): Settings {
     host: hostFlag ?? DEFAULT_HOST,
     hostExplicit: hostFlag !== undefined,
     dbPath: flags.db ?? defaultDbPath(),
+    store: resolveStore(flags),
     durability:
       flags.durability !== undefined
         ? parseDurability(flags.durability, "--durability")
@@ -97,6 +106,36 @@ export function resolveSettings(flags: SettingsFlags): Settings {
     journalDays: parsePositive(env.journalDays, "AIRLOCK_JOURNAL_DAYS", false),
     journalMax: parsePositive(env.journalMax, "AIRLOCK_JOURNAL_MAX", true),
   };
+}
+
+const POSTGRES_URL = /^postgres(ql)?:\/\//i;
+
+/** The shared store's URL: --store, else AIRLOCK_STORE, else the contents of AIRLOCK_STORE_FILE. */
+function resolveStore(flags: SettingsFlags): string | undefined {
+  let url: string | undefined;
+  let source: string;
+  if (flags.store !== undefined) [url, source] = [flags.store.trim(), "--store"];
+  else if (env.store !== undefined) [url, source] = [env.store.trim(), "AIRLOCK_STORE"];
+  else if (env.storeFile !== undefined) [url, source] = [readStoreFile(env.storeFile), `AIRLOCK_STORE_FILE (${env.storeFile})`];
+  else return undefined;
+  if (url === "" || url.toLowerCase() === "sqlite") return undefined; // the embedded default, said explicitly
+  if (flags.db !== undefined) throw new AirlockError("config", `--db and ${source} both choose where the state lives; give one`);
+  // The message never repeats the value: it may carry a password.
+  if (!POSTGRES_URL.test(url)) throw new AirlockError("config", `${source} must be a postgres:// or postgresql:// URL (or "sqlite")`);
+  return url;
+}
+
+function readStoreFile(path: string): string {
+  try {
+    // Readable by others, the file gives the database password away: refuse it, as ssh does a key.
+    if (process.platform !== "win32" && (statSync(path).mode & 0o077) !== 0) {
+      throw new AirlockError("config", `AIRLOCK_STORE_FILE ${path} is readable by other users; chmod 600 it`);
+    }
+    return readFileSync(path, "utf8").trim();
+  } catch (err) {
+    if (err instanceof AirlockError) throw err;
+    throw new AirlockError("config", `cannot read AIRLOCK_STORE_FILE ${path}: ${(err as Error).message}`);
+  }
 }
 
 /**

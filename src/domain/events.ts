@@ -28,7 +28,7 @@ export class Events {
 
   private *signalTx(name: string): Tx<number> {
     const row = yield* get<{ generation: number }>(
-      "INSERT INTO events (name, generation) VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET generation = generation + 1 RETURNING generation",
+      "INSERT INTO events (name, generation) VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET generation = events.generation + 1 RETURNING generation",
       name,
     );
     const generation = row!.generation;

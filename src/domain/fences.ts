@@ -5,7 +5,7 @@ import { get, type Tx } from "../store/tx.ts";
 
 export function* nextFence(resource: string): Tx<number> {
   const row = yield* get<{ fence: number }>(
-    "INSERT INTO fences (resource, fence) VALUES (?, 1) ON CONFLICT(resource) DO UPDATE SET fence = fence + 1 RETURNING fence",
+    "INSERT INTO fences (resource, fence) VALUES (?, 1) ON CONFLICT(resource) DO UPDATE SET fence = fences.fence + 1 RETURNING fence",
     resource,
   );
   return row!.fence;

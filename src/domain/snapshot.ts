@@ -171,7 +171,7 @@ export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
 
   const journal = (yield* hasTable("journal"))
     ? (yield* all<{ revision: number; at: number; kind: string; resource: string; agent_id: string | null; reason: string | null; data: string | null }>(
-        "SELECT * FROM (SELECT * FROM journal ORDER BY revision DESC LIMIT ?) ORDER BY revision",
+        "SELECT * FROM (SELECT * FROM journal ORDER BY revision DESC LIMIT ?) AS tail ORDER BY revision",
         JOURNAL_TAIL,
       )).map((r) =>
         changeView({

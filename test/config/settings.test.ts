@@ -1,11 +1,23 @@
 // Daemon settings: flags over the environment over defaults, strict port parsing, and which
 // bind addresses count as loopback.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_HOST, DEFAULT_PORT, isLoopbackHost, parsePort, resolveSettings, boundHostNames, DEFAULT_DURABILITY } from "../../src/config/settings.ts";
 import { AirlockError } from "../../src/errors.ts";
 
-const KEYS = ["AIRLOCK_DURABILITY", "AIRLOCK_PORT", "AIRLOCK_HOST", "AIRLOCK_DB", "AIRLOCK_SOCKET", "AIRLOCK_JOURNAL_DAYS", "AIRLOCK_JOURNAL_MAX"] as const;
+const KEYS = [
+  "AIRLOCK_DURABILITY",
+  "AIRLOCK_PORT",
+  "AIRLOCK_HOST",
+  "AIRLOCK_DB",
+  "AIRLOCK_SOCKET",
+  "AIRLOCK_JOURNAL_DAYS",
+  "AIRLOCK_JOURNAL_MAX",
+  "AIRLOCK_STORE",
+  "AIRLOCK_STORE_FILE",
+] as const;
 let saved: Record<string, string | undefined>;
 
 beforeEach(() => {
@@ -28,6 +40,7 @@ describe("resolveSettings", () => {
       port: DEFAULT_PORT,
       hostExplicit: false,
       dbPath: join(process.env.AIRLOCK_HOME!, "state.db"),
+      store: undefined,
       durability: DEFAULT_DURABILITY,
       socket: join(process.env.AIRLOCK_HOME!, "airlock.sock"),
       socketExplicit: false,
@@ -51,6 +64,7 @@ describe("resolveSettings", () => {
       port: 4000,
       hostExplicit: true,
       dbPath: "/tmp/x.db",
+      store: undefined,
       durability: "normal",
       socket: "/run/airlock.sock",
       socketExplicit: true,
@@ -77,6 +91,7 @@ describe("resolveSettings", () => {
       port: 5000,
       hostExplicit: true,
       dbPath: "/tmp/y.db",
+      store: undefined,
       durability: "full",
       socket: "/tmp/a.sock",
       socketExplicit: true,
@@ -152,5 +167,51 @@ describe("durability", () => {
     expect(() => resolveSettings({ durability: "fast" })).toThrow('--durability must be one of normal, full (got "fast")');
     process.env.AIRLOCK_DURABILITY = "sync";
     expect(() => resolveSettings({})).toThrow("AIRLOCK_DURABILITY must be one of normal, full");
+  });
+});
+
+describe("the shared store (--store, AIRLOCK_STORE, AIRLOCK_STORE_FILE)", () => {
+  const URL_WITH_PASSWORD = "postgres://airlock:s3cret@db.example:5432/airlock?sslmode=verify-full";
+  const errorOf = (fn: () => unknown): string => {
+    try {
+      fn();
+    } catch (err) {
+      return (err as Error).message;
+    }
+    throw new Error("expected a refusal");
+  };
+
+  test("unset: the SQLite file; --store wins over AIRLOCK_STORE, which wins over AIRLOCK_STORE_FILE", () => {
+    expect(resolveSettings({}).store).toBeUndefined();
+    const file = join(mkdtempSync(join(tmpdir(), "airlock-store-")), "url");
+    writeFileSync(file, "postgresql://from-file/db\n", { mode: 0o600 });
+    process.env.AIRLOCK_STORE_FILE = file;
+    expect(resolveSettings({}).store).toBe("postgresql://from-file/db");
+    process.env.AIRLOCK_STORE = URL_WITH_PASSWORD;
+    expect(resolveSettings({}).store).toBe(URL_WITH_PASSWORD);
+    expect(resolveSettings({ store: "postgres://flag/db" }).store).toBe("postgres://flag/db");
+    expect(resolveSettings({ store: "sqlite" }).store).toBeUndefined(); // the default, said out loud
+  });
+
+  test("a file others can read is refused, as ssh refuses a key", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "airlock-store-")), "url");
+    writeFileSync(file, URL_WITH_PASSWORD);
+    chmodSync(file, 0o644);
+    process.env.AIRLOCK_STORE_FILE = file;
+    const msg = errorOf(() => resolveSettings({}));
+    expect(msg).toContain("is readable by other users; chmod 600 it");
+    expect(msg).not.toContain("s3cret");
+  });
+
+  test("anything but a postgres URL is refused without repeating the value (it may hold a password)", () => {
+    const msg = errorOf(() => resolveSettings({ store: "mysql://root:s3cret@db/airlock" }));
+    expect(msg).toBe('--store must be a postgres:// or postgresql:// URL (or "sqlite")');
+    process.env.AIRLOCK_STORE = "http://s3cret@x";
+    expect(errorOf(() => resolveSettings({}))).toContain("AIRLOCK_STORE must be");
+    expect(errorOf(() => resolveSettings({}))).not.toContain("s3cret");
+  });
+
+  test("--db with a shared store is ambiguous and refused", () => {
+    expect(errorOf(() => resolveSettings({ db: "/tmp/x.db", store: URL_WITH_PASSWORD }))).toBe("--db and --store both choose where the state lives; give one");
   });
 });

@@ -4,7 +4,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json";
-import { cliEnv, runCli, startDaemon, tempHome, useDaemon } from "../helpers/daemon.ts";
+import { cliEnv, runCli, sqliteOnly, startDaemon, tempHome, useDaemon } from "../helpers/daemon.ts";
 import { freePort, until } from "../helpers/until.ts";
 
 // Bun's default is 5 s; a blocked waiter below may legitimately take longer when a test fails.
@@ -120,7 +120,7 @@ describe("status", () => {
     }
   });
 
-  test("when the daemon is down, status reads the database and says so", async () => {
+  sqliteOnly("when the daemon is down, status reads the database and says so", async () => {
     const own = await startDaemon();
     try {
       await own.call("lock_resource", { name: "kept-lock", agent_id: "ghost", ttl_seconds: 600 });

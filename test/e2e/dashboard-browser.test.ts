@@ -7,13 +7,12 @@
 //
 // Chromium comes from the system (/usr/bin/chromium, or AIRLOCK_CHROMIUM): .ci/run installs it.
 // Without one the file is skipped, except under CI, where that is a failure.
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { loginLink } from "../helpers/dashboard.ts";
-import { ROOT, useDaemon } from "../helpers/daemon.ts";
+import { ROOT, storeQuery, useDaemon } from "../helpers/daemon.ts";
 
 setDefaultTimeout(60_000);
 
@@ -221,9 +220,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the dashboard in Chromium", () => {
 
   test("an expired session says so once, and the page stops knocking", async () => {
     // The sessions end (as after 12 h): the database forgets them behind the daemon's back.
-    const db = new Database(d.db);
-    db.run("DELETE FROM ui_sessions");
-    db.close();
+    await storeQuery(d.db, "DELETE FROM ui_sessions");
     const feeds: string[] = [];
     page.on("request", (r) => void (r.url().includes("/ui/api/changes") && feeds.push(r.url())));
     // The next change wakes the open feed, which finds its session gone and ends; the browser's

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { chmodSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { daemonCommand, type DaemonProcess, ROOT, runCli, startDaemon } from "../helpers/daemon.ts";
+import { daemonCommand, type DaemonProcess, ROOT, runCli, sqliteOnly, startDaemon } from "../helpers/daemon.ts";
 import { freePort } from "../helpers/until.ts";
 
 setDefaultTimeout(20_000);
@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 describe("airlock doctor", () => {
-  test("with a healthy daemon it reports the version answering, a private token and a sound database, and exits 0", async () => {
+  sqliteOnly("with a healthy daemon it reports the version answering, a private token and a sound database, and exits 0", async () => {
     const r = await runCli(["doctor"], env);
     expect(r.stdout).toContain(`answers on 127.0.0.1:${d.port}`);
     expect(r.stdout).toMatch(/ok +token file .*token is private \(0600\), 64 characters/);

@@ -1,7 +1,7 @@
 // `airlock status` shows path claims grouped by room, from the live daemon and, when the daemon
 // is down, from the database; never with their claim tokens.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { runCli, tempHome, useDaemon, useDaemonStarter } from "../helpers/daemon.ts";
+import { runCli, sqliteOnly, tempHome, useDaemon, useDaemonStarter } from "../helpers/daemon.ts";
 
 setDefaultTimeout(20_000);
 
@@ -47,7 +47,7 @@ describe("status shows path claims by room", () => {
     expect((await runCli(["status"], env())).stdout).toContain("CLAIMS (0)\n  (none)");
   });
 
-  test("with the daemon killed, status --db reads the live claims from the database, and not the lapsed ones", async () => {
+  sqliteOnly("with the daemon killed, status --db reads the live claims from the database, and not the lapsed ones", async () => {
     const own = await start();
     const kept = await own.call("claim_paths", { agent_id: "ghost", paths: ["src/api/**"], room: "repo", reason: "left behind", ttl_seconds: 600 });
     expect(kept.granted).toBe(true);

@@ -2,9 +2,8 @@
 // (codex refused src/api/** held by claude, then granted src/web/**), a race of 20 overlapping
 // claimers with exactly one winner, a blocking claim granted on release, a lead's forced
 // release, and claims surviving kill -9 and a restart.
-import { Database } from "bun:sqlite";
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { useDaemon, useDaemonStarter } from "../helpers/daemon.ts";
+import { storeQuery, useDaemon, useDaemonStarter } from "../helpers/daemon.ts";
 import { track } from "../helpers/until.ts";
 
 setDefaultTimeout(30_000);
@@ -13,16 +12,13 @@ const d = useDaemon();
 const start = useDaemonStarter();
 
 /** The journal's path entries, read straight from the daemon's database (WAL allows a reader). */
-function pathJournal(db: string, room: string) {
-  const conn = new Database(db, { readonly: true });
-  try {
-    return conn
-      .query("SELECT kind, agent_id, data FROM journal WHERE kind LIKE 'path.%' AND resource = ? ORDER BY revision")
-      .all(room)
-      .map((r: any) => ({ kind: r.kind, agent: r.agent_id, data: JSON.parse(r.data) }));
-  } finally {
-    conn.close();
-  }
+async function pathJournal(db: string, room: string) {
+  const rows = await storeQuery<{ kind: string; agent_id: string; data: string }>(
+    db,
+    "SELECT kind, agent_id, data FROM journal WHERE kind LIKE 'path.%' AND resource = ? ORDER BY revision",
+    room,
+  );
+  return rows.map((r) => ({ kind: r.kind, agent: r.agent_id, data: JSON.parse(r.data) }));
 }
 
 describe("the seed story", () => {
@@ -52,7 +48,7 @@ describe("the seed story", () => {
       conflicts: [{ held_by: "codex", held_path: "src/web/**", witness: "src/web/app.tsx" }],
     });
 
-    const log = pathJournal(d.db, room);
+    const log = await pathJournal(d.db, room);
     expect(log.map((e) => [e.kind, e.agent, e.data.paths])).toEqual([
       ["path.granted", "claude", ["src/api/**"]],
       ["path.denied", "codex", ["src/api/**"]],
@@ -104,7 +100,7 @@ describe("races and waits", () => {
     expect(no.error).toContain('role "lead"');
     expect(await d.call("force_release_paths", { agent_id: "lead-1", holder: "stuck", room: "force", reason: "stuck for an hour" })).toEqual({ released: 1 });
     expect(await d.call("list_path_claims", { room: "force" })).toEqual([]);
-    expect(pathJournal(d.db, "force").at(-1)).toMatchObject({ kind: "path.force_released", agent: "lead-1", data: { holder: "stuck" } });
+    expect((await pathJournal(d.db, "force")).at(-1)).toMatchObject({ kind: "path.force_released", agent: "lead-1", data: { holder: "stuck" } });
   });
 });
 

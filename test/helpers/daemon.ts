@@ -1,10 +1,20 @@
 // A real daemon process over real HTTP. It runs the source (`bun src/main.ts`) or, when
-// AIRLOCK_BIN names one, the compiled binary, so the same e2e suite covers both.
-import { afterAll, beforeAll } from "bun:test";
+// AIRLOCK_BIN names one, the compiled binary, so the same e2e suite covers both. With
+// AIRLOCK_TEST_STORE=postgres (and AIRLOCK_TEST_PG naming a server), every daemon keeps its
+// state in a fresh PostgreSQL database instead of a SQLite file: the same suite covers both
+// stores. Its `db` is then that database's URL, and a restart on it reuses the database.
+import { afterAll, beforeAll, test } from "bun:test";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
+import { freshDatabase, PG_URL } from "./pg.ts";
+
+/** True when the e2e daemons keep their state in PostgreSQL (AIRLOCK_TEST_STORE=postgres). */
+export const ON_POSTGRES = process.env.AIRLOCK_TEST_STORE === "postgres";
+if (ON_POSTGRES && !PG_URL) throw new Error("AIRLOCK_TEST_STORE=postgres needs AIRLOCK_TEST_PG (a server URL, e.g. from .ci/pg.sh start)");
+/** What only the SQLite store has (its file, read offline by status and doctor): skipped on PostgreSQL. */
+export const sqliteOnly = ON_POSTGRES ? test.skip : test;
 
 export const ROOT = resolve(import.meta.dir, "../..");
 export const BUN = process.execPath;
@@ -65,8 +75,9 @@ export function tempHome(): string {
 /** Starts a daemon (port 0 by default) and resolves once it listens. */
 export async function startDaemon(o: StartOptions = {}): Promise<DaemonProcess> {
   const home = o.home ?? tempHome();
-  const db = o.db ?? join(home, "state.db");
-  const proc = Bun.spawn([...daemonCommand(), "daemon", "--port", String(o.port ?? 0), "--db", db, ...(o.socket !== undefined ? ["--socket", o.socket] : []), ...(o.args ?? [])], {
+  const db = o.db ?? (ON_POSTGRES ? (await freshDatabase()).url : join(home, "state.db"));
+  const where = /^postgres(ql)?:/.test(db) ? ["--store", db] : ["--db", db];
+  const proc = Bun.spawn([...daemonCommand(), "daemon", "--port", String(o.port ?? 0), ...where, ...(o.socket !== undefined ? ["--socket", o.socket] : []), ...(o.args ?? [])], {
     cwd: ROOT,
     env: { ...process.env, AIRLOCK_HOME: home, AIRLOCK_LOG: "info", ...o.env },
     stdin: "ignore",
@@ -214,4 +225,29 @@ export function useDaemonStarter(): (o?: StartOptions) => Promise<DaemonProcess>
     started.push(d);
     return d;
   };
+}
+
+/**
+ * Runs one statement (SQLite's `?` placeholders) on a daemon's store behind its back, whichever
+ * store it is: what a test does to stand in for time passing or for an outside reader.
+ */
+export async function storeQuery<R = Record<string, unknown>>(db: string, sql: string, ...args: (string | number | null)[]): Promise<R[]> {
+  if (/^postgres(ql)?:/.test(db)) {
+    const { SQL } = await import("bun");
+    const conn = new SQL(db, { max: 1 });
+    try {
+      let n = 0;
+      return (await conn.unsafe(sql.replace(/\?/g, () => `$${++n}`), args)) as R[];
+    } finally {
+      await conn.close();
+    }
+  }
+  const { Database } = await import("bun:sqlite");
+  const conn = new Database(db);
+  try {
+    conn.exec("PRAGMA busy_timeout = 5000"); // the daemon may be mid-commit
+    return conn.query(sql).all(...args) as R[];
+  } finally {
+    conn.close();
+  }
 }

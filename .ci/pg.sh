@@ -2,6 +2,8 @@
 # A throwaway PostgreSQL server for the store's tests (docs/cluster.md, "Tests"):
 #   .ci/pg.sh start DIR   initdb in DIR/db, start on a free loopback port with its socket in DIR,
 #                         and print the server's URL (the only line on stdout), for AIRLOCK_TEST_PG
+#   .ci/pg.sh restart DIR restart that server (fast shutdown: sessions are cut, as in a
+#                         failover), on the same port, and return once it accepts connections
 #   .ci/pg.sh stop DIR    stop that server and remove DIR
 # Debian's postgresql is installed when missing. As root, the server runs as the postgres user
 # (PostgreSQL refuses to run as root), so DIR must be somewhere that user can reach: not under
@@ -81,6 +83,17 @@ start() {
   die "the server did not start: $(tail -n 5 "$dir/log" 2>/dev/null)"
 }
 
+restart() {
+  local dir=$1 bin
+  [ -f "$dir/db/postmaster.pid" ] || die "no server is running in $dir/db"
+  bin=$(pg_bin)
+  [ -n "$bin" ] || die "no pg_ctl to restart the server in $dir/db with"
+  # The port and socket options come back from postmaster.opts; -l keeps the server's output
+  # in its log, off the caller's stdout (which the caller may be reading to its end).
+  as_pg "$bin/pg_ctl" -D "$dir/db" -l "$dir/log" -m fast -w restart >/dev/null ||
+    die "the server in $dir/db did not restart: $(tail -n 5 "$dir/log" 2>/dev/null)"
+}
+
 stop() {
   local dir=$1 bin
   if [ -f "$dir/db/postmaster.pid" ]; then
@@ -91,9 +104,10 @@ stop() {
   rm -rf "$dir"
 }
 
-[ $# -eq 2 ] || die "usage: .ci/pg.sh start|stop DIR"
+[ $# -eq 2 ] || die "usage: .ci/pg.sh start|restart|stop DIR"
 case $1 in
   start) start "$2" ;;
+  restart) restart "$2" ;;
   stop) stop "$2" ;;
-  *) die "usage: .ci/pg.sh start|stop DIR" ;;
+  *) die "usage: .ci/pg.sh start|restart|stop DIR" ;;
 esac

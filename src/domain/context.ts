@@ -22,7 +22,9 @@ export interface Ctx {
    * A waiter queue whose detached waiters keep their place for graceMs; hooks give its policy.
    * Unless `quiet`, changes to its lines are announced to onWaitsChanged listeners.
    */
-  waitQueue<Req, R>(name: string, graceMs: number, hooks?: Pick<WaitQueueOptions<Req, R>, "onDetach" | "onExpire">, quiet?: boolean): WaitQueue<Req, R>;
+  waitQueue<Req, R>(name: string, graceMs: number, hooks?: Pick<WaitQueueOptions<Req, R>, "onDetach" | "onExpire" | "revoke" | "codec">, quiet?: boolean): WaitQueue<Req, R>;
+  /** Every queue made here, by name (the cluster keeps them in the shared store). */
+  readonly queues: ReadonlyMap<string, WaitQueue<unknown, unknown>>;
   /**
    * Calls fn once, the next time any resource line changes (a waiter joins or leaves, or starts
    * or stops blocking): what the dashboard shows but the journal does not record. Returns a
@@ -47,6 +49,7 @@ export function createCtx(store: Store, clock: Clock): Ctx {
   // Due expiries commit on their own first: if the call's body throws, its rollback must not
   // undo a hand-off whose waiter has already left the line and whose scheduler entry is spent.
   const dueFirst = <T>(then: () => Awaitable<T>): Awaitable<T> => (scheduler.hasDue() ? andThen(store.tx(() => scheduler.runDue()), then) : then());
+  const queues = new Map<string, WaitQueue<unknown, unknown>>();
   const ctx: Ctx = {
     store,
     clock,
@@ -67,8 +70,10 @@ export function createCtx(store: Store, clock: Clock): Ctx {
       waitListeners.add(fn);
       return () => void waitListeners.delete(fn);
     },
+    queues,
     waitQueue(name, graceMs, hooks = {}, quiet = false) {
-      return new WaitQueue({
+      if (queues.has(name)) throw new Error(`two wait queues named ${name}`);
+      const q = new WaitQueue({
         name,
         clock,
         scheduler,
@@ -78,6 +83,8 @@ export function createCtx(store: Store, clock: Clock): Ctx {
         ...(quiet ? {} : { onChange: waitsChanged }),
         ...hooks,
       });
+      queues.set(name, q as WaitQueue<unknown, unknown>);
+      return q;
     },
   };
   return ctx;

@@ -80,6 +80,8 @@ export class Journal {
   private readonly retentionMs: number;
   private readonly maxEntries: number;
   private sinceCountCheck = 0;
+  /** The newest revision this daemon's watchers have been shown (a shared store: others record too). */
+  private seen = 0;
   private readonly benchOff: boolean;
 
   constructor(
@@ -112,6 +114,7 @@ export class Journal {
       f.data ? JSON.stringify(f.data) : null,
     );
     const revision = Number(inserted.lastInsertRowid);
+    this.seen = revision;
     const line = this.waits.line("journal");
     if (line.length > 0) {
       // A copy: a grant takes the waiter out of the line being walked.
@@ -122,6 +125,30 @@ export class Journal {
       yield* this.trimByCount(revision, COUNT_SLACK);
     }
     return revision;
+  }
+
+  /** At start: where this daemon's watchers begin. */
+  *load(): Tx<void> {
+    this.seen = yield* this.revisionTx();
+  }
+
+  /**
+   * Other daemons recorded changes (a shared store): watchers here whose filter matches one
+   * are woken, exactly as if it had been recorded here.
+   */
+  *catchUp(): Tx<void> {
+    const line = this.waits.line("journal");
+    if (line.length === 0) {
+      this.seen = yield* this.revisionTx();
+      return;
+    }
+    for (const r of yield* all<{ revision: number; kind: string; resource: string }>(
+      "SELECT revision, kind, resource FROM journal WHERE revision > ? ORDER BY revision",
+      this.seen,
+    )) {
+      for (const w of [...line]) if (matches(w.req, r.kind, r.resource)) this.waits.grant(w, true);
+      this.seen = r.revision;
+    }
   }
 
   /**

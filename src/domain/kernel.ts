@@ -5,6 +5,7 @@ import type { Store } from "../store/store.ts";
 import { pure } from "../store/tx.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { createCtx, type Ctx } from "./context.ts";
+import { Cluster } from "./cluster.ts";
 import { Counters } from "./counters.ts";
 import { WaitGraph } from "./deadlock.ts";
 import { Events } from "./events.ts";
@@ -60,14 +61,29 @@ export async function createKernel(opts: { store: Store; clock?: Clock; journal?
   // The stored state is loaded (timers armed, lines rebuilt) with the store's own tx, not the
   // context's: that would first run whatever fell due while the daemon was down (a lapsed
   // heartbeat, say) before every primitive is loaded.
+  const shared = opts.store.shared;
   await opts.store.tx(function* () {
     yield* locks.load();
     yield* notes.load();
     yield* presence.load();
     yield* tasks.load();
-    yield* pools.load();
+    yield* pools.load(shared !== undefined);
     yield* paths.load();
+    yield* journal.load();
   });
+  // Other daemons may share the store: from here on every transaction starts by catching up
+  // with what they committed (the lines included) and ends by writing down its own changes.
+  if (shared) {
+    const cluster = new Cluster(shared.daemonId, ctx.queues, journal, [
+      () => locks.load(),
+      () => notes.load(),
+      () => presence.load(),
+      () => tasks.load(),
+      () => pools.refresh(),
+      () => paths.refresh(),
+    ]);
+    await shared.attach({ catchUp: () => cluster.catchUp(), flush: () => cluster.flush(), forget: () => cluster.forget() });
+  }
   // Expiries that fell due while the daemon was down are processed now, before any call.
   await ctx.read(() => pure(undefined));
 

@@ -100,6 +100,7 @@ export class Locks implements WaitSource {
       onDetach: function* (w) {
         if (w.keys.length > 1) for (const k of w.keys) yield* self.serve(k);
       },
+      revoke: (w, grants) => self.revoke(w, grants),
     });
   }
 
@@ -144,7 +145,7 @@ export class Locks implements WaitSource {
       if (w) w.req = want;
       if (req.waitMs <= 0) {
         // A poll with its wake_token is proof of interest: its place is kept for a fresh grace.
-        if (w) self.waits.keep(w);
+        if (w) self.waits.keep(w, true);
         return { done: yield* self.denied(names, w) };
       }
       w ??= self.waits.enqueue(names, want, req.agentId);
@@ -343,7 +344,7 @@ export class Locks implements WaitSource {
     const next = this.waits.firstAttached(name);
     if (!next) return;
     if (!(justFreed && next.keys.length === 1) && !(yield* this.grantable(next.keys, next))) return;
-    this.waits.grant(next, yield* this.grantAll(next.keys, next.req, true), (grants) => this.revoke(next, grants));
+    this.waits.grant(next, yield* this.grantAll(next.keys, next.req, true));
   }
 
   /** The granted call's client was gone: the locks pass on, and it keeps its place, detached. */

@@ -154,7 +154,22 @@ export class Paths implements WaitSource {
     // A request that stops waiting no longer holds back the overlapping ones behind it.
     this.waits = c.waitQueue<PathWait, ClaimGranted>("path", PATH_WAKE_GRACE_MS, {
       onDetach: (w) => this.serve(w.key),
+      revoke: (w, g) => this.revoke(w, g),
+      // Another daemon gets the patterns, and compiles them itself.
+      codec: {
+        encodeReq: (r) => ({ ...r, globs: r.globs.map((g) => g.source) }),
+        decodeReq: (json) => {
+          const r = json as Omit<PathWait, "globs"> & { globs: string[] };
+          return { ...r, globs: this.compileAll(r.globs, r.room) };
+        },
+      },
     });
+  }
+
+  /** Another daemon changed the shared store: the index is rebuilt from the rows. */
+  *refresh(): Tx<void> {
+    this.rooms.clear();
+    yield* this.load();
   }
 
   /** Indexes the stored claims and arms their expiry (createKernel runs every primitive's load). */
@@ -184,7 +199,7 @@ export class Paths implements WaitSource {
       }
       if (waitMs <= 0) {
         // A poll with its wake_token is proof of interest: its place is kept for a fresh grace.
-        if (w) self.waits.keep(w);
+        if (w) self.waits.keep(w, true);
         return { done: yield* self.denied(want, conflicts, w) };
       }
       if (w) w.req = want;
@@ -471,7 +486,7 @@ export class Paths implements WaitSource {
     for (const w of [...this.waits.line(room)]) {
       if (!isBlocked(w)) continue;
       if (!this.clearFor(w)) continue;
-      this.waits.grant(w, yield* this.grant(w.req), (g) => this.revoke(w, g));
+      this.waits.grant(w, yield* this.grant(w.req));
     }
   }
 

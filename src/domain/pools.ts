@@ -178,6 +178,7 @@ export class Pools implements WaitSource {
     graph.register(this);
     this.waits = c.waitQueue<SlotWait, SlotGrant>("slot", POOL_WAKE_GRACE_MS, {
       onExpire: (w) => this.abandon(w),
+      revoke: (w, granted) => this.revoke(w, granted),
     });
   }
 
@@ -205,6 +206,7 @@ export class Pools implements WaitSource {
     const want = { agentId: req.agentId, weight: req.weight, reason: req.reason ?? null, ttlMs: req.ttlMs, binding };
     let w = this.waits.find(req.wakeToken, req.pool, req.agentId);
     if (w) {
+      this.waits.adopt(w);
       // An offer is claimed; asking for more than was offered needs the difference free too.
       if (w.req.state === "offered" && want.weight <= w.req.weight + (yield* this.free(pool))) return { done: yield* this.grantRequest(w, want) };
       if (w.req.state === "offered") yield* this.unoffer(w);
@@ -216,7 +218,7 @@ export class Pools implements WaitSource {
         yield* this.record("pool.queued", w, "rejoined after a missed offer");
       }
       yield* this.persist(w);
-      this.waits.keep(w);
+      this.waits.keep(w, true);
     } else {
       const nobodyWaits = !this.waits.line(req.pool).some((x) => x.req.state !== "paused");
       if (nobodyWaits && req.weight <= (yield* this.free(pool))) return { done: yield* this.grantNew(pool.name, want) };
@@ -397,7 +399,7 @@ export class Pools implements WaitSource {
       free -= w.req.weight;
       if (isBlocked(w)) {
         const g = yield* this.grantRequest(w, w.req, true);
-        this.waits.grant(w, g, (granted) => this.revoke(w, granted));
+        this.waits.grant(w, g);
       } else {
         yield* this.offer(w, pool);
       }
@@ -679,15 +681,32 @@ export class Pools implements WaitSource {
 
   /**
    * At start: holders' expiries re-armed, the lines rebuilt in their order, bound groups checked
-   * (createKernel runs every primitive's load).
+   * (createKernel runs every primitive's load). On a shared store the lines are the cluster's
+   * to load (every daemon's requests, src/domain/cluster.ts): only the timers are armed here.
    */
-  *load(): Tx<void> {
+  *load(shared = false): Tx<void> {
+    if (shared) {
+      yield* this.refresh();
+      return;
+    }
     const restored = yield* this.reloadTx();
     // Store the new arrival order (it keeps the old one's sequence).
     if (restored > 0) yield* this.persistAllTx();
     // Process-bound holders and requests are checked against real liveness at once.
     this.c.scheduler.at("pools:watch", this.c.clock.now(), () => this.watchTick());
     this.watching = true;
+  }
+
+  /**
+   * Another daemon changed the shared store: the cached pool rows go, and every holder's expiry
+   * and every offer's deadline is armed here too (whichever daemon gets there first acts).
+   */
+  *refresh(): Tx<void> {
+    this.rows.clear();
+    for (const s of yield* all<SlotRow>("SELECT * FROM slots")) {
+      if (s.expires_at !== null) this.armSlot(s.token, s.expires_at);
+    }
+    for (const w of this.waits.all()) if (w.req.state === "offered") this.armOffer(w);
   }
 
   /** Re-arms the holders' expiries and rebuilds the lines; how many requests it restored. */

@@ -62,7 +62,7 @@ export class Tasks {
     private readonly c: Ctx,
     private readonly journal: Journal,
   ) {
-    this.waits = c.waitQueue("task", 0);
+    this.waits = c.waitQueue("task", 0, { revoke: (_w, g) => this.unclaim(g) });
   }
 
   /** At start: leases re-armed, and the purge of finished tasks (createKernel runs every primitive's load). */
@@ -216,7 +216,7 @@ export class Tasks {
     for (let w = this.waits.firstAttached(queue); w; w = this.waits.firstAttached(queue)) {
       const got = yield* this.claimOne(queue, w.req.agentId, w.req.leaseMs);
       if (!got.claimed) return;
-      this.waits.grant(w, got, (g) => this.unclaim(g));
+      this.waits.grant(w, got);
     }
   }
 

@@ -18,6 +18,9 @@
 // each line is its global arrival order, so every line orders any two waiters the same way
 // and waiters that reserve resources in that order can never wait on each other in a cycle.
 // What a primitive does with detached waiters (pass over, offer, pause) is its own policy.
+// On a store shared by several daemons (docs/cluster.md), a line also holds the waiters of
+// the other daemons (`daemon` set): their calls block there, so a grant to one is handed to
+// the cluster (`onForeignGrant`), which writes it down for that daemon to answer.
 import type { Tx } from "../store/tx.ts";
 import type { Clock } from "./clock.ts";
 import { newToken } from "./tokens.ts";
@@ -40,6 +43,8 @@ export interface Waiter<Req, R> {
   /** Arrival order, shared by every line; rejoining at the tail takes a new one. */
   order: number;
   attached: boolean;
+  /** The daemon whose call this is, when it is another daemon's (a shared store); else undefined. */
+  daemon?: string | undefined;
   /** @internal the blocked call's client; a grant to a call whose client is gone is revoked */
   signal?: AbortSignal | undefined;
   /** @internal the blocked call's resolver, while attached */
@@ -71,6 +76,35 @@ export interface WaitQueueOptions<Req, R> {
   onExpire?: (w: Waiter<Req, R>) => Tx<void>;
   /** Runs whenever a waiter joins or leaves a line, or its call starts or stops blocking. */
   onChange?: () => void;
+  /**
+   * Takes back a grant whose call's client was gone when it was answered, and passes it on:
+   * the primitive's hand-back (runs in a transaction of its own, or the cluster's).
+   */
+  revoke?: (w: Waiter<Req, R>, value: R) => Tx<void>;
+  /** How a request and a grant are written down for other daemons (JSON as they are, by default). */
+  codec?: WaitCodec<Req, R>;
+}
+
+export interface WaitCodec<Req, R> {
+  encodeReq(req: Req): unknown;
+  decodeReq(json: unknown): Req;
+  encodeValue?(value: R): unknown;
+  decodeValue?(json: unknown): R;
+}
+
+/** A grant to another daemon's waiter, for the cluster to write down (see docs/cluster.md). */
+export type ForeignGrant = (w: Waiter<unknown, unknown>, value: unknown) => void;
+
+/** A waiter as the cluster keeps it in the shared store. */
+export interface SharedWaiter<Req> {
+  token: string;
+  keys: string[];
+  agentId: string | undefined;
+  req: Req;
+  order: number;
+  since: number;
+  attached: boolean;
+  daemon: string;
 }
 
 export interface EnqueueOptions {
@@ -92,6 +126,8 @@ const agentKey = (agentId: string, keys: readonly string[]) => `${agentId}\u0000
 const sameKeys = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((k, i) => k === b[i]);
 
 export class WaitQueue<Req, R> {
+  /** Set by the cluster on a shared store: receives grants to other daemons' waiters. */
+  onForeignGrant: ForeignGrant | undefined;
   private readonly lines = new Map<string, Waiter<Req, R>[]>();
   private readonly byToken = new Map<string, Waiter<Req, R>>();
   private readonly byAgent = new Map<string, Waiter<Req, R>>();
@@ -99,6 +135,14 @@ export class WaitQueue<Req, R> {
   private readonly ofAgent = new Map<string, Set<Waiter<Req, R>>>();
 
   constructor(private readonly o: WaitQueueOptions<Req, R>) {}
+
+  get name(): string {
+    return this.o.name;
+  }
+
+  get codec(): WaitCodec<Req, R> | undefined {
+    return this.o.codec;
+  }
 
   /** Puts a new, detached waiter at the tail of each of its keys' lines. */
   enqueue(keys: string | readonly string[], req: Req, agentId?: string, opts: EnqueueOptions = {}): Waiter<Req, R> {
@@ -176,6 +220,7 @@ export class WaitQueue<Req, R> {
    */
   block(w: Waiter<Req, R>, deadline: number, signal?: AbortSignal): Promise<Outcome<R>> {
     if (w.settle) w.settle({ kind: "aborted" }); // the same waiter blocking twice: the newer call wins
+    this.adopt(w); // its call is here now, whichever daemon it waited on before
     this.o.scheduler.cancel(this.graceKey(w));
     return new Promise<Outcome<R>>((resolve) => {
       // The client leaving is handled in turn with transactions: one halfway through its
@@ -201,11 +246,17 @@ export class WaitQueue<Req, R> {
 
   /**
    * Hands value to the waiter: it leaves its lines now, and its call is answered after commit.
-   * If the call's client is gone by then, the call is answered as aborted and `revoke(value)`
-   * runs in a new transaction: the primitive takes the grant back and passes it on.
+   * If the call's client is gone by then, the call is answered as aborted and the queue's
+   * `revoke` runs in a new transaction: the primitive takes the grant back and passes it on.
+   * Another daemon's waiter is handed to the cluster, which writes the grant down for it.
    */
-  grant(w: Waiter<Req, R>, value: R, revoke?: (value: R) => Tx<void>): void {
+  grant(w: Waiter<Req, R>, value: R): void {
     this.unlink(w);
+    if (w.daemon !== undefined) {
+      w.attached = false;
+      this.onForeignGrant?.(w as Waiter<unknown, unknown>, value);
+      return;
+    }
     this.o.scheduler.cancel(this.graceKey(w));
     const settle = w.settle;
     const signal = w.signal;
@@ -214,25 +265,35 @@ export class WaitQueue<Req, R> {
     this.o.scheduler.cancel(this.deadlineKey(w));
     if (!settle) return;
     handOffCount++;
+    const revoke = this.o.revoke;
     // If the granting transaction rolls back, the grant never happened: the call is answered
     // as aborted (its primitive reports the resource as held) rather than left hanging.
     this.o.afterCommit(
       () => {
         if (!signal?.aborted || !revoke) return settle({ kind: "granted", value });
         settle({ kind: "aborted" });
-        this.o.tx(() => revoke(value), "hand-back");
+        this.o.tx(() => revoke(w, value), "hand-back");
       },
       () => settle({ kind: "aborted" }),
     );
   }
 
-  /** A detached waiter whose caller came back without blocking keeps its place for a fresh grace. */
-  keep(w: Waiter<Req, R>): void {
+  /**
+   * A detached waiter keeps its place for a fresh grace. `called`: its agent called (here), so
+   * this daemon keeps the place from now on, whichever daemon it waited on before.
+   */
+  keep(w: Waiter<Req, R>, called = false): void {
+    if (called) this.adopt(w);
     if (w.attached || !this.byToken.has(w.token) || this.o.graceMs <= 0) return;
     this.o.scheduler.at(this.graceKey(w), this.o.clock.now() + this.o.graceMs, () => {
       this.remove(w);
       return this.o.onExpire?.(w);
     });
+  }
+
+  /** Its agent called this daemon: the place is this daemon's from now on (a shared store). */
+  adopt(w: Waiter<Req, R>): void {
+    w.daemon = undefined;
   }
 
   /**
@@ -267,6 +328,73 @@ export class WaitQueue<Req, R> {
     const doomed = [...this.byToken.values()].filter(pred);
     for (const w of doomed) this.remove(w);
     return doomed;
+  }
+
+  // ---- a store shared by several daemons (src/domain/cluster.ts) ----
+
+  /**
+   * A grant another daemon wrote down for this daemon's waiter w (it has left its lines there):
+   * the blocked call is answered, or, if its client is gone, the grant is handed back here.
+   */
+  *deliver(w: Waiter<Req, R>, value: R): Tx<void> {
+    const settle = w.settle;
+    const aborted = w.signal?.aborted === true;
+    this.unlink(w);
+    this.o.scheduler.cancel(this.graceKey(w));
+    this.o.scheduler.cancel(this.deadlineKey(w));
+    w.settle = undefined;
+    w.attached = false;
+    if (settle && !aborted) {
+      handOffCount++;
+      return settle({ kind: "granted", value });
+    }
+    settle?.({ kind: "aborted" });
+    if (this.o.revoke) yield* this.o.revoke(w, value);
+  }
+
+  /** A grant to a daemon that died before answering it: taken back, as its client is gone. */
+  *handBack(w: Waiter<Req, R>, value: R): Tx<void> {
+    if (this.o.revoke) yield* this.o.revoke(w, value);
+  }
+
+  /**
+   * The lines become exactly these (every daemon's waiters, earliest first), as another daemon
+   * left them. This daemon's own waiters keep their objects (their blocked calls, and whether
+   * they block, which only this daemon knows); one missing from the rows was taken out of
+   * line elsewhere (its agent departed, a newer call on another daemon took its place) and
+   * its call is answered as aborted.
+   */
+  reload(rows: readonly SharedWaiter<Req>[], me: string, dead: ReadonlySet<string>): void {
+    const mine = new Map<string, Waiter<Req, R>>();
+    for (const w of this.byToken.values()) if (w.daemon === undefined) mine.set(w.token, w);
+    this.lines.clear();
+    this.byToken.clear();
+    this.byAgent.clear();
+    this.ofAgent.clear();
+    for (const r of rows) {
+      let w: Waiter<Req, R> | undefined;
+      if (r.daemon === me) {
+        w = mine.get(r.token);
+        if (!w) continue; // written by this daemon in a transaction that then failed
+        mine.delete(r.token);
+        Object.assign(w, { req: r.req, order: r.order, since: r.since });
+      } else {
+        w = { id: ++waiterSeq, keys: r.keys, key: r.keys[0]!, token: r.token, agentId: r.agentId, req: r.req, since: r.since, order: r.order, attached: r.attached && !dead.has(r.daemon), daemon: r.daemon };
+      }
+      if (r.order > orderSeq) orderSeq = r.order;
+      this.link(w);
+    }
+    for (const w of mine.values()) {
+      this.o.scheduler.cancel(this.graceKey(w));
+      w.settle?.({ kind: "aborted" });
+    }
+    this.o.onChange?.();
+  }
+
+  /** A waiter of a daemon that died long ago leaves the line, as a detached one whose grace ended. */
+  *expireForeign(w: Waiter<Req, R>): Tx<void> {
+    this.unlink(w);
+    if (this.o.onExpire) yield* this.o.onExpire(w);
   }
 
   /** Shutdown: every blocked call is answered as aborted and the lines are emptied. */

@@ -25,14 +25,18 @@ import { type ReservedSQL, SQL } from "bun";
 import type { Durability } from "../config/settings.ts";
 import { AirlockError, errorMessage } from "../errors.ts";
 import { createLog } from "../log.ts";
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import m001 from "./migrations/pg/001-schema.sql" with { type: "text" };
-import type { Store } from "./store.ts";
+import m002 from "./migrations/pg/002-cluster.sql" with { type: "text" };
+import { type ClusterHooks, DEAD_AFTER_MS, type SharedStore, type Store } from "./store.ts";
 import type { RunResult, Stmt, Tx } from "./tx.ts";
 
-export const PG_MIGRATIONS: readonly string[] = [m001];
+export const PG_MIGRATIONS: readonly string[] = [m001, m002];
 
 export interface PgStore extends Store {
   readonly kind: "postgres";
+  readonly shared: SharedStore;
   tx<T>(fn: () => Tx<T>): Promise<T>;
   read<T>(body: Tx<T>): Promise<T>;
   close(): Promise<void>;
@@ -52,6 +56,13 @@ const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 5000;
 /** A call waiting on a reconnect fails after this long (Bun's default is 30 s). */
 const CONNECT_TIMEOUT_S = 5;
+/** Every transaction of every daemon takes this lock first: one global order (docs/cluster.md). */
+const ORDER_LOCK = "7019267304284449570";
+/** How often a daemon heartbeats its row (others call it dead after DEAD_AFTER_MS). */
+const HEARTBEAT_MS = 1000;
+/** The channel a daemon that wrote notifies, so the others catch up now rather than on their next call. */
+const CHANNEL = "airlock";
+const DB_NOW = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
 /** Type OIDs that Bun returns as strings: int8 and numeric. */
 const NUMERIC_TYPES = new Set([20, 1700]);
 
@@ -119,6 +130,8 @@ interface Translated {
   runText: string;
   /** Whether runText returns the revision that becomes lastInsertRowid. */
   returnsRevision: boolean;
+  /** Whether it changes rows (a get of an UPSERT ... RETURNING does): the shared version moves. */
+  writes: boolean;
 }
 
 const TABLE_EXISTS_SQLITE = /^SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = \?$/i;
@@ -135,13 +148,13 @@ const PLACEHOLDER = /'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n]*|\?/g;
  */
 export function translate(sql: string): Translated {
   if (TABLE_EXISTS_SQLITE.test(sql.replace(/\s+/g, " ").trim())) {
-    return { text: TABLE_EXISTS_PG, runText: TABLE_EXISTS_PG, returnsRevision: false };
+    return { text: TABLE_EXISTS_PG, runText: TABLE_EXISTS_PG, returnsRevision: false, writes: false };
   }
   let param = 0;
   const text = sql.replace(PLACEHOLDER, (t) => (t === "?" ? `$${++param}` : t));
   // SQLite's lastInsertRowid is the journal's revision; PostgreSQL says it with RETURNING.
   const returnsRevision = /^\s*INSERT\s+INTO\s+journal\b/i.test(text) && !/\bRETURNING\b/i.test(text);
-  return { text, runText: returnsRevision ? `${text} RETURNING revision` : text, returnsRevision };
+  return { text, runText: returnsRevision ? `${text} RETURNING revision` : text, returnsRevision, writes: /^\s*(INSERT|UPDATE|DELETE)\b/i.test(text) };
 }
 
 // --- Connection ----------------------------------------------------------------------------
@@ -252,6 +265,12 @@ export async function openPgStore(url: string, opts: PgOpenOptions = {}): Promis
   // Hooks of the transaction whose body is executing right now. Only set while the body's own
   // code runs (between two statements other code runs too, and its afterCommit is not ours).
   let pending: Hook[] | null = null;
+  // Sharing the store with other daemons (attach): the cluster's hooks, the version of the
+  // shared state this daemon last saw (-1: unknown, catch up), and writes counted by exec.
+  const daemonId = randomBytes(8).toString("hex");
+  let cluster: ClusterHooks | null = null;
+  let seenVersion = -1;
+  let writes = 0;
 
   /** Runs bodies one at a time, in the order they were asked for. */
   function enqueue<T>(job: () => Promise<T>): Promise<T> {
@@ -282,6 +301,7 @@ export async function openPgStore(url: string, opts: PgOpenOptions = {}): Promis
       log.warn(`store ${path} unreachable (${describeError(err, url)}); next attempt in ${backoff} ms`);
       throw unavailable();
     }
+    seenVersion = -1; // a NOTIFY may have been lost meanwhile: the next transaction catches up
     if (backoff) log.info(`store ${path} reachable again`);
     backoff = 0;
     retryAt = 0;
@@ -301,6 +321,7 @@ export async function openPgStore(url: string, opts: PgOpenOptions = {}): Promis
       t = translate(stmt.sql);
       translations.set(stmt.sql, t);
     }
+    if (stmt.mode === "run" || t.writes) writes++;
     const result = (await l.conn.unsafe(stmt.mode === "run" ? t.runText : t.text, stmt.args)) as PgResult;
     if (stmt.mode === "all") return rowsOf(result);
     if (stmt.mode === "get") return rowsOf(result, 1)[0] ?? null;
@@ -373,24 +394,117 @@ export async function openPgStore(url: string, opts: PgOpenOptions = {}): Promis
     const l = await begin();
     const hooks: Hook[] = [];
     let out: T;
+    let version = seenVersion;
+    // The cluster's own statements: a dead connection is "retry" here too, as in a body.
+    const sys = (text: string) =>
+      l.conn.unsafe(text).catch((err: unknown) => {
+        throw failure(l, err);
+      }) as Promise<{ version: string }[]>;
     try {
+      if (cluster) {
+        // The global order: the lock, then (in a statement of its own, whose snapshot is
+        // taken after the lock is held) what the others committed meanwhile.
+        await sys(`SELECT pg_advisory_xact_lock(${ORDER_LOCK})`);
+        const [row] = await sys("SELECT version FROM airlock_sync WHERE id = 1");
+        version = Number(row!.version);
+        writes = 0;
+        if (version !== seenVersion) await drive(l, cluster.catchUp(), hooks);
+      }
       out = await drive(l, step(hooks, fn), hooks);
+      if (cluster) {
+        const flushed = await drive(l, cluster.flush(), hooks);
+        if (flushed || writes > 0) {
+          const [bumped] = await sys("UPDATE airlock_sync SET version = version + 1 WHERE id = 1 RETURNING version");
+          version = Number(bumped!.version);
+          // Delivered at COMMIT, and only if it commits: the others catch up now.
+          await sys(`SELECT pg_notify('${CHANNEL}', '${daemonId}')`);
+        }
+      }
       await commit(l);
     } catch (err) {
       if (!l.lost) await l.conn.unsafe("ROLLBACK").catch((e: unknown) => failure(l, e));
       for (const h of hooks) h.orElse?.();
+      if (cluster) {
+        seenVersion = -1; // memory may be ahead of the rows now: reread them all
+        cluster.forget();
+      }
       throw err;
     }
+    seenVersion = version;
     for (const h of hooks) h.done();
     return out;
   }
+
+  // ---- sharing the store with other daemons ----
+
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  let listener: SQL | undefined;
+  let poked = false;
+  let liveDaemons = "";
+
+  /** Another daemon wrote: one catch-up transaction, unless one is already waiting its turn. */
+  function poke(): void {
+    if (poked || closed || !cluster) return;
+    poked = true;
+    enqueue(() => {
+      poked = false;
+      return runTx(function* () {});
+    }).catch((err: unknown) => log.debug(`a catch-up after another daemon's change failed: ${errorMessage(err)}`));
+  }
+
+  /**
+   * The heartbeat, which also watches the others': a daemon that fell silent (or came) changes
+   * which blocked calls count as attached, though no transaction wrote anything, so the lines
+   * are reloaded then too.
+   */
+  function beat(): Promise<unknown> {
+    return enqueue(async () => {
+      const l = await ready();
+      try {
+        await l.conn.unsafe(
+          `INSERT INTO daemons (id, host, pid, started_at, seen_at) VALUES ($1, $2, $3, ${DB_NOW}, ${DB_NOW}) ` +
+            `ON CONFLICT (id) DO UPDATE SET seen_at = ${DB_NOW}`,
+          [daemonId, hostname(), process.pid],
+        );
+        const rows = (await l.conn.unsafe(`SELECT id FROM daemons WHERE seen_at >= ${DB_NOW} - $1 ORDER BY id`, [DEAD_AFTER_MS])) as { id: string }[];
+        const live = rows.map((r) => r.id).join(" ");
+        if (live !== liveDaemons) {
+          liveDaemons = live;
+          seenVersion = -1;
+          poke();
+        }
+      } catch (err) {
+        throw failure(l, err);
+      }
+    });
+  }
+
+  const shared: SharedStore = {
+    daemonId,
+    async attach(hooks) {
+      cluster = hooks;
+      seenVersion = -1;
+      await beat();
+      heartbeat = setInterval(() => void beat().catch((err: unknown) => log.debug(`heartbeat failed: ${errorMessage(err)}`)), HEARTBEAT_MS);
+      heartbeat.unref?.();
+      // Bun's client re-subscribes a LISTEN by itself after its connection drops; a NOTIFY sent
+      // meanwhile is lost, which the version check at the next transaction makes up for.
+      listener = new SQL(url, { max: 1, connectionTimeout: CONNECT_TIMEOUT_S });
+      await listener.listen(CHANNEL, (payload: string) => {
+        if (payload !== daemonId) poke();
+      });
+    },
+  };
 
   const store: PgStore = {
     kind: "postgres",
     path,
     durability: opts.durability ?? "full",
     tx: (fn) => enqueue(() => runTx(fn)),
-    read: (body) => enqueue(async () => drive(await ready(), body, null)),
+    // On a shared store a read takes its turn in the global order too: what it shows (lines
+    // included) is current, and a catch-up it triggers may write.
+    read: (body) => enqueue(async () => (cluster ? runTx(() => body) : drive(await ready(), body, null))),
+    shared,
     afterCommit(done, orElse) {
       if (pending) pending.push({ done, orElse });
       else done();
@@ -398,8 +512,17 @@ export async function openPgStore(url: string, opts: PgOpenOptions = {}): Promis
     durable: () => null,
     async close() {
       if (closed) return;
+      if (heartbeat) clearInterval(heartbeat);
+      // Leaving on purpose: the others forget this daemon (its waiters' places) at once.
+      if (cluster) {
+        await enqueue(async () => {
+          const l = await ready();
+          await l.conn.unsafe("DELETE FROM daemons WHERE id = $1", [daemonId]);
+        }).catch(() => undefined);
+      }
       closed = true;
       await tail;
+      await listener?.close({ timeout: 0 }).catch(() => undefined);
       const l = link;
       link = null;
       // The reserved connection first: Bun 1.4.5's close() of a client whose reserved

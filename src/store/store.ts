@@ -32,6 +32,28 @@ export interface Store {
   durable(): Promise<void> | null;
   /** Finishes what is running and closes the connection. */
   close(): Awaitable<void>;
+  /** Present when other daemons share this store (PostgreSQL): how this daemon takes part. */
+  readonly shared?: SharedStore;
+}
+
+/** A daemon whose heartbeat is older than this is dead: its blocked calls count as detached. */
+export const DEAD_AFTER_MS = 5_000;
+
+/** What every transaction on a shared store does besides its body (src/domain/cluster.ts). */
+export interface ClusterHooks {
+  /** Runs first, when another daemon has committed since this one last looked. */
+  catchUp(): Tx<void>;
+  /** Runs last; says whether it wrote anything. */
+  flush(): Tx<boolean>;
+  /** A transaction failed after flush ran: what it believed written may not be. */
+  forget(): void;
+}
+
+export interface SharedStore {
+  /** This daemon's name among those sharing the store, new at every start. */
+  readonly daemonId: string;
+  /** From now on every transaction (reads included) runs the hooks, in the global order. */
+  attach(hooks: ClusterHooks): Promise<void>;
 }
 
 /** then() that stays synchronous when the value is: SQLite's path pays no microtask for it. */

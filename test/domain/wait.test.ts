@@ -255,41 +255,50 @@ describe("WaitQueue", () => {
   });
 
   test("a revoked grant puts its waiter back at its place, unless its agent already holds a newer place", async () => {
-    const a = q.enqueue("r", { who: "a" }, "A");
-    const b = q.enqueue("r", { who: "b" }, "B");
+    // The queue's revoke is the primitive's hand-back; here it records what it is asked to do.
+    let onRevoke: (w: { token: string }) => void = () => {};
+    const rq = t.kernel.ctx.waitQueue<{ who: string }, string>("revoking", GRACE_MS, {
+      revoke: function* (w) {
+        onRevoke(w);
+      },
+    });
+    const rwhos = (key: string) => rq.line(key).map((w) => w.req.who);
+    const a = rq.enqueue("r", { who: "a" }, "A");
+    const b = rq.enqueue("r", { who: "b" }, "B");
     const gone = new AbortController();
-    const call = track(q.block(a, t.clock.now() + 10_000, gone.signal));
+    const call = track(rq.block(a, t.clock.now() + 10_000, gone.signal));
     let revoked = 0;
+    onRevoke = () => {
+      revoked++;
+      expect(rq.reinstate(a)).toBe(true);
+    };
     t.store.tx(function* () {
-      q.grant(a, "v", function* () {
-        revoked++;
-        expect(q.reinstate(a)).toBe(true);
-      });
+      rq.grant(a, "v");
       gone.abort();
     });
     await flush();
     expect(call.value).toEqual({ kind: "aborted" });
     expect(revoked).toBe(1);
-    expect(whos("r")).toEqual(["a", "b"]);
+    expect(rwhos("r")).toEqual(["a", "b"]);
 
     // The same again, but A calls anew before the hand-back: its newer place is kept, untouched.
-    q.remove(a);
-    const a2 = q.enqueue("r", { who: "a2" }, "A");
+    rq.remove(a);
+    const a2 = rq.enqueue("r", { who: "a2" }, "A");
     const gone2 = new AbortController();
-    track(q.block(a2, t.clock.now() + 10_000, gone2.signal));
+    track(rq.block(a2, t.clock.now() + 10_000, gone2.signal));
     let newer: typeof a2 | undefined;
+    onRevoke = () => expect(rq.reinstate(a2)).toBe(false);
     t.store.tx(function* () {
-      q.grant(a2, "v", function* () {
-        expect(q.reinstate(a2)).toBe(false);
-      });
-      newer = q.enqueue("r", { who: "a3" }, "A");
+      rq.grant(a2, "v");
+      newer = rq.enqueue("r", { who: "a3" }, "A");
       gone2.abort();
     });
-    const blocked = track(q.block(newer!, t.clock.now() + 10_000));
+    const blocked = track(rq.block(newer!, t.clock.now() + 10_000));
     await flush();
-    expect(whos("r")).toEqual(["b", "a3"]);
+    expect(rwhos("r")).toEqual(["b", "a3"]);
     expect(blocked.done).toBe(false);
-    expect(q.position(b)).toBe(1);
+    expect(rq.position(b)).toBe(1);
+    rq.clear();
   });
 
   test("clear answers every blocked call as aborted and empties every line", async () => {

@@ -1,0 +1,305 @@
+// Two real daemons on one PostgreSQL database (docs/cluster.md, issue 11): every primitive must
+// behave across them exactly as it does inside one daemon. Exclusive locks with strictly
+// increasing fences, FIFO lines whatever daemon each waiter is on, a release on one daemon
+// answering a call blocked on the other, distinct counter values, one claimer per task, one
+// pool capacity with offers seen from both, path claims refused and granted across them, and
+// one change feed. Skipped without a server (AIRLOCK_TEST_PG).
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import type { DaemonProcess } from "../helpers/daemon.ts";
+import { doubleGrants, type Hold, median, seeded, useCluster } from "../helpers/cluster.ts";
+import { describePg } from "../helpers/pg.ts";
+import { track, until } from "../helpers/until.ts";
+
+// A blocked call below may legitimately take a few seconds when a test fails.
+setDefaultTimeout(30_000);
+
+// How long a blocked call may take to be answered once what it waits for is free. Not a
+// latency budget (hand-offs take milliseconds; the latency test prints them): a bound that
+// turns "never answered" into a failure well before the call's own wait would end.
+const ANSWERED_WITHIN_MS = 5000;
+// The wait given to calls that must be answered by a hand-off, far beyond ANSWERED_WITHIN_MS,
+// so an answer by the wait's own deadline is never mistaken for a hand-off.
+const LONG_WAIT_S = 20;
+
+/**
+ * A blocked call, tracked. A test that fails before it awaits the call leaves it pending until
+ * the daemons stop, when it fails: marked handled here, so that is no unhandled rejection.
+ */
+function blocked<T>(p: Promise<T>): ReturnType<typeof track<T>> {
+  const t = track(p);
+  t.promise.catch(() => undefined);
+  return t;
+}
+
+/** p, or a failure naming what was not answered in time. */
+async function answered<T>(what: string, p: Promise<T>, ms = ANSWERED_WITHIN_MS): Promise<T> {
+  let timer: Timer | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not answered within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+interface LockEntry {
+  name: string;
+  agent_id: string;
+  queue_depth: number;
+  waiters: { agent_id: string; blocked: boolean }[];
+}
+
+async function lockEntry(d: DaemonProcess, name: string): Promise<LockEntry | undefined> {
+  return ((await d.call("list_locks")) as LockEntry[]).find((l) => l.name === name);
+}
+
+/** Whether agent is in name's line, blocked, as d sees it. */
+async function blockedOn(d: DaemonProcess, name: string, agent: string): Promise<boolean> {
+  return (await lockEntry(d, name))?.waiters.some((w) => w.agent_id === agent && w.blocked) ?? false;
+}
+
+describePg("two daemons, one database", () => {
+  const c = useCluster(2);
+  const d1 = () => c.daemons[0]!;
+  const d2 = () => c.daemons[1]!;
+
+  describe("locks", () => {
+    test("of 40 concurrent lock_resource calls on one name, alternating between the daemons, exactly one wins", async () => {
+      const name = "race";
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => (i % 2 ? d2() : d1()).call("lock_resource", { name, agent_id: `racer-${i}`, ttl_seconds: 60 })),
+      );
+      const winners = answers.flatMap((a, i) => (a.locked ? [`racer-${i}`] : []));
+      expect(winners).toHaveLength(1);
+      // Every loser names the one winner, whichever daemon it asked.
+      for (const a of answers) if (!a.locked) expect(a.held_by).toBe(winners[0]!);
+      expect((await lockEntry(d1(), name))?.agent_id).toBe(winners[0]!);
+      expect((await lockEntry(d2(), name))?.agent_id).toBe(winners[0]!);
+    });
+
+    test("hand-offs back and forth between the daemons: never two holders, fences strictly increasing", async () => {
+      const name = "hand-offs";
+      const rng = seeded("lock hand-offs across daemons");
+      const GRANTS = 60;
+      const holds: Hold[] = [];
+      const problems: string[] = [];
+      const deadline = performance.now() + 20_000;
+      const pick = () => (rng.int(2) ? d2() : d1());
+      // Six agents, each asking a daemon chosen at random every time and releasing through
+      // either: a grant made by one daemon is released by the other half of the time.
+      const worker = async (agent: string) => {
+        while (holds.length < GRANTS && performance.now() < deadline) {
+          const asked = performance.now();
+          const a = await pick().call("lock_resource", { name, agent_id: agent, ttl_seconds: 30, wait_seconds: 1 });
+          const from = performance.now();
+          if (a.isError) problems.push(`${agent}: lock_resource: ${a.error}`);
+          if (!a.locked) continue;
+          const hold: Hold = { name, agent, fence: a.fence, from, to: Number.POSITIVE_INFINITY, asked };
+          holds.push(hold);
+          await Bun.sleep(rng.int(4));
+          hold.to = performance.now();
+          const r = await pick().call("unlock_resource", { name, lock_token: a.lock_token });
+          if (r.released !== true) problems.push(`${agent}: unlock of fence ${a.fence} answered ${JSON.stringify(r)}`);
+          else hold.released = performance.now();
+        }
+      };
+      await Promise.all(Array.from({ length: 6 }, (_, i) => worker(`agent-${i}`)));
+      expect({ problems: problems.length, first: problems.slice(0, 3) }).toEqual({ problems: 0, first: [] });
+      const doubles = doubleGrants(holds);
+      expect({ doubleGrants: doubles.length, first: doubles.slice(0, 3) }).toEqual({ doubleGrants: 0, first: [] });
+      expect(holds.length).toBeGreaterThanOrEqual(GRANTS);
+      // In the order they were held, the fences go up.
+      const fences = [...holds].sort((a, b) => a.from - b.from).map((h) => h.fence);
+      for (let i = 1; i < fences.length; i++) expect(fences[i]!).toBeGreaterThan(fences[i - 1]!);
+    });
+
+    test("a line is one line: its waiters, in arrival order, are the same seen from either daemon", async () => {
+      const name = "one-line";
+      const h = await d1().call("lock_resource", { name, agent_id: "H", ttl_seconds: 60 });
+      expect(h.locked).toBe(true);
+      const w1 = d2().call("lock_resource", { name, agent_id: "W1", wait_seconds: 3 });
+      await until("W1 blocked on d2", () => blockedOn(d2(), name, "W1"));
+      const w2 = d1().call("lock_resource", { name, agent_id: "W2", wait_seconds: 3 });
+      await until("W2 blocked on d1", () => blockedOn(d1(), name, "W2"));
+      const seen1 = await lockEntry(d1(), name);
+      const seen2 = await lockEntry(d2(), name);
+      await d1().call("unlock_resource", { name, lock_token: h.lock_token });
+      void Promise.allSettled([w1, w2]); // their waits end on their own in 3 s
+      const line = [
+        { agent_id: "W1", blocked: true },
+        { agent_id: "W2", blocked: true },
+      ];
+      expect({ from: "d1", queue_depth: seen1?.queue_depth, waiters: seen1?.waiters.map(({ agent_id, blocked }) => ({ agent_id, blocked })) }).toEqual({
+        from: "d1",
+        queue_depth: 2,
+        waiters: line,
+      });
+      expect({ from: "d2", queue_depth: seen2?.queue_depth, waiters: seen2?.waiters.map(({ agent_id, blocked }) => ({ agent_id, blocked })) }).toEqual({
+        from: "d2",
+        queue_depth: 2,
+        waiters: line,
+      });
+    });
+
+    test("FIFO across daemons: waiters on d2, d1, d2 are granted in arrival order, one release at a time", async () => {
+      const name = "fifo";
+      const h = await d1().call("lock_resource", { name, agent_id: "H", ttl_seconds: 60 });
+      expect(h.locked).toBe(true);
+      // Each waiter is in line (on its own daemon, which is where it must show whatever the
+      // line's store) before the next one starts.
+      const w1 = blocked(d2().call("lock_resource", { name, agent_id: "W1", wait_seconds: LONG_WAIT_S }));
+      await until("W1 blocked on d2", () => blockedOn(d2(), name, "W1"));
+      const w2 = blocked(d1().call("lock_resource", { name, agent_id: "W2", wait_seconds: LONG_WAIT_S }));
+      await until("W2 blocked on d1", () => blockedOn(d1(), name, "W2"));
+      const w3 = blocked(d2().call("lock_resource", { name, agent_id: "W3", wait_seconds: LONG_WAIT_S }));
+      await until("W3 blocked on d2", () => blockedOn(d2(), name, "W3"));
+
+      expect(await d1().call("unlock_resource", { name, lock_token: h.lock_token })).toEqual({ released: true });
+      const g1 = await answered("W1 (blocked on d2) after H released on d1", w1.promise);
+      expect({ agent: "W1", ...g1 }).toMatchObject({ agent: "W1", locked: true });
+      await Bun.sleep(100);
+      expect({ W2settled: w2.settled(), W3settled: w3.settled() }).toEqual({ W2settled: false, W3settled: false });
+
+      expect(await d2().call("unlock_resource", { name, lock_token: g1.lock_token })).toEqual({ released: true });
+      const g2 = await answered("W2 (blocked on d1) after W1 released on d2", w2.promise);
+      expect({ agent: "W2", ...g2 }).toMatchObject({ agent: "W2", locked: true });
+      await Bun.sleep(100);
+      expect({ W3settled: w3.settled() }).toEqual({ W3settled: false });
+
+      expect(await d1().call("unlock_resource", { name, lock_token: g2.lock_token })).toEqual({ released: true });
+      const g3 = await answered("W3 (blocked on d2) after W2 released on d1", w3.promise);
+      expect({ agent: "W3", ...g3 }).toMatchObject({ agent: "W3", locked: true });
+      expect([g1.fence, g2.fence, g3.fence]).toEqual([h.fence + 1, h.fence + 2, h.fence + 3]);
+      await d2().call("unlock_resource", { name, lock_token: g3.lock_token });
+    });
+
+    test("a release on d1 answers the call blocked on d2 (hand-off latency printed, every round must hand off)", async () => {
+      const name = "latency";
+      const ROUNDS = 20;
+      const lags: number[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        const holder = await d1().call("lock_resource", { name, agent_id: "holder", ttl_seconds: 60 });
+        expect(holder.locked).toBe(true);
+        const waiter = d2().call("lock_resource", { name, agent_id: "waiter", wait_seconds: LONG_WAIT_S });
+        await until(`round ${round}: waiter blocked on d2`, () => blockedOn(d2(), name, "waiter"));
+        expect(await d1().call("unlock_resource", { name, lock_token: holder.lock_token })).toEqual({ released: true });
+        const releasedAt = performance.now();
+        const got = await answered(`round ${round}: the waiter on d2 after the release on d1`, waiter);
+        lags.push(performance.now() - releasedAt);
+        expect({ round, locked: got.locked }).toEqual({ round, locked: true });
+        expect(await d2().call("unlock_resource", { name, lock_token: got.lock_token })).toEqual({ released: true });
+      }
+      const sorted = [...lags].sort((a, b) => a - b);
+      console.log(
+        `cross-daemon hand-off (unlock answered on d1 → waiter answered on d2), ${ROUNDS} rounds: median ${median(lags).toFixed(2)} ms, ` +
+          `min ${sorted[0]!.toFixed(2)} ms, max ${sorted[sorted.length - 1]!.toFixed(2)} ms`,
+      );
+    });
+  });
+
+  test("200 concurrent increment_counter calls split across the daemons get the values 1..200, each once", async () => {
+    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 ? d2() : d1()).call("increment_counter", { name: "split" })));
+    const values = answers.map((a) => a.value as number);
+    const seen = new Set(values);
+    const repeated = [...seen].filter((v) => values.indexOf(v) !== values.lastIndexOf(v)).sort((a, b) => a - b);
+    const missing = Array.from({ length: 200 }, (_, i) => i + 1).filter((v) => !seen.has(v));
+    expect({ repeated, missing, highest: Math.max(...values) }).toEqual({ repeated: [], missing: [], highest: 200 });
+  });
+
+  test("30 tasks, 6 claimers on each daemon: every task is claimed exactly once", async () => {
+    const queue = "shared-q";
+    const pushed: number[] = [];
+    for (let i = 0; i < 30; i++) pushed.push((await (i % 2 ? d2() : d1()).call("push_task", { queue, payload: `job-${i}` })).id);
+    const claims: { id: number; by: string }[] = [];
+    const claimer = async (d: DaemonProcess, agent: string) => {
+      for (;;) {
+        const r = await d.call("claim_next_task", { queue, agent_id: agent });
+        if (!r.claimed) return;
+        claims.push({ id: r.id, by: agent });
+      }
+    };
+    await Promise.all([...Array.from({ length: 6 }, (_, i) => claimer(d1(), `c1-${i}`)), ...Array.from({ length: 6 }, (_, i) => claimer(d2(), `c2-${i}`))]);
+    const ids = claims.map((x) => x.id);
+    const claimedTwice = pushed.filter((id) => ids.indexOf(id) !== ids.lastIndexOf(id));
+    const neverClaimed = pushed.filter((id) => !ids.includes(id));
+    expect({ claims: claims.length, claimedTwice, neverClaimed }).toEqual({ claims: 30, claimedTwice: [], neverClaimed: [] });
+    // Both daemons' claimers got some: the queue really was shared.
+    expect(claims.some((x) => x.by.startsWith("c1-")) && claims.some((x) => x.by.startsWith("c2-"))).toBe(true);
+  });
+
+  test("one pool for both: a blocked acquire on d2 is granted by a release on d1; an offer to a request on d2 shows on d1 and is claimed with its wake_token", async () => {
+    const pool = "team";
+    expect(await d1().call("configure_pool", { pool, capacity: 1, expected_version: 0, author: "test", reason: "cluster test" })).toMatchObject({
+      configured: true,
+    });
+    const poolOn = async (d: DaemonProcess) => (await d.call("list_pools")).find((p: { pool: string }) => p.pool === pool);
+    expect((await poolOn(d2()))?.capacity).toBe(1);
+
+    const a = await d1().call("acquire_slot", { agent_id: "A", pool, reason: "build" });
+    expect(a.granted).toBe(true);
+    const b = blocked(d2().call("acquire_slot", { agent_id: "B", pool, reason: "test", wait_seconds: LONG_WAIT_S }));
+    await until("B queued (seen from d2)", async () => (await poolOn(d2()))?.waiters?.some((w: { agent_id: string }) => w.agent_id === "B"));
+    expect(b.settled()).toBe(false);
+    expect(await d1().call("release_slot", { slot_token: a.slot_token })).toEqual({ released: true });
+    const bGot = await answered("B's acquire blocked on d2 after A released on d1", b.promise);
+    expect({ agent: "B", ...bGot }).toMatchObject({ agent: "B", granted: true, pool });
+    expect(await d2().call("release_slot", { slot_token: bGot.slot_token })).toEqual({ released: true });
+
+    // An offer to a request whose call has returned (it keeps working elsewhere).
+    const holder = await d1().call("acquire_slot", { agent_id: "D", pool, reason: "build" });
+    expect(holder.granted).toBe(true);
+    const queued = await d2().call("acquire_slot", { agent_id: "C", pool, reason: "docs" });
+    expect(queued).toMatchObject({ granted: false, queue_position: 1 });
+    expect(await d1().call("release_slot", { slot_token: holder.slot_token })).toEqual({ released: true });
+    const seen = await poolOn(d1());
+    expect({ from: "d1", offered: seen?.offered, waiters: seen?.waiters?.map((w: { agent_id: string; state: string }) => ({ agent_id: w.agent_id, state: w.state })) }).toEqual({
+      from: "d1",
+      offered: 1,
+      waiters: [{ agent_id: "C", state: "offered" }],
+    });
+    const claimed = await d2().call("acquire_slot", { agent_id: "C", pool, wake_token: queued.wake_token });
+    expect(claimed).toMatchObject({ granted: true, pool });
+    expect(await poolOn(d1())).toMatchObject({ in_use: 1, offered: 0, queued: 0 });
+    await d2().call("release_slot", { slot_token: claimed.slot_token });
+  });
+
+  test("path claims: an overlapping claim on d2 is refused naming the holder on d1; a blocking one is granted when d1's claim is released", async () => {
+    const room = "cluster";
+    const a = await d1().call("claim_paths", { agent_id: "A", paths: ["src/api/**"], room, reason: "api refactor" });
+    expect(a.granted).toBe(true);
+    const refused = await d2().call("claim_paths", { agent_id: "B", paths: ["src/**"], room });
+    expect(refused).toMatchObject({ granted: false, conflicts: [{ path: "src/**", held_by: "A", held_path: "src/api/**", reason: "api refactor" }] });
+    expect(refused.conflicts[0].witness).toMatch(/^src\/api/);
+
+    const b = blocked(d2().call("claim_paths", { agent_id: "B", paths: ["src/**"], room, wait_seconds: LONG_WAIT_S }));
+    await Bun.sleep(200); // no waiter list for rooms: give the call time to reach the line
+    expect(b.settled()).toBe(false);
+    expect(await d1().call("release_paths", { claim_token: a.claim_token })).toMatchObject({ released: true });
+    const got = await answered("B's claim blocked on d2 after A released on d1", b.promise);
+    expect({ agent: "B", ...got }).toMatchObject({ agent: "B", granted: true, paths: ["src/**"] });
+    expect(got.fence).toBeGreaterThan(a.fence);
+  });
+
+  test("the change feed spans the daemons: a watcher on d1 is woken by a change on d2, and both read the same revisions in the same order", async () => {
+    const since = (await d1().call("watch_changes", {})).revision as number;
+    const watching = blocked(d1().call("watch_changes", { since_revision: since, wait_seconds: LONG_WAIT_S, kinds: ["counter."], resource_prefix: "feed-" }));
+    await Bun.sleep(200);
+    expect(watching.settled()).toBe(false);
+    const made = await d2().call("increment_counter", { name: "feed-a" });
+    const woke = await answered("the watcher on d1 after a change on d2", watching.promise);
+    expect(woke.changes).toHaveLength(1);
+    expect(woke.changes[0]).toMatchObject({ kind: "counter.changed", resource: "feed-a", value: made.value });
+
+    // Changes made through both at once: one feed, one order, whoever reads it.
+    await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? d2() : d1()).call("increment_counter", { name: `feed-${i % 4}` })));
+    const view = (r: { changes: { revision: number; kind: string; resource: string; value?: number }[] }) =>
+      r.changes.map(({ revision, kind, resource, value }) => ({ revision, kind, resource, value }));
+    const from1 = view(await d1().call("watch_changes", { since_revision: since, kinds: ["counter."], resource_prefix: "feed-", limit: 1000 }));
+    const from2 = view(await d2().call("watch_changes", { since_revision: since, kinds: ["counter."], resource_prefix: "feed-", limit: 1000 }));
+    expect(from1).toHaveLength(21);
+    expect(from2).toEqual(from1);
+    for (let i = 1; i < from1.length; i++) expect(from1[i]!.revision).toBeGreaterThan(from1[i - 1]!.revision);
+  });
+});

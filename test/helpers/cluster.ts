@@ -1,0 +1,144 @@
+// Several real daemons sharing one PostgreSQL database (docs/cluster.md): what the cluster
+// tests start. Each cluster gets a fresh database on the test server (AIRLOCK_TEST_PG), so its
+// daemons share their state with each other and with nothing else; stopping it kills the
+// daemons (SIGKILL: nothing of theirs is worth a graceful exit here) and drops the database.
+// Also here: the seeded randomness the cluster tests use, printed and replayable.
+import { afterAll, beforeAll } from "bun:test";
+import { type DaemonProcess, type StartOptions, startDaemon } from "./daemon.ts";
+import { freshDatabase } from "./pg.ts";
+
+export interface Cluster {
+  /** The daemons, in start order. */
+  daemons: DaemonProcess[];
+  /** The database URL they share. */
+  db: string;
+  /** Kills every daemon still running and drops the database. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** A fresh database with n daemons on it (started one after another: the first migrates). */
+export async function startCluster(n = 2, o: Omit<StartOptions, "db" | "home"> = {}): Promise<Cluster> {
+  const database = await freshDatabase();
+  const daemons: DaemonProcess[] = [];
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await Promise.all(daemons.map((d) => d.kill(9)));
+    await database.drop();
+  };
+  try {
+    for (let i = 0; i < n; i++) daemons.push(await startDaemon({ ...o, db: database.url }));
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { daemons, db: database.url, stop };
+}
+
+/**
+ * One cluster for the whole file: started before its tests, stopped after them. The result is
+ * read inside tests (`const c = useCluster(); ... c.daemons[0]`).
+ */
+export function useCluster(n = 2, o: Omit<StartOptions, "db" | "home"> = {}): Cluster {
+  let current: Cluster | undefined;
+  beforeAll(async () => {
+    current = await startCluster(n, o);
+  }, 60_000);
+  afterAll(async () => {
+    await current?.stop();
+  });
+  return {
+    get daemons() {
+      if (!current) throw new Error("useCluster: used outside a test");
+      return current.daemons;
+    },
+    get db() {
+      if (!current) throw new Error("useCluster: used outside a test");
+      return current.db;
+    },
+    stop: () => current?.stop() ?? Promise.resolve(),
+  };
+}
+
+/**
+ * A seeded generator in [0, 1) (mulberry32), for the randomized parts of a test. The seed is
+ * AIRLOCK_TEST_SEED when set (to replay a run), else a fresh one; either way it is printed with
+ * the test's name. (AIRLOCK_TEST_*, because test/preload.ts clears every other AIRLOCK_ variable.)
+ */
+export function seeded(what: string): { seed: number; next: () => number; int: (n: number) => number } {
+  const given = process.env.AIRLOCK_TEST_SEED;
+  const seed = given ? Number(given) >>> 0 : (Math.random() * 2 ** 32) >>> 0;
+  console.log(`${what}: seed ${seed} (replay with AIRLOCK_TEST_SEED=${seed})`);
+  let a = seed;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+  return { seed, next, int: (n) => Math.floor(next() * n) };
+}
+
+/** The median of some numbers (NaN for none). */
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/** A client-side view of who held a lock when: one interval per grant, from the answers. */
+export interface Hold {
+  name: string;
+  agent: string;
+  fence: number;
+  /** When the grant's answer arrived (the lock was held by then). */
+  from: number;
+  /** When the releasing call was sent (the lock was still held until then); Infinity if never. */
+  to: number;
+  /** When the grant's request was sent. */
+  asked?: number;
+  /** When the release's answer arrived (released:true), if it did. */
+  released?: number;
+}
+
+/**
+ * Double grants in a history of holds of one or more locks: two grants of one name whose
+ * intervals overlap, or two grants of one name with one fence. Each interval lies inside the
+ * true one (the grant committed before its answer; the release commits after it is sent), so
+ * an overlap here is an overlap on the server: sound, if not complete. Also a fence that went
+ * backwards: a grant asked for after an earlier one was released must carry a greater fence.
+ */
+export function doubleGrants(holds: readonly Hold[]): string[] {
+  const found: string[] = [];
+  const byName = new Map<string, Hold[]>();
+  for (const h of holds) byName.set(h.name, [...(byName.get(h.name) ?? []), h]);
+  for (const [name, hs] of byName) {
+    const fences = new Map<number, Hold>();
+    for (const h of hs) {
+      const same = fences.get(h.fence);
+      if (same) found.push(`${name}: fence ${h.fence} granted twice (${same.agent}, ${h.agent})`);
+      fences.set(h.fence, h);
+    }
+    // Sorted by start, each grant is compared with the one that had been held longest so far.
+    const sorted = [...hs].sort((a, b) => a.from - b.from);
+    let last: Hold | undefined;
+    for (const cur of sorted) {
+      if (last && cur.from < last.to) {
+        found.push(`${name}: ${cur.agent} (fence ${cur.fence}) was answered while ${last.agent} (fence ${last.fence}) still held it`);
+      }
+      if (!last || cur.to > last.to) last = cur;
+    }
+    for (const a of hs) {
+      if (a.released === undefined) continue;
+      for (const b of hs) {
+        if (b.asked !== undefined && a.released < b.asked && b.fence <= a.fence) {
+          found.push(`${name}: fence ${b.fence} (${b.agent}) was granted after fence ${a.fence} (${a.agent}) was released`);
+        }
+      }
+    }
+  }
+  return found;
+}

@@ -447,3 +447,13 @@ if (ONLY === undefined) {
   writeFileSync(join(import.meta.dir, "results.json"), JSON.stringify({ date: new Date().toISOString(), bun: Bun.version, cpus: cpus().length, quick: QUICK, rows }, null, 2));
   writeFileSync(join(import.meta.dir, "results.svg"), renderChart(rows.filter((r) => r.ratio !== undefined)));
 }
+
+// Issue 11's bench (bench/cluster.ts) needs a PostgreSQL server; it adds its rows to
+// results.json under "cluster", after the write above.
+if (ONLY === undefined) {
+  if (process.env.AIRLOCK_TEST_PG) {
+    console.log("\nPostgreSQL store (bench/cluster.ts):");
+    const code = await Bun.spawn([process.execPath, join(import.meta.dir, "cluster.ts"), ...(QUICK ? ["--quick"] : [])], { stdio: ["ignore", "inherit", "inherit"] }).exited;
+    if (code !== 0) process.exitCode = code;
+  } else console.log("\nbench/cluster.ts (the PostgreSQL store) skipped: AIRLOCK_TEST_PG is not set");
+}

@@ -24,6 +24,11 @@ export const systemClock: Clock = {
   },
 };
 
+/** The system clock shifted by `offset()` ms: the database's clock, for daemons sharing a store. */
+export function offsetClock(offset: () => number): Clock {
+  return { ...systemClock, now: () => Date.now() + offset() };
+}
+
 /** A clock that moves only when told to; due timers fire, in order, as it advances. */
 export class ManualClock implements Clock {
   private t: number;

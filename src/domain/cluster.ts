@@ -73,28 +73,27 @@ export class Cluster {
 
   /** Another daemon committed since this one last looked: bring memory up to the rows. */
   *catchUp(): Tx<void> {
-    const live = new Set((yield* all<{ id: string }>(`SELECT id FROM daemons WHERE seen_at >= ${DB_NOW} - ?`, DEAD_AFTER_MS)).map((r) => r.id));
-    live.add(this.me);
+    // Every daemon this store knows, and whether its heartbeat is recent.
+    const daemons = yield* all<{ id: string; live: boolean }>(`SELECT id, seen_at >= ${DB_NOW} - ? AS live FROM daemons`, DEAD_AFTER_MS);
+    const known = new Set([this.me, ...daemons.map((d) => d.id)]);
+    const live = new Set([this.me, ...daemons.filter((d) => d.live).map((d) => d.id)]);
 
-    // Grants other daemons made to this daemon's waiters: answered now (before the lines are
-    // reloaded, which would find those waiters gone and answer them as aborted).
-    for (const g of yield* all<GrantRow>("SELECT * FROM grants WHERE daemon = ?", this.me)) {
-      yield* run("DELETE FROM grants WHERE token = ?", g.token);
-      const q = this.queues.get(g.queue);
-      const w = q?.get(g.token);
-      if (q && w && w.daemon === undefined) yield* q.deliver(w, decodeValue(q, g.value));
-    }
-    // Grants to daemons that died before answering: nobody will, so the grant goes back.
     for (const g of yield* all<GrantRow>("SELECT * FROM grants")) {
-      if (live.has(g.daemon)) continue;
-      yield* run("DELETE FROM grants WHERE token = ?", g.token);
       const q = this.queues.get(g.queue);
-      if (q) yield* q.handBack(this.waiterOf(q, JSON.parse(g.waiter) as WaiterRow), decodeValue(q, g.value));
+      if (g.daemon === this.me) {
+        // A grant another daemon made to a waiter here: answered now (before the lines are
+        // reloaded, which would find that waiter gone and answer it as aborted).
+        yield* run("DELETE FROM grants WHERE token = ?", g.token);
+        const w = q?.get(g.token);
+        if (q && w && w.daemon === undefined) yield* q.deliver(w, decodeValue(q, g.value));
+      } else if (!live.has(g.daemon)) {
+        // A grant to a daemon that died before answering it: nobody will, so it goes back.
+        yield* run("DELETE FROM grants WHERE token = ?", g.token);
+        if (q) yield* q.handBack(this.waiterOf(q, JSON.parse(g.waiter) as WaiterRow), decodeValue(q, g.value));
+      }
     }
 
     // The lines, as every daemon left them.
-    const known = new Set((yield* all<{ id: string }>("SELECT id FROM daemons")).map((r) => r.id));
-    known.add(this.me);
     const dead = new Set<string>();
     const byQueue = new Map<string, SharedWaiter<unknown>[]>();
     this.written.clear();

@@ -3,7 +3,7 @@
 // holds. The daemon builds one kernel; domain tests build one per test on :memory:.
 import type { Store } from "../store/store.ts";
 import { pure } from "../store/tx.ts";
-import { type Clock, systemClock } from "./clock.ts";
+import { type Clock, offsetClock, systemClock } from "./clock.ts";
 import { createCtx, type Ctx } from "./context.ts";
 import { Cluster } from "./cluster.ts";
 import { Counters } from "./counters.ts";
@@ -37,7 +37,9 @@ export interface Kernel {
 }
 
 export async function createKernel(opts: { store: Store; clock?: Clock; journal?: JournalOptions }): Promise<Kernel> {
-  const clock = opts.clock ?? systemClock;
+  const shared = opts.store.shared;
+  // Daemons sharing a store read every deadline against one clock: the database's.
+  const clock = opts.clock ?? (shared ? offsetClock(() => shared.clockOffsetMs) : systemClock);
   const ctx = createCtx(opts.store, clock);
   // Every primitive records its changes here, inside the transaction that makes them.
   const journal = new Journal(ctx, opts.journal);
@@ -61,7 +63,6 @@ export async function createKernel(opts: { store: Store; clock?: Clock; journal?
   // The stored state is loaded (timers armed, lines rebuilt) with the store's own tx, not the
   // context's: that would first run whatever fell due while the daemon was down (a lapsed
   // heartbeat, say) before every primitive is loaded.
-  const shared = opts.store.shared;
   await opts.store.tx(function* () {
     yield* locks.load();
     yield* notes.load();

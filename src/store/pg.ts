@@ -257,6 +257,17 @@ export async function openPgStore(url: string, opts: PgOpenOptions = {}): Promis
     throw new AirlockError("config", `cannot open store ${path}: ${describeError(err, url)}`);
   }
 
+  // The database's clock before anything is loaded: the first deadlines are armed against it.
+  let clockOffsetMs = 0;
+  try {
+    const sent = Date.now();
+    const [now] = (await link.conn.unsafe(`SELECT ${DB_NOW} AS now`)) as { now: string }[];
+    clockOffsetMs = Math.round(Number(now!.now) - (sent + Date.now()) / 2);
+  } catch (err) {
+    await link.client.close({ timeout: 0 }).catch(() => undefined);
+    throw new AirlockError("config", `cannot open store ${path}: ${describeError(err, url)}`);
+  }
+
   const translations = new Map<string, Translated>();
   let tail: Promise<unknown> = Promise.resolve(); // the end of the queue of bodies
   let closed = false;
@@ -321,8 +332,10 @@ export async function openPgStore(url: string, opts: PgOpenOptions = {}): Promis
       t = translate(stmt.sql);
       translations.set(stmt.sql, t);
     }
-    if (stmt.mode === "run" || t.writes) writes++;
     const result = (await l.conn.unsafe(stmt.mode === "run" ? t.runText : t.text, stmt.args)) as PgResult;
+    // Only a statement that changed rows moves the shared version (a DELETE that found nothing
+    // must not send every other daemon to catch up, and them back to this one).
+    if ((stmt.mode === "run" || t.writes) && (result.affectedRows ?? result.length) > 0) writes++;
     if (stmt.mode === "all") return rowsOf(result);
     if (stmt.mode === "get") return rowsOf(result, 1)[0] ?? null;
     const lastInsertRowid = t.returnsRevision ? Number(rowsOf(result, 1)[0]?.revision) : 0;
@@ -414,10 +427,11 @@ export async function openPgStore(url: string, opts: PgOpenOptions = {}): Promis
       if (cluster) {
         const flushed = await drive(l, cluster.flush(), hooks);
         if (flushed || writes > 0) {
-          const [bumped] = await sys("UPDATE airlock_sync SET version = version + 1 WHERE id = 1 RETURNING version");
+          // The NOTIFY is delivered at COMMIT, and only if it commits: the others catch up now.
+          const [bumped] = await sys(
+            `WITH b AS (UPDATE airlock_sync SET version = version + 1 WHERE id = 1 RETURNING version) SELECT version, pg_notify('${CHANNEL}', '${daemonId}') FROM b`,
+          );
           version = Number(bumped!.version);
-          // Delivered at COMMIT, and only if it commits: the others catch up now.
-          await sys(`SELECT pg_notify('${CHANNEL}', '${daemonId}')`);
         }
       }
       await commit(l);
@@ -461,11 +475,14 @@ export async function openPgStore(url: string, opts: PgOpenOptions = {}): Promis
     return enqueue(async () => {
       const l = await ready();
       try {
-        await l.conn.unsafe(
+        const sent = Date.now();
+        const [beat] = (await l.conn.unsafe(
           `INSERT INTO daemons (id, host, pid, started_at, seen_at) VALUES ($1, $2, $3, ${DB_NOW}, ${DB_NOW}) ` +
-            `ON CONFLICT (id) DO UPDATE SET seen_at = ${DB_NOW}`,
+            `ON CONFLICT (id) DO UPDATE SET seen_at = ${DB_NOW} RETURNING seen_at`,
           [daemonId, hostname(), process.pid],
-        );
+        )) as { seen_at: string }[];
+        // The database's clock, read halfway through the round trip (on loopback, within a ms).
+        clockOffsetMs = Math.round(Number(beat!.seen_at) - (sent + Date.now()) / 2);
         const rows = (await l.conn.unsafe(`SELECT id FROM daemons WHERE seen_at >= ${DB_NOW} - $1 ORDER BY id`, [DEAD_AFTER_MS])) as { id: string }[];
         const live = rows.map((r) => r.id).join(" ");
         if (live !== liveDaemons) {
@@ -481,6 +498,9 @@ export async function openPgStore(url: string, opts: PgOpenOptions = {}): Promis
 
   const shared: SharedStore = {
     daemonId,
+    get clockOffsetMs() {
+      return clockOffsetMs;
+    },
     async attach(hooks) {
       cluster = hooks;
       seenVersion = -1;

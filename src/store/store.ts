@@ -52,6 +52,12 @@ export interface ClusterHooks {
 export interface SharedStore {
   /** This daemon's name among those sharing the store, new at every start. */
   readonly daemonId: string;
+  /**
+   * The database's clock minus this machine's, in ms, measured at every heartbeat: deadlines
+   * written by one daemon and acted on by another are read against one clock (the database's),
+   * whatever the machines' clocks say.
+   */
+  readonly clockOffsetMs: number;
   /** From now on every transaction (reads included) runs the hooks, in the global order. */
   attach(hooks: ClusterHooks): Promise<void>;
 }

@@ -12,6 +12,7 @@
 //   PROCESS_WATCH_MS, and at start, never released merely for being old. Without a pid a slot
 //   has a TTL with renewal, and its agent's departure releases it.
 // Every change is recorded in the journal with a reason.
+import { hostname } from "node:os";
 import { AirlockError } from "../errors.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
 import { bindProcess, groupAlive, type ProcessBinding, processUid } from "../machine/process.ts";
@@ -277,7 +278,7 @@ export class Pools implements WaitSource {
     const slot = yield* get<SlotRow>("SELECT * FROM slots WHERE token = ?", token);
     if (!slot) return { renewed: false, error: "store: slot not found" };
     if (binding) {
-      yield* run("UPDATE slots SET pid = ?, pgid = ?, pid_start = ?, expires_at = NULL WHERE token = ?", binding.pid, binding.pgid, binding.startTime, token);
+      yield* run("UPDATE slots SET pid = ?, pgid = ?, pid_start = ?, expires_at = NULL WHERE token = ?", binding.pid, binding.pgid, pidStart(binding), token);
       this.c.scheduler.cancel(`slot:${token}`);
       this.watch();
       return { renewed: true, expiresAt: null, pid: binding.pid };
@@ -506,7 +507,7 @@ export class Pools implements WaitSource {
       expiresAt,
       b?.pid ?? null,
       b?.pgid ?? null,
-      b?.startTime ?? null,
+      b ? pidStart(b) : null,
     );
     if (expiresAt !== null) this.armSlot(token, expiresAt);
     else this.watch();
@@ -567,12 +568,17 @@ export class Pools implements WaitSource {
   /** Releases what is bound to a group that is gone; true while anything bound remains. */
   private *reconcile(): Tx<boolean> {
     let bound = 0;
+    // On a shared store only the process's own machine can tell whether it runs: another
+    // machine would find no such pid and release the slot of a build still running there.
+    const ours = (b: ProcessBinding) => !this.c.store.shared || b.host === undefined || b.host === hostname();
     for (const s of yield* all<SlotRow>("SELECT * FROM slots WHERE pid IS NOT NULL")) {
-      if (groupAlive(bindingOf(s)!)) bound++;
+      const b = bindingOf(s)!;
+      if (!ours(b)) continue;
+      if (groupAlive(b)) bound++;
       else yield* this.releaseSlot(s.token, "process exited");
     }
     for (const w of [...this.waits.all()]) {
-      if (!w.req.binding) continue;
+      if (!w.req.binding || !ours(w.req.binding)) continue;
       if (groupAlive(w.req.binding)) bound++;
       else yield* this.withdraw(w, "process exited");
     }
@@ -671,7 +677,7 @@ export class Pools implements WaitSource {
       r.ttlMs,
       r.binding?.pid ?? null,
       r.binding?.pgid ?? null,
-      r.binding?.startTime ?? null,
+      r.binding ? pidStart(r.binding) : null,
       r.state,
       r.offerExpiresAt,
       w.since,
@@ -768,7 +774,14 @@ function queuedView(w: SlotWaiter, now: number): Queued {
 }
 
 function bindingOf(r: { pid: number | null; pgid: number | null; pid_start: string | null }): ProcessBinding | null {
-  return r.pid === null || r.pgid === null || r.pid_start === null ? null : { pid: r.pid, pgid: r.pgid, startTime: r.pid_start };
+  if (r.pid === null || r.pgid === null || r.pid_start === null) return null;
+  const at = r.pid_start.lastIndexOf("@");
+  return at < 0 ? { pid: r.pid, pgid: r.pgid, startTime: r.pid_start } : { pid: r.pid, pgid: r.pgid, startTime: r.pid_start.slice(0, at), host: r.pid_start.slice(at + 1) };
+}
+
+/** The stored start time: with the machine's name after an @ (neither /proc's nor ps's form has one). */
+function pidStart(b: ProcessBinding): string {
+  return b.host === undefined ? b.startTime : `${b.startTime}@${b.host}`;
 }
 
 /**
@@ -789,7 +802,7 @@ function checkPid(pid: number): ProcessBinding {
   if (b.pgid === process.pid || b.pgid === 1) {
     throw new AirlockError("invalid_argument", `pid ${pid} is in the daemon's or init's process group, which never exits; run the work in its own group`);
   }
-  return b;
+  return { ...b, host: hostname() };
 }
 
 function compactData(o: Record<string, unknown>): Record<string, unknown> {

@@ -12,6 +12,8 @@ export interface ProcessBinding {
   pgid: number;
   /** `${bootId}:${ticks}` from /proc, or ps's lstart; compare only with the same source. */
   startTime: string;
+  /** The machine the process runs on, when daemons on several machines share the store. */
+  host?: string;
 }
 
 /** "proc" reads /proc (Linux); "ps" runs ps (everywhere else, and testable on Linux too). */

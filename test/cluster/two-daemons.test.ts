@@ -5,7 +5,8 @@
 // pool capacity with offers seen from both, path claims refused and granted across them, and
 // one change feed. Skipped without a server (AIRLOCK_TEST_PG).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { DaemonProcess } from "../helpers/daemon.ts";
+import { hostname } from "node:os";
+import { type DaemonProcess, storeQuery } from "../helpers/daemon.ts";
 import { doubleGrants, type Hold, median, seeded, useCluster } from "../helpers/cluster.ts";
 import { describePg } from "../helpers/pg.ts";
 import { track, until } from "../helpers/until.ts";
@@ -301,5 +302,29 @@ describePg("two daemons, one database", () => {
     expect(from1).toHaveLength(21);
     expect(from2).toEqual(from1);
     for (let i = 1; i < from1.length; i++) expect(from1[i]!.revision).toBeGreaterThan(from1[i - 1]!.revision);
+  });
+
+  test("a slot bound to a process on another machine is judged there only: no daemon here releases it, while one bound here is", async () => {
+    // A real process of this machine holds a bound slot; then its row is made to say it runs
+    // elsewhere (as a daemon on another machine would have written it) and the process ends.
+    await d1().call("configure_pool", { pool: "bound-x", capacity: 2, expected_version: 0, author: "test", reason: "two bound slots" });
+    const spawnSleeper = () => Bun.spawn(["sleep", "60"], { detached: true, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+    const far = spawnSleeper();
+    const near = spawnSleeper();
+    try {
+      const a = await d1().call("acquire_slot", { pool: "bound-x", agent_id: "far-agent", pid: far.pid, reason: "far" });
+      const b = await d2().call("acquire_slot", { pool: "bound-x", agent_id: "near-agent", pid: near.pid, reason: "near" });
+      expect([a.granted, b.granted]).toEqual([true, true]);
+      await storeQuery(c.db, "UPDATE slots SET pid_start = replace(pid_start, ?, ?) WHERE pid = ?", `@${hostname()}`, "@build-box-7", far.pid);
+      far.kill(9);
+      near.kill(9);
+      const holders = async () => ((await d1().call("list_pools")) as { pool: string; holders: { agent_id: string }[] }[]).find((p) => p.pool === "bound-x")!.holders.map((h) => h.agent_id);
+      await until("the near slot released when its process exited", async () => !(await holders()).includes("near-agent"), 5000);
+      await Bun.sleep(1000); // four more checks by each daemon
+      expect(await holders()).toEqual(["far-agent"]);
+    } finally {
+      far.kill(9);
+      near.kill(9);
+    }
   });
 });

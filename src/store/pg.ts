@@ -371,26 +371,34 @@ export async function openPgStore(url: string, opts: PgOpenOptions = {}): Promis
 
   /** BEGIN on a live connection. A connection found dead here had done nothing for this call
    *  yet, so it is replaced once, silently: a server restart between two calls costs no error. */
-  async function begin(): Promise<Link> {
+  async function begin(): Promise<{ l: Link; version: number }> {
+    // On a shared store, in the same round trip: the global order's lock, then (a statement of
+    // its own, so its snapshot is taken with the lock held) what the others committed meanwhile.
+    const text = cluster ? `BEGIN; SELECT pg_advisory_xact_lock(${ORDER_LOCK}); SELECT version FROM airlock_sync WHERE id = 1` : "BEGIN";
     for (let attempt = 0; ; attempt++) {
       const l = await ready();
       try {
-        await l.conn.unsafe("BEGIN");
-        return l;
+        const results = (await l.conn.unsafe(text)) as unknown as { version: string }[][];
+        return { l, version: cluster ? Number(results[2]![0]!.version) : seenVersion };
       } catch (err) {
         const thrown = failure(l, err);
         if (thrown instanceof AirlockError && attempt === 0) continue;
+        if (!l.lost) await l.conn.unsafe("ROLLBACK").catch(() => undefined);
         throw thrown;
       }
     }
   }
 
-  async function commit(l: Link): Promise<void> {
+  /**
+   * COMMIT, after `before` (one statement) in the same round trip: the results of `before`, if
+   * any. A failure of `before` leaves the transaction aborted and COMMIT answers ROLLBACK.
+   */
+  async function commit(l: Link, before?: string): Promise<PgResult | undefined> {
     // Lost before COMMIT was sent: the server rolls back, the outcome is known.
     if (l.lost) throw unavailable();
-    let result: PgResult;
+    let results: PgResult[];
     try {
-      result = (await l.conn.unsafe("COMMIT")) as PgResult;
+      results = before === undefined ? [(await l.conn.unsafe("COMMIT")) as PgResult] : ((await l.conn.unsafe(`${before}; COMMIT`)) as unknown as PgResult[]);
     } catch (err) {
       if (!isConnectionError(err)) throw err;
       lose(l, err);
@@ -398,43 +406,30 @@ export async function openPgStore(url: string, opts: PgOpenOptions = {}): Promis
     }
     // PostgreSQL answers COMMIT of a failed transaction with ROLLBACK, not an error: a body
     // caught a statement's error and went on.
-    if (result.command === "ROLLBACK") {
+    if (results[results.length - 1]!.command === "ROLLBACK") {
       throw new AirlockError("internal", "the transaction rolled back: a statement in it failed and the body went on");
     }
+    return before === undefined ? undefined : results[0];
   }
 
   async function runTx<T>(fn: () => Tx<T>): Promise<T> {
-    const l = await begin();
+    const { l, version: found } = await begin();
     const hooks: Hook[] = [];
     let out: T;
-    let version = seenVersion;
-    // The cluster's own statements: a dead connection is "retry" here too, as in a body.
-    const sys = (text: string) =>
-      l.conn.unsafe(text).catch((err: unknown) => {
-        throw failure(l, err);
-      }) as Promise<{ version: string }[]>;
+    let version = found;
     try {
-      if (cluster) {
-        // The global order: the lock, then (in a statement of its own, whose snapshot is
-        // taken after the lock is held) what the others committed meanwhile.
-        await sys(`SELECT pg_advisory_xact_lock(${ORDER_LOCK})`);
-        const [row] = await sys("SELECT version FROM airlock_sync WHERE id = 1");
-        version = Number(row!.version);
-        writes = 0;
-        if (version !== seenVersion) await drive(l, cluster.catchUp(), hooks);
-      }
+      writes = 0;
+      if (cluster && version !== seenVersion) await drive(l, cluster.catchUp(), hooks);
       out = await drive(l, step(hooks, fn), hooks);
-      if (cluster) {
-        const flushed = await drive(l, cluster.flush(), hooks);
-        if (flushed || writes > 0) {
-          // The NOTIFY is delivered at COMMIT, and only if it commits: the others catch up now.
-          const [bumped] = await sys(
-            `WITH b AS (UPDATE airlock_sync SET version = version + 1 WHERE id = 1 RETURNING version) SELECT version, pg_notify('${CHANNEL}', '${daemonId}') FROM b`,
-          );
-          version = Number(bumped!.version);
-        }
-      }
-      await commit(l);
+      // A transaction that changed rows on a shared store moves the version and notifies, with
+      // its COMMIT (one round trip). The NOTIFY is delivered only if it commits.
+      const flushed = cluster ? await drive(l, cluster.flush(), hooks) : false;
+      const bump =
+        cluster && (flushed || writes > 0)
+          ? `WITH b AS (UPDATE airlock_sync SET version = version + 1 WHERE id = 1 RETURNING version) SELECT version, pg_notify('${CHANNEL}', '${daemonId}') FROM b`
+          : undefined;
+      const bumped = await commit(l, bump);
+      if (bumped) version = Number((bumped[0] as { version: string }).version);
     } catch (err) {
       if (!l.lost) await l.conn.unsafe("ROLLBACK").catch((e: unknown) => failure(l, e));
       for (const h of hooks) h.orElse?.();

@@ -9,9 +9,21 @@ const runner = () => systemRunner({ dryRun: env.serviceDryRun });
 const serviceEnv = () => currentServiceEnv({ xdgConfigHome: env.xdgConfigHome, home: env.userHome });
 
 export const installServiceCommand = defineCommand({
-  meta: { name: "install-service", description: "Run airlock as a user service (systemd on Linux, launchd on macOS)" },
-  async run() {
-    process.exitCode = await installService(serviceEnv(), runner());
+  meta: {
+    name: "install-service",
+    description: "Run airlock as a user service (systemd on Linux, launchd on macOS); --store-file points it at a shared PostgreSQL store",
+  },
+  args: {
+    "store-file": {
+      type: "string",
+      valueHint: "PATH",
+      description:
+        "A file, mode 0600, holding the shared store's postgres://... URL: the service runs the daemon with AIRLOCK_STORE_FILE=<its absolute path> (only the path is written into the unit or plist, never the URL). " +
+        "Checked now. Give it again whenever you re-run install-service (after an upgrade too): without it, the service is installed without a store file",
+    },
+  },
+  async run({ args }) {
+    process.exitCode = await installService(serviceEnv(), runner(), { storeFile: args["store-file"] });
   },
 });
 

@@ -8,8 +8,10 @@ export function xmlEscape(s: string): string {
   return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;");
 }
 
-export function renderLaunchdPlist(o: { program: readonly string[]; logPath: string; label?: string }): string {
+export function renderLaunchdPlist(o: { program: readonly string[]; logPath: string; label?: string; storeFile?: string | undefined }): string {
   const str = (s: string) => `<string>${xmlEscape(s)}</string>`;
+  // Only the file's path goes into the plist, never the URL it holds.
+  const store = o.storeFile === undefined ? "" : `\t\t<key>AIRLOCK_STORE_FILE</key>\n\t\t${str(o.storeFile)}\n`;
   const args = [...o.program, "daemon"].map((a) => `\t\t${str(a)}`).join("\n");
   return `<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
@@ -34,7 +36,7 @@ ${args}
 \t<dict>
 \t\t<key>NO_COLOR</key>
 \t\t<string>1</string>
-\t</dict>
+${store}\t</dict>
 \t<key>StandardOutPath</key>
 \t${str(o.logPath)}
 \t<key>StandardErrorPath</key>

@@ -1,7 +1,7 @@
 // Everything the service installer does to the machine goes through a Runner, so that the
 // plans are testable (a recording runner) and previewable (AIRLOCK_SERVICE_DRYRUN=1).
 // Probes only look (which, exists, read-only commands) and run even in a dry run.
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 
 export interface CommandResult {
@@ -20,6 +20,8 @@ export interface Runner {
   /** Waits up to timeoutMs for url to answer 200 "ok"; a probe, so it runs in a dry run too. */
   healthy(url: string, timeoutMs: number): Promise<boolean>;
   exists(path: string): boolean;
+  /** A file's text, or undefined when there is none; a look, so it runs in a dry run too. */
+  readFile(path: string): string | undefined;
   writeFile(path: string, content: string): void;
   removeFile(path: string): void;
   say(line: string): void;
@@ -47,6 +49,13 @@ export function systemRunner(opts: { dryRun: boolean; say?: (line: string) => vo
     which: (name) => Bun.which(name),
     healthy: waitHealthy,
     exists: (path) => existsSync(path),
+    readFile(path) {
+      try {
+        return readFileSync(path, "utf8");
+      } catch {
+        return undefined;
+      }
+    },
     writeFile(path, content) {
       if (opts.dryRun) {
         say(`would write ${path}:\n${content}`);

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { installService, launchdPlistPath, type ServiceEnv, systemdUnitPath, uninstallService } from "../../src/service/install.ts";
+import { installService, launchdPlistPath, resolveStoreFile, type ServiceEnv, systemdUnitPath, uninstallService } from "../../src/service/install.ts";
 import type { CommandResult, Runner } from "../../src/service/runner.ts";
 import { runCli } from "../helpers/daemon.ts";
 
@@ -44,6 +44,9 @@ class RecordingRunner implements Runner {
   }
   exists(path: string) {
     return this.files.has(path);
+  }
+  readFile(path: string) {
+    return this.files.get(path);
   }
   writeFile(path: string, content: string) {
     this.log.push(`write ${path}`);
@@ -175,5 +178,210 @@ describe("the install-service command", () => {
     expect(stdout).toContain("[Service]");
     expect(existsSync(unit)).toBe(false);
     expect([0, 1]).toContain(code!); // 1 where this machine has no systemd user session
+  });
+});
+
+describe("install-service --store-file", () => {
+  const PASSWORD = "s3cr3t-pw";
+  const URL = `postgres://airlock:${PASSWORD}@db.internal:5432/airlock`;
+  const PLIST = "/Users/me/Library/LaunchAgents/com.airlock.daemon.plist";
+  /** A store file in a fresh directory whose name has a space, a % and a $. */
+  function storeFile(content = `${URL}\n`, mode = 0o600): string {
+    const dir = join(mkdtempSync(join(tmpdir(), "airlock-store-")), "my 100% $store");
+    mkdirSync(dir);
+    const file = join(dir, "store.url");
+    writeFileSync(file, content);
+    chmodSync(file, mode);
+    return file;
+  }
+  const said = (r: RecordingRunner) => r.said.join("\n");
+
+  test("Linux: the unit gets Environment=AIRLOCK_STORE_FILE=<the path>, never the URL; the plan is unchanged", async () => {
+    const file = storeFile();
+    const r = new RecordingRunner({ tools: ["systemctl"] });
+    expect(await installService(linux, r, { storeFile: file })).toBe(0);
+    const unit = r.files.get(UNIT)!;
+    expect(unit).toContain(`Environment="AIRLOCK_STORE_FILE=${file.replace(/%/g, "%%")}"\n`);
+    expect(unit).not.toContain(PASSWORD);
+    expect(unit).not.toContain("postgres://");
+    expect(r.log).toEqual([
+      "probe systemctl --user show-environment",
+      `write ${UNIT}`,
+      "run systemctl --user daemon-reload",
+      "run systemctl --user enable airlock.service",
+      "run systemctl --user restart airlock.service",
+      "probe loginctl show-user me --property=Linger",
+      "healthy?",
+    ]);
+    expect(said(r)).toContain(`from ${file} (AIRLOCK_STORE_FILE)`);
+    expect(said(r)).not.toContain(PASSWORD);
+  });
+
+  test("macOS: the plist's EnvironmentVariables gets AIRLOCK_STORE_FILE, never the URL", async () => {
+    const file = storeFile(`postgresql://u:${PASSWORD}@h/db`);
+    const r = new RecordingRunner();
+    expect(await installService(mac, r, { storeFile: file })).toBe(0);
+    const plist = r.files.get(PLIST)!;
+    expect(plist).toContain("<key>AIRLOCK_STORE_FILE</key>");
+    expect(plist).toContain(`<string>${file}</string>`); // no &<> in it to escape
+    expect(plist).not.toContain(PASSWORD);
+    expect(r.log).toContain(`run launchctl bootstrap gui/1000 ${PLIST}`);
+  });
+
+  test("without --store-file, a fresh install has no Environment line for it, as before", async () => {
+    const r = new RecordingRunner({ tools: ["systemctl"] });
+    for (const o of [undefined, {}, { storeFile: undefined }]) {
+      expect(await installService(linux, r, o)).toBe(0);
+      expect(r.files.get(UNIT)).not.toContain("AIRLOCK_STORE_FILE");
+      expect(r.files.get(UNIT)!.match(/^Environment=/gm)).toEqual(["Environment="]);
+    }
+    const m = new RecordingRunner();
+    expect(await installService(mac, m)).toBe(0);
+    expect(m.files.get(PLIST)).not.toContain("AIRLOCK_STORE_FILE");
+  });
+
+  test("installing again without --store-file (as install.sh does at every upgrade) keeps the store file the service has", async () => {
+    // A path with the characters each format escapes: it must come back exactly.
+    const dir = mkdtempSync(join(tmpdir(), "airlock-keep %$ \\ & <x> "));
+    const file = join(dir, "store.url");
+    writeFileSync(file, "postgres://u:keep-pw@db/airlock\n", { mode: 0o600 });
+    const r = new RecordingRunner({ tools: ["systemctl"] });
+    expect(await installService(linux, r, { storeFile: file })).toBe(0);
+    const first = r.files.get(UNIT);
+    expect(await installService(linux, r)).toBe(0);
+    expect(r.files.get(UNIT)).toBe(first);
+    const m = new RecordingRunner();
+    expect(await installService(mac, m, { storeFile: file })).toBe(0);
+    const plist = m.files.get(PLIST);
+    expect(await installService(mac, m)).toBe(0);
+    expect(m.files.get(PLIST)).toBe(plist);
+    // After uninstall-service, a plain install is local again.
+    expect(await uninstallService(linux, r)).toBe(0);
+    expect(await installService(linux, r)).toBe(0);
+    expect(r.files.get(UNIT)).not.toContain("AIRLOCK_STORE_FILE");
+  });
+
+  test("a relative path is made absolute from the working directory, and ~/ from home", async () => {
+    const file = storeFile();
+    const dir = join(file, "..");
+    const r = new RecordingRunner({ tools: ["systemctl"] });
+    expect(await installService(linux, r, { storeFile: "store.url", cwd: dir })).toBe(0);
+    expect(r.files.get(UNIT)).toContain(`AIRLOCK_STORE_FILE=${file.replace(/%/g, "%%")}"`);
+    expect(resolveStoreFile("~/.config/airlock/store.url", { home: "/home/me", cwd: "/tmp" })).toBe("/home/me/.config/airlock/store.url");
+    expect(resolveStoreFile("../s", { home: "/home/me", cwd: "/srv/a" })).toBe("/srv/s");
+    expect(resolveStoreFile("/etc/./airlock//s", { home: "/home/me", cwd: "/srv" })).toBe("/etc/airlock/s");
+  });
+
+  test("without a user bus, the manual command sets AIRLOCK_STORE_FILE, shell-quoted", async () => {
+    const file = storeFile();
+    const r = new RecordingRunner({ tools: [] });
+    expect(await installService(linux, r, { storeFile: file })).toBe(1);
+    expect(r.files.get(UNIT)).toContain("AIRLOCK_STORE_FILE=");
+    expect(said(r)).toContain(`AIRLOCK_STORE_FILE='${file}' nohup `);
+  });
+
+  const refusals: [string, () => string, RegExp][] = [
+    ["a missing file", () => join(tmpdir(), "airlock-no-such-dir", "store.url"), /no such file/],
+    ["a directory", () => join(storeFile(), ".."), /not a regular file/],
+    ["a file readable by others (0644)", () => storeFile(URL, 0o644), /mode 0644 .*chmod 600/],
+    ["a file readable by the group (0640)", () => storeFile(URL, 0o640), /mode 0640 .*chmod 600/],
+    ["a file writable by the group (0620)", () => storeFile(URL, 0o620), /mode 0620/],
+    ["a file readable by others only (0604)", () => storeFile(URL, 0o604), /mode 0604/],
+    ["a mysql URL", () => storeFile(`mysql://u:${PASSWORD}@h/db`), /does not hold a postgres:\/\/ or postgresql:\/\/ URL/],
+    ["the word sqlite", () => storeFile("sqlite\n"), /does not hold a postgres/],
+    ["an empty file", () => storeFile(""), /does not hold a postgres/],
+    ["a URL not at the start", () => storeFile(`# ${PASSWORD}\n${URL}`), /does not hold a postgres/],
+  ];
+  for (const [what, make, why] of refusals) {
+    test(`refuses ${what}, naming the flag and the rule, showing no contents, changing nothing`, async () => {
+      const file = make();
+      for (const [e, r] of [
+        [linux, new RecordingRunner({ tools: ["systemctl"], files: { [UNIT]: "old" } })],
+        [mac, new RecordingRunner()],
+      ] as const) {
+        expect(await installService(e, r, { storeFile: file })).toBe(1);
+        expect(r.log).toEqual([]);
+        expect(said(r)).toMatch(why);
+        expect(said(r)).toContain(`--store-file ${file}:`);
+        expect(said(r)).toContain("mode 0600");
+        expect(said(r)).toContain("postgres:// or postgresql:// URL");
+        expect(said(r)).not.toContain(PASSWORD);
+      }
+    });
+  }
+
+  test("refuses an empty --store-file", async () => {
+    for (const storeFile of ["", "  "]) {
+      const r = new RecordingRunner({ tools: ["systemctl"] });
+      expect(await installService(linux, r, { storeFile })).toBe(1);
+      expect(r.log).toEqual([]);
+      expect(said(r)).toContain("--store-file needs a path");
+    }
+  });
+
+  test.skipIf(process.getuid?.() === 0)("refuses a 0600 file it cannot read (mode 0000)", async () => {
+    const file = storeFile(URL, 0o000);
+    const r = new RecordingRunner({ tools: ["systemctl"] });
+    expect(await installService(linux, r, { storeFile: file })).toBe(1);
+    expect(said(r)).toMatch(/cannot be read \(EACCES\)/);
+  });
+
+  test("accepts postgres:// and postgresql:// in any case, with surrounding whitespace", async () => {
+    for (const content of [URL, `  postgresql://h/db\n\n`, "POSTGRES://h/db", "PostgreSQL://h/db"]) {
+      const r = new RecordingRunner({ tools: ["systemctl"] });
+      expect(await installService(linux, r, { storeFile: storeFile(content) })).toBe(0);
+    }
+  });
+
+  test("the brew services refusal still comes first", async () => {
+    const r = new RecordingRunner({ tools: ["systemctl"], files: { "/home/me/.config/systemd/user/homebrew.airlock.service": "x" } });
+    expect(await installService(linux, r, { storeFile: storeFile() })).toBe(1);
+    expect(said(r)).toContain("brew services");
+    expect(r.log).toEqual([]);
+  });
+});
+
+describe("the install-service command with --store-file", () => {
+  const dry = (home: string) => ({ AIRLOCK_SERVICE_DRYRUN: "1", HOME: home, XDG_CONFIG_HOME: join(home, ".config") });
+
+  test("AIRLOCK_SERVICE_DRYRUN=1 prints the unit with the store file's path, not its URL, and writes nothing", async () => {
+    const home = mkdtempSync(join(tmpdir(), "airlock-dry-"));
+    const file = join(home, "store 100% $x.url");
+    writeFileSync(file, "postgres://u:dry-run-pw@db/airlock\n", { mode: 0o600 });
+    chmodSync(file, 0o600);
+    const { stdout, stderr, code } = await runCli(["install-service", "--store-file", file], dry(home));
+    const unit = systemdUnitPath({ ...linux, home, configHome: join(home, ".config") });
+    expect(stdout).toContain(`would write ${unit}`);
+    expect(stdout).toContain(`Environment="AIRLOCK_STORE_FILE=${home}/store 100%% $x.url"`);
+    expect(stdout + stderr).not.toContain("dry-run-pw");
+    expect(existsSync(unit)).toBe(false);
+    expect([0, 1]).toContain(code!); // 1 where this machine has no systemd user session
+  });
+
+  test("refuses a file others can read, with exit code 1, before writing anything", async () => {
+    const home = mkdtempSync(join(tmpdir(), "airlock-dry-"));
+    const file = join(home, "store.url");
+    writeFileSync(file, "postgres://u:dry-run-pw@db/airlock\n");
+    chmodSync(file, 0o644);
+    const { stdout, stderr, code } = await runCli(["install-service", "--store-file", file], dry(home));
+    expect(code).toBe(1);
+    expect(stdout).toContain(`--store-file ${file}: mode 0644`);
+    expect(stdout).toContain(`chmod 600 ${file}`);
+    expect(stdout).not.toContain("would write");
+    expect(stdout + stderr).not.toContain("dry-run-pw");
+  });
+
+  test("without --store-file, the dry-run unit has no AIRLOCK_STORE_FILE", async () => {
+    const home = mkdtempSync(join(tmpdir(), "airlock-dry-"));
+    const { stdout } = await runCli(["install-service"], dry(home));
+    expect(stdout).toContain("Environment=NO_COLOR=1");
+    expect(stdout).not.toContain("AIRLOCK_STORE_FILE");
+  });
+
+  test("--help describes the flag", async () => {
+    const { stdout } = await runCli(["install-service", "--help"]);
+    expect(stdout).toContain("--store-file");
+    expect(stdout).toContain("AIRLOCK_STORE_FILE");
+    expect(stdout).toContain("0600");
   });
 });

@@ -13,7 +13,7 @@
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { errorMessage } from "../../src/errors.ts";
 import { type DaemonProcess, startDaemon } from "../helpers/daemon.ts";
-import { type Cluster, doubleGrants, type Hold, seeded, startCluster } from "../helpers/cluster.ts";
+import { type Cluster, doubleGrants, type Hold, journalValues, seeded, startCluster } from "../helpers/cluster.ts";
 import { describePg } from "../helpers/pg.ts";
 import { prng } from "../reliability/support.ts";
 
@@ -138,18 +138,6 @@ function failureLines(daemons: readonly DaemonProcess[], max = 20): string[] {
     .slice(0, max);
 }
 
-/** Every value the journal recorded for counter name, read from d page by page. */
-async function journalValues(d: DaemonProcess, name: string): Promise<number[]> {
-  const values: number[] = [];
-  let since = 0;
-  for (;;) {
-    const r = await d.call("watch_changes", { since_revision: since, kinds: ["counter."], resource_prefix: name, limit: 1000 });
-    if (r.isError) throw new Error(`watch_changes: ${JSON.stringify(r)}`);
-    if (r.changes.length === 0) return values;
-    for (const ch of r.changes) if (ch.resource === name) values.push(ch.value);
-    since = r.revision;
-  }
-}
 
 describePg("crash loop, two daemons on one PostgreSQL database", () => {
   test(`${KILLS} kill -9 restarts of one daemon or the other under load through both lose nothing acknowledged`, async () => {

@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { errorMessage } from "../../src/errors.ts";
 import { type DaemonProcess, ROOT } from "../helpers/daemon.ts";
-import { type Cluster, doubleGrants, type Hold, seeded, startCluster } from "../helpers/cluster.ts";
+import { answered, type Cluster, doubleGrants, type Hold, journalValues, seeded, startCluster } from "../helpers/cluster.ts";
 import { describePg, PG_URL } from "../helpers/pg.ts";
 import { until } from "../helpers/until.ts";
 
@@ -30,17 +30,6 @@ const RECOVERY_MS = 10_000;
 /** The load's lock TTL: a hold whose release never arrived (its daemon died) ends by then. */
 const LOAD_LOCK_TTL_S = 5;
 
-async function answered<T>(what: string, p: Promise<T>, ms: number): Promise<T> {
-  let timer: Timer | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not answered within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([p, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /**
  * A tool call's outcome as a client sees it through a fault: an answer; "store unavailable"
@@ -70,18 +59,6 @@ function failureLines(c: Cluster, max = 12): string[] {
     .slice(0, max);
 }
 
-/** Every value the journal recorded for counter name, read from d page by page. */
-async function journalValues(d: DaemonProcess, name: string): Promise<number[]> {
-  const values: number[] = [];
-  let since = 0;
-  for (;;) {
-    const r = await d.call("watch_changes", { since_revision: since, kinds: ["counter."], resource_prefix: name, limit: 1000 });
-    if (r.isError) throw new Error(`watch_changes: ${r.error}`);
-    if (r.changes.length === 0) return values;
-    for (const ch of r.changes) if (ch.resource === name) values.push(ch.value);
-    since = r.revision;
-  }
-}
 
 /** Acknowledged values that repeat, and those the journal does not have. */
 function checkCounter(acked: readonly number[], recorded: readonly number[]) {

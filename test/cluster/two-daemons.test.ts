@@ -7,18 +7,14 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { hostname } from "node:os";
 import { type DaemonProcess, storeQuery } from "../helpers/daemon.ts";
-import { doubleGrants, type Hold, median, seeded, useCluster } from "../helpers/cluster.ts";
+import { answered, doubleGrants, type Hold, median, seeded, useCluster } from "../helpers/cluster.ts";
 import { describePg } from "../helpers/pg.ts";
 import { track, until } from "../helpers/until.ts";
 
 // A blocked call below may legitimately take a few seconds when a test fails.
 setDefaultTimeout(30_000);
 
-// How long a blocked call may take to be answered once what it waits for is free. Not a
-// latency budget (hand-offs take milliseconds; the latency test prints them): a bound that
-// turns "never answered" into a failure well before the call's own wait would end.
-const ANSWERED_WITHIN_MS = 5000;
-// The wait given to calls that must be answered by a hand-off, far beyond ANSWERED_WITHIN_MS,
+// The wait given to calls that must be answered by a hand-off, far beyond answered()'s bound,
 // so an answer by the wait's own deadline is never mistaken for a hand-off.
 const LONG_WAIT_S = 20;
 
@@ -32,18 +28,6 @@ function blocked<T>(p: Promise<T>): ReturnType<typeof track<T>> {
   return t;
 }
 
-/** p, or a failure naming what was not answered in time. */
-async function answered<T>(what: string, p: Promise<T>, ms = ANSWERED_WITHIN_MS): Promise<T> {
-  let timer: Timer | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not answered within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([p, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 interface LockEntry {
   name: string;

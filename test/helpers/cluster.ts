@@ -142,3 +142,32 @@ export function doubleGrants(holds: readonly Hold[]): string[] {
   }
   return found;
 }
+
+/** How long a call that must be answered by a hand-off may take before the test calls it lost. */
+export const ANSWERED_WITHIN_MS = 5000;
+
+/** p, or a failure naming what was not answered in time (a liveness bound, never a latency assertion). */
+export async function answered<T>(what: string, p: Promise<T>, ms = ANSWERED_WITHIN_MS): Promise<T> {
+  let timer: Timer | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not answered within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Every value the journal recorded for counter name, read from d page by page. */
+export async function journalValues(d: DaemonProcess, name: string): Promise<number[]> {
+  const values: number[] = [];
+  let since = 0;
+  for (;;) {
+    const r = await d.call("watch_changes", { since_revision: since, kinds: ["counter."], resource_prefix: name, limit: 1000 });
+    if (r.isError) throw new Error(`watch_changes: ${JSON.stringify(r)}`);
+    if (r.changes.length === 0) return values;
+    for (const ch of r.changes) if (ch.resource === name) values.push(ch.value);
+    since = r.revision;
+  }
+}

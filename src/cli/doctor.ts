@@ -3,14 +3,17 @@
 import { existsSync, statSync } from "node:fs";
 import { defineCommand } from "citty";
 import { defaultDbPath, tokenPath } from "../config/dirs.ts";
-import { DEFAULT_PORT } from "../config/settings.ts";
+import { DEFAULT_PORT, readStoreFile, resolveStore } from "../config/settings.ts";
 import { readTokenFile } from "../config/token.ts";
 import { errorMessage } from "../errors.ts";
-import { currentServiceEnv, launchdPlistPath, systemdUnitPath } from "../service/install.ts";
+import { currentServiceEnv, installedStoreFile, launchdPlistPath, systemdUnitPath } from "../service/install.ts";
 import { systemRunner } from "../service/runner.ts";
 import { SYSTEMD_UNIT_NAME } from "../service/systemd.ts";
 import { LAUNCHD_LABEL } from "../service/launchd.ts";
 import { openStore } from "../store/db.ts";
+import { openPgStore, type PgStore } from "../store/pg.ts";
+import { DEAD_AFTER_MS } from "../store/store.ts";
+import { get } from "../store/tx.ts";
 import { VERSION } from "../version.ts";
 import { env } from "../config/env.ts";
 import { PORT_ARG, rpc } from "./client.ts";
@@ -85,6 +88,21 @@ async function checks(port: string | undefined): Promise<Check[]> {
     }
   }
 
+  // The shared store, when this machine's daemon uses one (the environment, or the service's
+  // --store-file): reachable, at this binary's schema, and who else is there.
+  let storeUrl: string | undefined;
+  try {
+    storeUrl = resolveStore({});
+    const file = storeUrl === undefined ? installedStoreFile(se, r) : undefined;
+    if (file !== undefined) storeUrl = readStoreFile(file);
+  } catch (err) {
+    out.push({ ok: false, what: errorMessage(err) });
+  }
+  if (storeUrl !== undefined) {
+    out.push(await storeCheck(storeUrl));
+    return out;
+  }
+
   // Database
   const db = defaultDbPath();
   if (!existsSync(db)) out.push({ ok: "warn", what: `no database yet at ${db}`, fix: "it is created when the daemon first starts" });
@@ -99,6 +117,19 @@ async function checks(port: string | undefined): Promise<Check[]> {
     }
   }
   return out;
+}
+
+async function storeCheck(url: string): Promise<Check> {
+  let store: PgStore | undefined;
+  try {
+    store = await openPgStore(url, { readonly: true });
+    const live = await store.read(get<{ n: number }>(`SELECT COUNT(*) AS n FROM daemons WHERE seen_at >= (extract(epoch from clock_timestamp()) * 1000)::bigint - ?`, DEAD_AFTER_MS));
+    return { ok: true, what: `shared store ${store.path} answers, at this airlock's schema; ${live?.n ?? 0} daemon(s) with a live heartbeat` };
+  } catch (err) {
+    return { ok: false, what: errorMessage(err), fix: "check the URL, the network path to the database, and its credentials (docs/cluster.md)" };
+  } finally {
+    await store?.close();
+  }
 }
 
 /** Best effort: which process holds the port (ss on Linux, lsof elsewhere). */

@@ -111,7 +111,7 @@ export function resolveSettings(flags: SettingsFlags): Settings {
 const POSTGRES_URL = /^postgres(ql)?:\/\//i;
 
 /** The shared store's URL: --store, else AIRLOCK_STORE, else the contents of AIRLOCK_STORE_FILE. */
-function resolveStore(flags: SettingsFlags): string | undefined {
+export function resolveStore(flags: Pick<SettingsFlags, "store" | "db">): string | undefined {
   let url: string | undefined;
   let source: string;
   if (flags.store !== undefined) [url, source] = [flags.store.trim(), "--store"];
@@ -125,7 +125,8 @@ function resolveStore(flags: SettingsFlags): string | undefined {
   return url;
 }
 
-function readStoreFile(path: string): string {
+/** The URL in a store file, refusing a file other users can read (the daemon's own rule). */
+export function readStoreFile(path: string): string {
   try {
     // Readable by others, the file gives the database password away: refuse it, as ssh does a key.
     if (process.platform !== "win32" && (statSync(path).mode & 0o077) !== 0) {

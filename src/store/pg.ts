@@ -45,6 +45,11 @@ export interface PgStore extends Store {
 export interface PgOpenOptions {
   /** Recorded for messages only: a COMMIT is durable on the server when it returns. */
   durability?: Durability;
+  /**
+   * To look, not to serve (status, doctor with the daemon down): no migration runs; the schema
+   * must be there, at this binary's version.
+   */
+  readonly?: boolean;
 }
 
 const log = createLog("store");
@@ -179,6 +184,20 @@ async function connect(url: string): Promise<Link> {
   }
 }
 
+/** A reader's check: the schema is this binary's (a reader never migrates). */
+async function checkSchema(conn: ReservedSQL, path: string): Promise<void> {
+  const known = await conn.unsafe("SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'airlock_schema'");
+  const rows = known.length === 0 ? [] : ((await conn.unsafe("SELECT version FROM airlock_schema")) as { version: number }[]);
+  const version = rows[0]?.version ?? 0;
+  if (version === 0) throw new AirlockError("config", `no Airlock state in ${path} yet (a daemon started with --store creates it)`);
+  if (version !== PG_MIGRATIONS.length) {
+    throw new AirlockError(
+      "config",
+      `${path} has schema version ${version}, this airlock reads version ${PG_MIGRATIONS.length}; use the airlock the daemons run${version < PG_MIGRATIONS.length ? ", or start a daemon of this version to migrate it" : ""}`,
+    );
+  }
+}
+
 async function migrate(conn: ReservedSQL): Promise<void> {
   // A session lock, held across the migrations' own transactions: a second daemon starting at
   // the same time waits here, then finds the schema current.
@@ -250,7 +269,8 @@ export async function openPgStore(url: string, opts: PgOpenOptions = {}): Promis
     throw new AirlockError("config", `cannot open store ${path}: ${describeError(err, url)}`);
   }
   try {
-    await migrate(link.conn);
+    if (opts.readonly) await checkSchema(link.conn, path);
+    else await migrate(link.conn);
   } catch (err) {
     await link.client.close({ timeout: 0 }).catch(() => undefined);
     if (err instanceof AirlockError) throw err;

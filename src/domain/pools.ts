@@ -24,6 +24,11 @@ import { newToken } from "./tokens.ts";
 import { isBlocked, type Outcome, type Waiter, type WaitQueue } from "./wait.ts";
 
 export const DEFAULT_POOL = "heavy";
+
+/** This machine's own budget, beside the store's `heavy` (the team's, on a shared store). */
+export function machinePoolName(): string {
+  return `machine:${hostname()}/${DEFAULT_POOL}`;
+}
 export const DEFAULT_OFFER_SECONDS = 30;
 // A queued request is long-lived (the agent codes while it waits); one whose agent has not
 // called for an hour is taken to be abandoned. Each call, and each offer, renews it.
@@ -655,9 +660,27 @@ export class Pools implements WaitSource {
   }
 
   private *pool(name: string): Tx<PoolRow> {
-    const p = yield* this.find(name);
+    const p = (yield* this.find(name)) ?? (yield* this.machinePool(name));
     if (!p) throw new AirlockError("invalid_argument", `unknown pool: ${name}`);
     return p;
+  }
+
+  /**
+   * `machine:<this machine's name>/heavy` exists wherever a daemon runs: the machine's own
+   * budget, whatever the store (on a shared store `heavy` is the team's). Created on first use
+   * as `heavy` is, one heavy job at a time; configure_pool changes it like any pool.
+   */
+  private *machinePool(name: string): Tx<PoolRow | null> {
+    if (name !== machinePoolName()) return null;
+    const now = this.c.clock.now();
+    yield* run(
+      "INSERT INTO pools (name, capacity, offer_seconds, version, updated_at, updated_by, reason) VALUES (?, 1, ?, 1, ?, 'airlock', ?) ON CONFLICT(name) DO NOTHING",
+      name,
+      DEFAULT_OFFER_SECONDS,
+      now,
+      "default: this machine's heavy jobs, one at a time",
+    );
+    return yield* this.find(name);
   }
 
   // ---- persistence ----

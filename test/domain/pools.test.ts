@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { spawn } from "bun";
 import type { SlotGrant, SlotRefusal, SlotRequest, SlotResult } from "../../src/domain/pools.ts";
-import { PROCESS_WATCH_MS } from "../../src/domain/pools.ts";
+import { machinePoolName, PROCESS_WATCH_MS } from "../../src/domain/pools.ts";
 import { makeKernel, useKernel } from "../helpers/kernel.ts";
 import { prng } from "../reliability/support.ts";
 import { flush, tempDbPath, track } from "./support.ts";
@@ -175,6 +175,22 @@ describe("pools: weights", () => {
   test("a weight above the capacity is refused: it could never be granted", async () => {
     await expect(acquire("A", { weight: 2 })).rejects.toThrow("weight must be <= the pool's capacity (1) (got 2)");
     expect((await pool()).queued).toBe(0);
+  });
+});
+
+describe("pools: this machine's own budget", () => {
+  test("machine:<host>/heavy exists without configuring, one job at a time, apart from heavy", async () => {
+    const mine = machinePoolName();
+    expect(mine).toMatch(/^machine:.+\/heavy$/);
+    expect((await acquire("a", { pool: mine })).granted).toBe(true);
+    expect((await acquire("b", { pool: mine })).granted).toBe(false); // capacity 1, like heavy
+    expect((await acquire("c")).granted).toBe(true); // heavy is another budget
+    expect(await pool(mine)).toMatchObject({ capacity: 1, version: 1 });
+    // Configured like any pool, from its first version.
+    expect(await t.kernel.pools.configure({ pool: mine, capacity: 2, expectedVersion: 1, author: "lead", reason: "two builds fit" })).toEqual({ configured: true, version: 2 });
+    expect((await acquire("b", { pool: mine })).granted).toBe(true);
+    // Another machine's pool is not made up: it exists only once someone configures it.
+    await expect(acquire("d", { pool: "machine:some-other-box/heavy" })).rejects.toThrow("unknown pool: machine:some-other-box/heavy");
   });
 });
 

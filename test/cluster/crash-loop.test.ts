@@ -15,7 +15,7 @@ import { errorMessage } from "../../src/errors.ts";
 import { type DaemonProcess, startDaemon } from "../helpers/daemon.ts";
 import { type Cluster, doubleGrants, type Hold, journalValues, seeded, startCluster } from "../helpers/cluster.ts";
 import { describePg } from "../helpers/pg.ts";
-import { prng } from "../reliability/support.ts";
+import { type LockAnswer, prng, requestLock, taskViolations } from "../reliability/support.ts";
 
 setDefaultTimeout(120_000);
 
@@ -176,17 +176,8 @@ describePg("crash loop, two daemons on one PostgreSQL database", () => {
         const agent = `locker-${c}`;
         while (!stop) {
           const name = r.pick(LOCK_NAMES);
-          const g = await attempt<{ locked: boolean; lock_token: string; fence: number }>(slot, "lock_resource", {
-            name,
-            agent_id: agent,
-            ttl_seconds: LOCK_TTL_S,
-            wait_seconds: 1,
-          });
-          if (!g.ok) continue;
-          if (!g.value.locked) {
-            lockDenied++;
-            continue;
-          }
+          const g = await requestLock((tool, args) => attempt<LockAnswer>(slot, tool, args), name, agent, LOCK_TTL_S, () => lockDenied++);
+          if (!g) continue;
           const hold: Hold = { name, agent, fence: g.value.fence, from: g.ackAt, to: g.sentAt + LOCK_TTL_S * 1000 - CLOCK_SLACK_MS, asked: g.sentAt };
           holds.push(hold);
           if (abandoned < MAX_ABANDONED && r.chance(0.03)) {
@@ -366,16 +357,6 @@ describePg("crash loop, two daemons on one PostgreSQL database", () => {
       // ---- Tasks.
       const listed2 = (await d2.call("list_tasks", { queue: QUEUE })) as typeof listed;
       if (JSON.stringify(listed2.map((t) => [t.id, t.state])) !== JSON.stringify(listed.map((t) => [t.id, t.state]))) violations.push("the daemons list the queue differently");
-      const ids = listed.map((t) => t.id);
-      const payloadCount = new Map<string, number>();
-      for (const t of listed) payloadCount.set(t.payload, (payloadCount.get(t.payload) ?? 0) + 1);
-      const byId = new Map(listed.map((t) => [t.id, t]));
-      const tasksLost = pushAcks.filter(({ id, payload }) => byId.get(id)?.payload !== payload).length;
-      const ackedPayloads = new Set(pushAcks.map((a) => a.payload));
-      const phantoms = listed.filter((t) => !ackedPayloads.has(t.payload) && !unknownPayloads.has(t.payload));
-      const duplicatedCompletions = [...completedAcks.values()].filter((n) => n > 1).length;
-      const doneWithoutAck = listed.filter((t) => t.state === "done" && !completedAcks.has(t.id)).length;
-      const notDone = listed.filter((t) => t.state !== "done");
       // Two claims of one task at once: a claim answered while an earlier one's lease was
       // still held (before its completion was sent and before its lease could have run out).
       let doubleClaims = 0;
@@ -394,20 +375,10 @@ describePg("crash loop, two daemons on one PostgreSQL database", () => {
         }
       }
       const reclaimed = [...claimsById.values()].filter((cs) => cs.length > 1).length;
-      if (new Set(ids).size !== ids.length) violations.push("list_tasks shows an id twice");
-      if ([...payloadCount.values()].some((n) => n > 1)) violations.push("list_tasks shows a payload twice (one push applied twice)");
-      if (tasksLost > 0) violations.push(`${tasksLost} acknowledged tasks lost`);
-      if (reusedIds > 0) violations.push(`${reusedIds} task ids acknowledged twice`);
-      if (phantoms.length > 0) violations.push(`${phantoms.length} tasks nobody pushed: ${JSON.stringify(phantoms.slice(0, 3))}`);
-      if (duplicatedCompletions > 0) violations.push(`${duplicatedCompletions} tasks acknowledged completed:true twice`);
       if (doubleClaims > 0) violations.push(`${doubleClaims} claims answered while another claim of the same task held its lease`);
-      const ackedNotDone = [...completedAcks.keys()].filter((id) => byId.get(id)?.state !== "done").length;
-      if (ackedNotDone > 0) violations.push(`${ackedNotDone} tasks acknowledged completed but not done`);
-      if (notDone.length > 0) violations.push(`${notDone.length} tasks not drained in ${DRAIN_MS} ms: ${JSON.stringify(notDone.slice(0, 3))}`);
-      if (doneWithoutAck > unknownCompletes) violations.push(`${doneWithoutAck} tasks done without an acknowledged completion, but only ${unknownCompletes} completions had an unknown outcome`);
-      // complete_task answered completed:false only for a claim whose lease had run out.
-      const earlyStale = staleCompletes.filter((x) => x.ackAt - x.claimSentAt < LEASE_S * 1000 - CLOCK_SLACK_MS).length;
-      if (earlyStale > 0) violations.push(`${earlyStale} completions refused before the lease could have run out`);
+      // The checks the single-daemon loop makes too.
+      const tasks = taskViolations({ listed, pushAcks, unknownPayloads, completedAcks, unknownCompletes, staleCompletes, reusedIds, leaseS: LEASE_S, clockSlackMs: CLOCK_SLACK_MS, drainMs: DRAIN_MS });
+      violations.push(...tasks.violations);
       violations.push(...tally.unexpected.slice(0, 10));
       if (tally.unexpected.length > 10) violations.push(`... and ${tally.unexpected.length - 10} more calls failed or answered errors unexpectedly`);
 
@@ -422,8 +393,8 @@ describePg("crash loop, two daemons on one PostgreSQL database", () => {
         `crash loop, two daemons (seed ${SEED}): ${KILLS} kills (d1 ${slots[0]!.kills}, d2 ${slots[1]!.kills}) in ${(loopMs / 1000).toFixed(1)} s, drained in ${(drainMs / 1000).toFixed(1)} s; ` +
           `${incAcked} increments acknowledged, ${incUnknown} unknown outcome, lost=${incLost}, repeated=${incRepeated}, final ${final1}; ` +
           `${holds.length} lock grants (${acrossDaemons} right after one through the other daemon, ${abandoned} left to expire, ${lockDenied} waits timed out, ${refusedReleases.length} releases after TTL), overlaps=${overlaps}, fences repeated=${fenceRepeats}, backwards=${fencesBack}, out of order=${orderViolations}; ` +
-          `${pushAcks.length} tasks acknowledged (${unknownPayloads.size} pushes unknown), tasks lost=${tasksLost}, duplicated=${duplicatedCompletions}, double claims=${doubleClaims}, ` +
-          `${listed.length} listed, ${listed.length - notDone.length} done, ${reclaimed} claimed more than once, ${unknownCompletes} completes unknown; ` +
+          `${pushAcks.length} tasks acknowledged (${unknownPayloads.size} pushes unknown), tasks lost=${tasks.tasksLost}, duplicated=${tasks.duplicatedCompletions}, double claims=${doubleClaims}, ` +
+          `${listed.length} listed, ${tasks.done} done, ${reclaimed} claimed more than once, ${unknownCompletes} completes unknown; ` +
           `${unknownTotal} unknown outcomes by tool ${JSON.stringify(tally.unknown)}; while the other was down the survivor answered ${tally.whileOtherDown.answered}/${tally.whileOtherDown.sent} calls; ` +
           `unexpected failures ${tally.unexpected.length}`,
       );

@@ -7,7 +7,7 @@
 import { Database } from "bun:sqlite";
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { type DaemonProcess, startDaemon, tempHome } from "../helpers/daemon.ts";
-import { prng } from "./support.ts";
+import { type LockAnswer, prng, requestLock, taskViolations } from "./support.ts";
 
 setDefaultTimeout(90_000);
 
@@ -131,17 +131,8 @@ async function crashLoop(durability: Durability): Promise<void> {
     const r = prng(SEED + 1000 + c);
     while (!stop) {
       const name = r.pick(LOCK_NAMES);
-      const g = await attempt<{ locked: boolean; lock_token: string; fence: number }>("lock_resource", {
-        name,
-        agent_id: `locker-${c}`,
-        ttl_seconds: LOCK_TTL_S,
-        wait_seconds: 1,
-      });
-      if (!g.ok) continue;
-      if (!g.value.locked) {
-        lockDenied++;
-        continue;
-      }
+      const g = await requestLock(attempt<LockAnswer>, name, `locker-${c}`, LOCK_TTL_S, () => lockDenied++);
+      if (!g) continue;
       const grant: LockGrant = { name, fence: g.value.fence, sentAt: g.sentAt, ackAt: g.ackAt, releaseSentAt: Number.POSITIVE_INFINITY, genSent: g.gen, genAck: cluster.gen, agent: `locker-${c}` };
       grants.push(grant);
       if (abandoned < MAX_ABANDONED && r.chance(0.03)) {
@@ -302,30 +293,9 @@ async function crashLoop(durability: Durability): Promise<void> {
   if (earlyRefusals > 0) violations.push(`${earlyRefusals} releases refused before the lock's TTL could have run out`);
 
   // ---- Tasks.
-  const ids = listed.map((t) => t.id);
-  const payloadCount = new Map<string, number>();
-  for (const t of listed) payloadCount.set(t.payload, (payloadCount.get(t.payload) ?? 0) + 1);
-  const byId = new Map(listed.map((t) => [t.id, t]));
-  const tasksLost = pushAcks.filter(({ id, payload }) => byId.get(id)?.payload !== payload).length;
-  const ackedPayloads = new Set(pushAcks.map((a) => a.payload));
-  const phantoms = listed.filter((t) => !ackedPayloads.has(t.payload) && !unknownPayloads.has(t.payload));
-  const duplicatedCompletions = [...completedAcks.values()].filter((n) => n > 1).length;
-  const doneWithoutAck = listed.filter((t) => t.state === "done" && !completedAcks.has(t.id)).length;
-  const notDone = listed.filter((t) => t.state !== "done");
+  const tasks = taskViolations({ listed, pushAcks, unknownPayloads, completedAcks, unknownCompletes, staleCompletes, reusedIds, leaseS: LEASE_S, clockSlackMs: CLOCK_SLACK_MS });
+  violations.push(...tasks.violations);
   const reclaimed = [...claimsSeen.values()].filter((n) => n > 1).length;
-  if (new Set(ids).size !== ids.length) violations.push("list_tasks shows an id twice");
-  if ([...payloadCount.values()].some((n) => n > 1)) violations.push("list_tasks shows a payload twice (one push applied twice)");
-  if (tasksLost > 0) violations.push(`${tasksLost} acknowledged tasks lost`);
-  if (reusedIds > 0) violations.push(`${reusedIds} task ids acknowledged twice`);
-  if (phantoms.length > 0) violations.push(`${phantoms.length} tasks nobody pushed: ${JSON.stringify(phantoms.slice(0, 3))}`);
-  if (duplicatedCompletions > 0) violations.push(`${duplicatedCompletions} tasks acknowledged completed:true twice`);
-  const ackedNotDone = [...completedAcks.keys()].filter((id) => byId.get(id)?.state !== "done").length;
-  if (ackedNotDone > 0) violations.push(`${ackedNotDone} tasks acknowledged completed but not done`);
-  if (notDone.length > 0) violations.push(`${notDone.length} tasks not drained: ${JSON.stringify(notDone.slice(0, 3))}`);
-  if (doneWithoutAck > unknownCompletes) violations.push(`${doneWithoutAck} tasks done without an acknowledged completion, but only ${unknownCompletes} completions had an unknown outcome`);
-  // complete_task answered completed:false only for a claim whose lease had run out.
-  const earlyStale = staleCompletes.filter((x) => x.ackAt - x.claimSentAt < LEASE_S * 1000 - CLOCK_SLACK_MS).length;
-  if (earlyStale > 0) violations.push(`${earlyStale} completions refused before the lease could have run out`);
   violations.push(...tally.unexpected);
 
   // ---- A clean stop, then the file itself.
@@ -344,8 +314,8 @@ async function crashLoop(durability: Durability): Promise<void> {
     `crash loop (durability ${durability}, seed ${SEED}): ${KILLS} kills in ${(loopMs / 1000).toFixed(1)} s; ` +
       `${incAcked} increments acknowledged, ${incUnknown} unknown outcome, ${incLost} lost, ${incRepeated} repeated; ` +
       `${grants.length} lock grants (${abandoned} left to expire, ${lockDenied} waits timed out, ${refusedReleases.length} releases after TTL), ${overlaps} overlaps, ${fenceRepeats} fences repeated, ${orderViolations} out of order; ` +
-      `${pushAcks.length} tasks acknowledged (${unknownPayloads.size} pushes unknown), ${tasksLost} lost, ${duplicatedCompletions} duplicated completions, ` +
-      `${listed.length} listed, ${listed.length - notDone.length} done, ${reclaimed} claimed more than once, ${unknownCompletes} completes unknown; ` +
+      `${pushAcks.length} tasks acknowledged (${unknownPayloads.size} pushes unknown), ${tasks.tasksLost} lost, ${tasks.duplicatedCompletions} duplicated completions, ` +
+      `${listed.length} listed, ${tasks.done} done, ${reclaimed} claimed more than once, ${unknownCompletes} completes unknown; ` +
       `unknown outcomes by tool ${JSON.stringify(tally.unknown)}; integrity_check ${integrity}`,
   );
   expect(violations).toEqual([]);

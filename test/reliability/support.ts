@@ -1,6 +1,7 @@
 // Shared pieces of the reliability suite: a seeded PRNG (every generated run can be replayed
 // from the seed it prints), a raw HTTP/1.1 client over TCP (fetch would add or override Host,
-// Accept and Content-Type), and process memory from /proc.
+// Accept and Content-Type), process memory from /proc, and what the crash loops (this folder's
+// and test/cluster's) share: a locker's request and the invariants of the task queue.
 //
 // Knobs: RELIABILITY_SEED=<n> replays a printed seed; RELIABILITY_SOAK_MS=<ms> changes the soak's
 // length (default 60 s). They are not AIRLOCK_* variables because test/preload.ts clears those.
@@ -114,3 +115,99 @@ export function rssBytes(pid: number): number {
 export const MiB = 1024 * 1024;
 
 export const mib = (bytes: number): string => `${(bytes / MiB).toFixed(1)} MiB`;
+
+/** A call of a crash loop: answered (sent and answered at these performance.now() times), or failed. */
+export type Answer<T> = { ok: true; value: T; sentAt: number; ackAt: number } | { ok: false };
+
+/** lock_resource's answer. */
+export interface LockAnswer {
+  locked: boolean;
+  lock_token: string;
+  fence: number;
+}
+
+/**
+ * A crash-loop locker's request: lock_resource on `name` for `agent` with a TTL of ttlSeconds,
+ * waiting up to 1 s. Resolves with the answered grant; with null when the call failed (its
+ * outcome unknown, or an error) or the wait timed out (then `denied` is called).
+ */
+export async function requestLock<A extends Answer<LockAnswer>>(
+  call: (tool: string, args: Record<string, unknown>) => Promise<A>,
+  name: string,
+  agent: string,
+  ttlSeconds: number,
+  denied: () => void,
+): Promise<Extract<A, { ok: true }> | null> {
+  const g = await call("lock_resource", { name, agent_id: agent, ttl_seconds: ttlSeconds, wait_seconds: 1 });
+  if (!g.ok) return null;
+  if (!g.value.locked) {
+    denied();
+    return null;
+  }
+  return g as Extract<A, { ok: true }>;
+}
+
+/** A task as list_tasks shows it. */
+export interface ListedTask {
+  id: number;
+  payload: string;
+  state: string;
+}
+
+/** What a crash loop saw of its task queue, and the queue as list_tasks shows it after the drain. */
+export interface TaskRecord {
+  listed: readonly ListedTask[];
+  /** Every acknowledged push_task: the id answered and the payload sent. */
+  pushAcks: readonly { id: number; payload: string }[];
+  /** Payloads of the pushes whose outcome is unknown. */
+  unknownPayloads: ReadonlySet<string>;
+  /** How many times each task id was acknowledged completed:true. */
+  completedAcks: ReadonlyMap<number, number>;
+  /** complete_task calls whose outcome is unknown. */
+  unknownCompletes: number;
+  /** complete_task calls answered completed:false, with when the claim they completed was sent. */
+  staleCompletes: readonly { ackAt: number; claimSentAt: number }[];
+  /** Task ids acknowledged for more than one push (an acknowledged push was lost). */
+  reusedIds: number;
+  leaseS: number;
+  clockSlackMs: number;
+  /** The drain's limit, named in the "not drained" violation when given. */
+  drainMs?: number;
+}
+
+/**
+ * The task queue's invariants after a crash loop: every acknowledged push listed once with its
+ * payload, nothing listed that nobody pushed, no completion acknowledged twice or left undone,
+ * everything drained, no more tasks done without an acknowledgement than completions with an
+ * unknown outcome, and completed:false only once a lease could have run out. Returns the broken
+ * ones (as messages) and the figures the loops print.
+ */
+export function taskViolations(r: TaskRecord): { violations: string[]; tasksLost: number; duplicatedCompletions: number; done: number } {
+  const { listed, pushAcks, unknownPayloads, completedAcks, unknownCompletes } = r;
+  const violations: string[] = [];
+  const ids = listed.map((t) => t.id);
+  const payloadCount = new Map<string, number>();
+  for (const t of listed) payloadCount.set(t.payload, (payloadCount.get(t.payload) ?? 0) + 1);
+  const byId = new Map(listed.map((t) => [t.id, t]));
+  const tasksLost = pushAcks.filter(({ id, payload }) => byId.get(id)?.payload !== payload).length;
+  const ackedPayloads = new Set(pushAcks.map((a) => a.payload));
+  const phantoms = listed.filter((t) => !ackedPayloads.has(t.payload) && !unknownPayloads.has(t.payload));
+  const duplicatedCompletions = [...completedAcks.values()].filter((n) => n > 1).length;
+  const doneWithoutAck = listed.filter((t) => t.state === "done" && !completedAcks.has(t.id)).length;
+  const notDone = listed.filter((t) => t.state !== "done");
+  if (new Set(ids).size !== ids.length) violations.push("list_tasks shows an id twice");
+  if ([...payloadCount.values()].some((n) => n > 1)) violations.push("list_tasks shows a payload twice (one push applied twice)");
+  if (tasksLost > 0) violations.push(`${tasksLost} acknowledged tasks lost`);
+  if (r.reusedIds > 0) violations.push(`${r.reusedIds} task ids acknowledged twice`);
+  if (phantoms.length > 0) violations.push(`${phantoms.length} tasks nobody pushed: ${JSON.stringify(phantoms.slice(0, 3))}`);
+  if (duplicatedCompletions > 0) violations.push(`${duplicatedCompletions} tasks acknowledged completed:true twice`);
+  const ackedNotDone = [...completedAcks.keys()].filter((id) => byId.get(id)?.state !== "done").length;
+  if (ackedNotDone > 0) violations.push(`${ackedNotDone} tasks acknowledged completed but not done`);
+  const within = r.drainMs === undefined ? "" : ` in ${r.drainMs} ms`;
+  if (notDone.length > 0) violations.push(`${notDone.length} tasks not drained${within}: ${JSON.stringify(notDone.slice(0, 3))}`);
+  if (doneWithoutAck > unknownCompletes) violations.push(`${doneWithoutAck} tasks done without an acknowledged completion, but only ${unknownCompletes} completions had an unknown outcome`);
+  // complete_task answered completed:false only for a claim whose lease had run out.
+  const earlyStale = r.staleCompletes.filter((x) => x.ackAt - x.claimSentAt < r.leaseS * 1000 - r.clockSlackMs).length;
+  if (earlyStale > 0) violations.push(`${earlyStale} completions refused before the lease could have run out`);
+  return { violations, tasksLost, duplicatedCompletions, done: listed.length - notDone.length };
+}

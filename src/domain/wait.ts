@@ -252,12 +252,12 @@ export class WaitQueue<Req, R> {
    */
   grant(w: Waiter<Req, R>, value: R): void {
     this.unlink(w);
+    this.o.scheduler.cancel(this.graceKey(w));
     if (w.daemon !== undefined) {
       w.attached = false;
       this.onForeignGrant?.(w as Waiter<unknown, unknown>, value);
       return;
     }
-    this.o.scheduler.cancel(this.graceKey(w));
     const settle = w.settle;
     const signal = w.signal;
     w.settle = undefined;

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL server for the store's tests (docs/cluster.md, "Tests"):
 #   .ci/pg.sh start DIR   initdb in DIR/db, start on a free loopback port with its socket in DIR,
-#                         and print the server's URL (the only line on stdout), for AIRLOCK_TEST_PG
+#                         and print the server's URL (the only line on stdout), for AIRLOCK_TEST_PG;
+#                         PG_SERVER_OPTS, when set, is added to the server's options after the
+#                         defaults, so it can override them (e.g. "-c ssl=on -c ssl_cert_file=F")
 #   .ci/pg.sh restart DIR restart that server (fast shutdown: sessions are cut, as in a
 #                         failover), on the same port, and return once it accepts connections
 #   .ci/pg.sh stop DIR    stop that server and remove DIR
@@ -75,7 +77,7 @@ start() {
   for _ in 1 2 3 4 5; do
     port=$(free_port)
     if as_pg "$bin/pg_ctl" -D "$dir/db" -l "$dir/log" -w \
-      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=on" start >/dev/null; then
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=on ${PG_SERVER_OPTS:-}" start >/dev/null; then
       echo "postgres://postgres@127.0.0.1:$port/postgres"
       return 0
     fi

@@ -75,6 +75,30 @@ export function isPostgresUrl(s: string): boolean {
   return /^postgres(ql)?:\/\//i.test(s);
 }
 
+/**
+ * The URL as Bun's client should get it. Without `sslmode` Bun uses no TLS at all, where libpq
+ * (and so every other PostgreSQL tool) prefers it: `prefer` is added, so a server that offers
+ * TLS gets it. And a certificate check asked for must happen: NODE_TLS_REJECT_UNAUTHORIZED=0
+ * would silently turn it off in Bun, so such a start is refused.
+ */
+export function withTlsDefaults(url: string, shown = redactUrl(url)): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return url; // Bun's own message about it is clearer than a guess here
+  }
+  const mode = u.searchParams.get("sslmode");
+  if (mode === null) {
+    u.searchParams.set("sslmode", "prefer");
+    return u.toString();
+  }
+  if (/^verify-(ca|full)$/i.test(mode) && process.env.NODE_TLS_REJECT_UNAUTHORIZED === "0") {
+    throw new AirlockError("config", `cannot open store ${shown}: sslmode=${mode} asks for a certificate check, and NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment would turn it off; unset it`);
+  }
+  return url;
+}
+
 /** The URL with its password (in the userinfo or the query string) replaced by ***. */
 export function redactUrl(url: string): string {
   try {
@@ -260,8 +284,9 @@ function rowsOf(result: PgResult, limit = result.length): Record<string, unknown
 
 type Hook = { done: () => void; orElse?: (() => void) | undefined };
 
-export async function openPgStore(url: string, opts: PgOpenOptions = {}): Promise<PgStore> {
-  const path = redactUrl(url);
+export async function openPgStore(given: string, opts: PgOpenOptions = {}): Promise<PgStore> {
+  const path = redactUrl(given);
+  const url = withTlsDefaults(given, path);
   let link: Link | null;
   try {
     link = await connect(url);

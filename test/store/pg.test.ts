@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { AirlockError } from "../../src/errors.ts";
-import { isPostgresUrl, openPgStore, PG_MIGRATIONS, type PgStore, redactUrl, translate } from "../../src/store/pg.ts";
+import { isPostgresUrl, openPgStore, PG_MIGRATIONS, type PgStore, redactUrl, translate, withTlsDefaults } from "../../src/store/pg.ts";
 import { all, get, run, type Tx } from "../../src/store/tx.ts";
 import { ROOT } from "../helpers/daemon.ts";
 import { describePg, freshDatabase, withClient } from "../helpers/pg.ts";
@@ -89,6 +89,29 @@ describe("dialect", () => {
     expect(t.runText).toEndWith(" RETURNING revision");
     expect(t.text).not.toContain("RETURNING");
     expect(translate("INSERT INTO journal (at) VALUES (?) RETURNING revision").runText).toBe("INSERT INTO journal (at) VALUES ($1) RETURNING revision");
+  });
+});
+
+describe("TLS defaults", () => {
+  test("no sslmode: prefer, as libpq does (Bun alone would use no TLS); a given sslmode stays", () => {
+    expect(withTlsDefaults("postgres://u:pw@db.example/airlock")).toBe("postgres://u:pw@db.example/airlock?sslmode=prefer");
+    expect(withTlsDefaults("postgres://u@db/a?application_name=x")).toBe("postgres://u@db/a?application_name=x&sslmode=prefer");
+    for (const kept of ["postgres://u@db/a?sslmode=disable", "postgres://u@db/a?sslmode=verify-full&sslrootcert=/etc/ca.pem"]) expect(withTlsDefaults(kept)).toBe(kept);
+  });
+
+  test("a certificate check asked for is never silently skipped: NODE_TLS_REJECT_UNAUTHORIZED=0 refuses verify-ca/verify-full", () => {
+    const was = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+    process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
+    try {
+      expect(() => withTlsDefaults("postgres://u:tls-pw@db/a?sslmode=verify-full")).toThrow(
+        "cannot open store postgres://u:***@db/a?sslmode=verify-full: sslmode=verify-full asks for a certificate check, and NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment would turn it off; unset it",
+      );
+      expect(() => withTlsDefaults("postgres://u@db/a?sslmode=verify-ca")).toThrow("NODE_TLS_REJECT_UNAUTHORIZED=0");
+      expect(withTlsDefaults("postgres://u@db/a?sslmode=require")).toBe("postgres://u@db/a?sslmode=require");
+    } finally {
+      if (was === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+      else process.env.NODE_TLS_REJECT_UNAUTHORIZED = was;
+    }
   });
 });
 

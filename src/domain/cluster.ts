@@ -61,8 +61,8 @@ export class Cluster {
     private readonly me: string,
     private readonly queues: ReadonlyMap<string, AnyQueue>,
     private readonly journal: Journal,
-    /** Each primitive's refresh: drop caches, re-arm timers from the rows. */
-    private readonly refreshers: readonly (() => Tx<void>)[],
+    /** Each primitive's refresh (drop caches, re-arm timers from the rows), and the tables it reads. */
+    private readonly refreshers: readonly { tables: readonly string[]; refresh: () => Tx<void> }[],
   ) {
     for (const q of queues.values()) {
       q.onForeignGrant = (w, value) => {
@@ -71,14 +71,28 @@ export class Cluster {
     }
   }
 
-  /** Another daemon committed since this one last looked: bring memory up to the rows. */
-  *catchUp(): Tx<void> {
+  /**
+   * Another daemon committed since this one last looked: bring memory up to the rows. `changed`
+   * names the tables those transactions wrote (null: unknown, so everything is reread); only
+   * what they touched is reread.
+   */
+  *catchUp(changed: ReadonlySet<string> | null): Tx<void> {
+    const touched = (...tables: string[]) => changed === null || tables.some((t) => changed.has(t));
+    const lines = touched("waiters", "daemons");
+    const grants = touched("grants", "daemons");
+    if (lines || grants) yield* this.catchUpLines(lines, grants);
+    for (const { tables, refresh } of this.refreshers) if (touched(...tables)) yield* refresh();
+    if (touched("journal")) yield* this.journal.catchUp();
+  }
+
+  /** Grants to answer or hand back, then (if they changed) the lines. */
+  private *catchUpLines(lines: boolean, grants: boolean): Tx<void> {
     // Every daemon this store knows, and whether its heartbeat is recent.
     const daemons = yield* all<{ id: string; live: boolean }>(`SELECT id, seen_at >= ${DB_NOW} - ? AS live FROM daemons`, DEAD_AFTER_MS);
     const known = new Set([this.me, ...daemons.map((d) => d.id)]);
     const live = new Set([this.me, ...daemons.filter((d) => d.live).map((d) => d.id)]);
 
-    for (const g of yield* all<GrantRow>("SELECT * FROM grants")) {
+    for (const g of grants ? yield* all<GrantRow>("SELECT * FROM grants") : []) {
       const q = this.queues.get(g.queue);
       if (g.daemon === this.me) {
         // A grant another daemon made to a waiter here: answered now (before the lines are
@@ -93,7 +107,11 @@ export class Cluster {
       }
     }
 
-    // The lines, as every daemon left them.
+    if (lines) yield* this.reloadLines(live, known);
+  }
+
+  /** The lines, as every daemon left them; and the places of daemons forgotten go. */
+  private *reloadLines(live: ReadonlySet<string>, known: ReadonlySet<string>): Tx<void> {
     const dead = new Set<string>();
     const byQueue = new Map<string, SharedWaiter<unknown>[]>();
     this.written.clear();
@@ -113,9 +131,6 @@ export class Cluster {
     for (const q of this.queues.values()) {
       for (const w of [...q.all()]) if (w.daemon !== undefined && !known.has(w.daemon)) yield* q.expireForeign(w);
     }
-
-    for (const refresh of this.refreshers) yield* refresh();
-    yield* this.journal.catchUp();
   }
 
   /** Writes down how this transaction changed the lines, and its grants to other daemons; whether it wrote anything. */

@@ -75,15 +75,16 @@ export async function createKernel(opts: { store: Store; clock?: Clock; journal?
   // Other daemons may share the store: from here on every transaction starts by catching up
   // with what they committed (the lines included) and ends by writing down its own changes.
   if (shared) {
+    // What each primitive keeps from which tables (an offer's state lives in the lines).
     const cluster = new Cluster(shared.daemonId, ctx.queues, journal, [
-      () => locks.load(),
-      () => notes.load(),
-      () => presence.load(),
-      () => tasks.load(),
-      () => pools.refresh(),
-      () => paths.refresh(),
+      { tables: ["locks"], refresh: () => locks.load() },
+      { tables: ["notes"], refresh: () => notes.load() },
+      { tables: ["agents"], refresh: () => presence.load() },
+      { tables: ["tasks"], refresh: () => tasks.load() },
+      { tables: ["pools", "slots", "slot_requests", "waiters"], refresh: () => pools.refresh() },
+      { tables: ["path_claims"], refresh: () => paths.refresh() },
     ]);
-    await shared.attach({ catchUp: () => cluster.catchUp(), flush: () => cluster.flush(), forget: () => cluster.forget() });
+    await shared.attach({ catchUp: (changed) => cluster.catchUp(changed), flush: () => cluster.flush(), forget: () => cluster.forget() });
   }
   // Expiries that fell due while the daemon was down are processed now, before any call.
   await ctx.read(() => pure(undefined));

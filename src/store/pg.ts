@@ -29,10 +29,11 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import m001 from "./migrations/pg/001-schema.sql" with { type: "text" };
 import m002 from "./migrations/pg/002-cluster.sql" with { type: "text" };
+import m003 from "./migrations/pg/003-changes.sql" with { type: "text" };
 import { type ClusterHooks, DEAD_AFTER_MS, type SharedStore, type Store } from "./store.ts";
 import type { RunResult, Stmt, Tx } from "./tx.ts";
 
-export const PG_MIGRATIONS: readonly string[] = [m001, m002];
+export const PG_MIGRATIONS: readonly string[] = [m001, m002, m003];
 
 export interface PgStore extends Store {
   readonly kind: "postgres";
@@ -161,6 +162,8 @@ interface Translated {
   returnsRevision: boolean;
   /** Whether it changes rows (a get of an UPSERT ... RETURNING does): the shared version moves. */
   writes: boolean;
+  /** The table it writes, if it writes ("*" when that cannot be told: every cache is stale). */
+  table: string | null;
 }
 
 const TABLE_EXISTS_SQLITE = /^SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = \?$/i;
@@ -177,13 +180,15 @@ const PLACEHOLDER = /'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n]*|\?/g;
  */
 export function translate(sql: string): Translated {
   if (TABLE_EXISTS_SQLITE.test(sql.replace(/\s+/g, " ").trim())) {
-    return { text: TABLE_EXISTS_PG, runText: TABLE_EXISTS_PG, returnsRevision: false, writes: false };
+    return { text: TABLE_EXISTS_PG, runText: TABLE_EXISTS_PG, returnsRevision: false, writes: false, table: null };
   }
   let param = 0;
   const text = sql.replace(PLACEHOLDER, (t) => (t === "?" ? `$${++param}` : t));
   // SQLite's lastInsertRowid is the journal's revision; PostgreSQL says it with RETURNING.
   const returnsRevision = /^\s*INSERT\s+INTO\s+journal\b/i.test(text) && !/\bRETURNING\b/i.test(text);
-  return { text, runText: returnsRevision ? `${text} RETURNING revision` : text, returnsRevision, writes: /^\s*(INSERT|UPDATE|DELETE)\b/i.test(text) };
+  const writes = /^\s*(INSERT|UPDATE|DELETE)\b/i.test(text);
+  const table = writes ? (/^\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+([a-z_][a-z0-9_]*)\b/i.exec(text)?.[1]?.toLowerCase() ?? "*") : null;
+  return { text, runText: returnsRevision ? `${text} RETURNING revision` : text, returnsRevision, writes, table };
 }
 
 // --- Connection ----------------------------------------------------------------------------
@@ -326,7 +331,8 @@ export async function openPgStore(given: string, opts: PgOpenOptions = {}): Prom
   const daemonId = randomBytes(8).toString("hex");
   let cluster: ClusterHooks | null = null;
   let seenVersion = -1;
-  let writes = 0;
+  /** The tables the running transaction changed (its version records them for the others). */
+  let written = new Set<string>();
 
   /** Runs bodies one at a time, in the order they were asked for. */
   function enqueue<T>(job: () => Promise<T>): Promise<T> {
@@ -380,7 +386,7 @@ export async function openPgStore(given: string, opts: PgOpenOptions = {}): Prom
     const result = (await l.conn.unsafe(stmt.mode === "run" ? t.runText : t.text, stmt.args)) as PgResult;
     // Only a statement that changed rows moves the shared version (a DELETE that found nothing
     // must not send every other daemon to catch up, and them back to this one).
-    if ((stmt.mode === "run" || t.writes) && (result.affectedRows ?? result.length) > 0) writes++;
+    if ((stmt.mode === "run" || t.writes) && (result.affectedRows ?? result.length) > 0) written.add(t.table ?? "*");
     if (stmt.mode === "all") return rowsOf(result);
     if (stmt.mode === "get") return rowsOf(result, 1)[0] ?? null;
     const lastInsertRowid = t.returnsRevision ? Number(rowsOf(result, 1)[0]?.revision) : 0;
@@ -416,15 +422,29 @@ export async function openPgStore(given: string, opts: PgOpenOptions = {}): Prom
 
   /** BEGIN on a live connection. A connection found dead here had done nothing for this call
    *  yet, so it is replaced once, silently: a server restart between two calls costs no error. */
-  async function begin(): Promise<{ l: Link; version: number }> {
+  async function begin(): Promise<{ l: Link; version: number; changed: ReadonlySet<string> | null }> {
     // On a shared store, in the same round trip: the global order's lock, then (a statement of
-    // its own, so its snapshot is taken with the lock held) what the others committed meanwhile.
-    const text = cluster ? `BEGIN; SELECT pg_advisory_xact_lock(${ORDER_LOCK}); SELECT version FROM airlock_sync WHERE id = 1` : "BEGIN";
+    // its own, so its snapshot is taken with the lock held) what the others committed since
+    // this daemon last looked: the version, and the tables those versions changed.
+    const since = Math.max(0, seenVersion);
+    const text = cluster
+      ? `BEGIN; SELECT pg_advisory_xact_lock(${ORDER_LOCK}); SELECT s.version, ` +
+        `(SELECT min(c.version) FROM airlock_changes c WHERE c.version > ${since}) AS first, ` +
+        `(SELECT string_agg(c.tables, ',') FROM airlock_changes c WHERE c.version > ${since}) AS tables FROM airlock_sync s WHERE s.id = 1`
+      : "BEGIN";
     for (let attempt = 0; ; attempt++) {
       const l = await ready();
       try {
-        const results = (await l.conn.unsafe(text)) as unknown as { version: string }[][];
-        return { l, version: cluster ? Number(results[2]![0]!.version) : seenVersion };
+        if (!cluster) {
+          await l.conn.unsafe(text);
+          return { l, version: seenVersion, changed: null };
+        }
+        const results = (await l.conn.unsafe(text)) as unknown as { version: string; first: string | null; tables: string | null }[][];
+        const row = results[2]![0]!;
+        const version = Number(row.version);
+        // Known only when this daemon knows where it stood and no version since was trimmed.
+        const known = seenVersion >= 0 && (version === seenVersion || Number(row.first) === seenVersion + 1);
+        return { l, version, changed: known ? new Set((row.tables ?? "").split(",").filter(Boolean)) : null };
       } catch (err) {
         const thrown = failure(l, err);
         if (thrown instanceof AirlockError && attempt === 0) continue;
@@ -458,20 +478,26 @@ export async function openPgStore(given: string, opts: PgOpenOptions = {}): Prom
   }
 
   async function runTx<T>(fn: () => Tx<T>): Promise<T> {
-    const { l, version: found } = await begin();
+    const { l, version: found, changed } = await begin();
     const hooks: Hook[] = [];
     let out: T;
     let version = found;
     try {
-      writes = 0;
-      if (cluster && version !== seenVersion) await drive(l, cluster.catchUp(), hooks);
+      written = new Set();
+      if (cluster && version !== seenVersion) await drive(l, cluster.catchUp(changed?.has("*") ? null : changed), hooks);
       out = await drive(l, step(hooks, fn), hooks);
       // A transaction that changed rows on a shared store moves the version and notifies, with
       // its COMMIT (one round trip). The NOTIFY is delivered only if it commits.
       const flushed = cluster ? await drive(l, cluster.flush(), hooks) : false;
+      // The version records the tables it changed (names from our own SQL: [a-z_*] only), and
+      // the oldest records beyond a thousand go.
+      const tables = [...written].filter((t) => /^([a-z_]+|\*)$/.test(t)).join(",");
       const bump =
-        cluster && (flushed || writes > 0)
-          ? `WITH b AS (UPDATE airlock_sync SET version = version + 1 WHERE id = 1 RETURNING version) SELECT version, pg_notify('${CHANNEL}', '${daemonId}') FROM b`
+        cluster && (flushed || written.size > 0)
+          ? `WITH b AS (UPDATE airlock_sync SET version = version + 1 WHERE id = 1 RETURNING version), ` +
+            `c AS (INSERT INTO airlock_changes (version, tables) SELECT version, '${tables || "*"}' FROM b), ` +
+            `d AS (DELETE FROM airlock_changes WHERE version <= (SELECT version FROM b) - 1000) ` +
+            `SELECT version, pg_notify('${CHANNEL}', '${daemonId}') FROM b`
           : undefined;
       const bumped = await commit(l, bump);
       if (bumped) version = Number((bumped[0] as { version: string }).version);

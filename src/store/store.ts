@@ -41,8 +41,11 @@ export const DEAD_AFTER_MS = 5_000;
 
 /** What every transaction on a shared store does besides its body (src/domain/cluster.ts). */
 export interface ClusterHooks {
-  /** Runs first, when another daemon has committed since this one last looked. */
-  catchUp(): Tx<void>;
+  /**
+   * Runs first, when another daemon has committed since this one last looked: `changed` names
+   * the tables those transactions wrote, or is null when that is not known (reread them all).
+   */
+  catchUp(changed: ReadonlySet<string> | null): Tx<void>;
   /** Runs last; says whether it wrote anything. */
   flush(): Tx<boolean>;
   /** A transaction failed after flush ran: what it believed written may not be. */

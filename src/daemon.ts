@@ -80,6 +80,7 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
     store = s.store !== undefined ? await openPgStore(s.store, { durability: s.durability }) : openStore(s.dbPath, { durability: s.durability });
     kernel = await createKernel({
       store,
+      ...(s.hostGoneSeconds !== undefined ? { hostGoneMs: s.hostGoneSeconds * 1000 } : {}),
       journal: {
         ...(s.journalDays !== undefined ? { retentionMs: s.journalDays * 24 * 3600 * 1000 } : {}),
         ...(s.journalMax !== undefined ? { maxEntries: s.journalMax } : {}),

@@ -37,6 +37,10 @@ export const env = {
   get journalDays(): string | undefined {
     return str("AIRLOCK_JOURNAL_DAYS");
   },
+  /** A shared store: seconds a machine's daemons may all be gone before its process-bound slots are released (default 600). */
+  get hostGoneSeconds(): string | undefined {
+    return str("AIRLOCK_HOST_GONE_SECONDS");
+  },
   /** At most this many journal entries kept (default 100000). */
   get journalMax(): string | undefined {
     return str("AIRLOCK_JOURNAL_MAX");

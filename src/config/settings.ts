@@ -28,6 +28,8 @@ export interface Settings {
   /** Journal retention: entries older than this many days, or beyond this many, are trimmed (unset: the journal's defaults, 7 days and 100,000). */
   journalDays: number | undefined;
   journalMax: number | undefined;
+  /** A shared store: how long a machine may have no live daemon before its bound slots go (unset: 10 min). */
+  hostGoneSeconds: number | undefined;
 }
 
 /** A positive number from the environment (journal retention), or undefined when unset. */
@@ -105,6 +107,7 @@ export function resolveSettings(flags: SettingsFlags): Settings {
     socketExplicit: socketRaw !== undefined,
     journalDays: parsePositive(env.journalDays, "AIRLOCK_JOURNAL_DAYS", false),
     journalMax: parsePositive(env.journalMax, "AIRLOCK_JOURNAL_MAX", true),
+    hostGoneSeconds: parsePositive(env.hostGoneSeconds, "AIRLOCK_HOST_GONE_SECONDS", false),
   };
 }
 

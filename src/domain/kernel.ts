@@ -36,7 +36,15 @@ export interface Kernel {
   close(): void;
 }
 
-export async function createKernel(opts: { store: Store; clock?: Clock; journal?: JournalOptions }): Promise<Kernel> {
+export interface KernelOptions {
+  store: Store;
+  clock?: Clock;
+  journal?: JournalOptions;
+  /** A shared store: how long a machine may have no live daemon before its bound slots go. */
+  hostGoneMs?: number;
+}
+
+export async function createKernel(opts: KernelOptions): Promise<Kernel> {
   const shared = opts.store.shared;
   // Daemons sharing a store read every deadline against one clock: the database's.
   const clock = opts.clock ?? (shared ? offsetClock(() => shared.clockOffsetMs) : systemClock);
@@ -50,7 +58,7 @@ export async function createKernel(opts: { store: Store; clock?: Clock; journal?
   const presence = new Presence(ctx, journal);
   const events = new Events(ctx, journal);
   const tasks = new Tasks(ctx, journal);
-  const pools = new Pools(ctx, journal, graph);
+  const pools = new Pools(ctx, journal, graph, opts.hostGoneMs);
   const paths = new Paths(ctx, journal, presence, graph);
 
   presence.onDeparture(function* (agentId, reason) {

@@ -30,6 +30,9 @@ export function machinePoolName(): string {
   return `machine:${hostname()}/${DEFAULT_POOL}`;
 }
 export const DEFAULT_OFFER_SECONDS = 30;
+/** A shared store: a machine with no live daemon for this long has its bound slots released. */
+export const HOST_GONE_MS = 10 * 60_000;
+const HOST_CHECK_MS = 5_000;
 // A queued request is long-lived (the agent codes while it waits); one whose agent has not
 // called for an hour is taken to be abandoned. Each call, and each offer, renews it.
 export const POOL_WAKE_GRACE_MS = 3600 * 1000;
@@ -174,12 +177,15 @@ export interface ConfigureRequest {
 export class Pools implements WaitSource {
   readonly waits: WaitQueue<SlotWait, SlotGrant>;
   private watching = false;
+  private watchingHosts = false;
   private readonly rows = new Map<string, PoolRow>();
 
   constructor(
     private readonly c: Ctx,
     private readonly journal: Journal,
     private readonly graph: WaitGraph,
+    /** A shared store: how long a machine's daemons may all be gone before its bound slots go. */
+    private readonly hostGoneMs = HOST_GONE_MS,
   ) {
     graph.register(this);
     this.waits = c.waitQueue<SlotWait, SlotGrant>("slot", POOL_WAKE_GRACE_MS, {
@@ -564,6 +570,40 @@ export class Pools implements WaitSource {
     this.c.scheduler.at("pools:watch", this.c.clock.now() + PROCESS_WATCH_MS, () => this.watchTick());
   }
 
+  /**
+   * A shared store: slots bound on other machines are theirs to judge, but a machine whose
+   * daemons have all been gone for hostGoneMs has nobody left to see its processes end. Its
+   * bound slots are released then (and its bound requests withdrawn), or the team's budget
+   * would stay held for good. Checked every HOST_CHECK_MS while such a binding exists.
+   */
+  private watchHosts(): void {
+    if (this.watchingHosts || !this.c.store.shared) return;
+    this.watchingHosts = true;
+    this.c.scheduler.at("pools:hosts", this.c.clock.now() + HOST_CHECK_MS, () => this.hostsTick());
+  }
+
+  private *hostsTick(): Tx<void> {
+    this.watchingHosts = false;
+    const me = hostname();
+    const seen = new Map((yield* all<{ host: string; seen_at: number }>("SELECT host, seen_at FROM hosts")).map((h) => [h.host, h.seen_at]));
+    const gone = (b: ProcessBinding) => b.host !== undefined && b.host !== me && !((seen.get(b.host) ?? 0) > this.c.clock.now() - this.hostGoneMs);
+    const reason = (b: ProcessBinding) => `no daemon of its machine ${b.host} has been seen for ${Math.round(this.hostGoneMs / 1000)} s`;
+    let remaining = 0;
+    for (const s of yield* all<SlotRow>("SELECT * FROM slots WHERE pid IS NOT NULL")) {
+      const b = bindingOf(s)!;
+      if (b.host === undefined || b.host === me) continue;
+      if (gone(b)) yield* this.releaseSlot(s.token, reason(b));
+      else remaining++;
+    }
+    for (const w of [...this.waits.all()]) {
+      const b = w.req.binding;
+      if (!b || b.host === undefined || b.host === me) continue;
+      if (gone(b)) yield* this.withdraw(w, reason(b));
+      else remaining++;
+    }
+    if (remaining > 0) this.watchHosts();
+  }
+
   /** The "pools:watch" entry: reconciles, and watches on while anything bound remains. */
   private *watchTick(): Tx<void> {
     this.watching = false;
@@ -732,10 +772,16 @@ export class Pools implements WaitSource {
    */
   *refresh(): Tx<void> {
     this.rows.clear();
+    const me = hostname();
     for (const s of yield* all<SlotRow>("SELECT * FROM slots")) {
       if (s.expires_at !== null) this.armSlot(s.token, s.expires_at);
+      const host = bindingOf(s)?.host;
+      if (host !== undefined && host !== me) this.watchHosts();
     }
-    for (const w of this.waits.all()) if (w.req.state === "offered") this.armOffer(w);
+    for (const w of this.waits.all()) {
+      if (w.req.state === "offered") this.armOffer(w);
+      if (w.req.binding?.host !== undefined && w.req.binding.host !== me) this.watchHosts();
+    }
   }
 
   /** Re-arms the holders' expiries and rebuilds the lines; how many requests it restored. */

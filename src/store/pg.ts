@@ -30,10 +30,11 @@ import { hostname } from "node:os";
 import m001 from "./migrations/pg/001-schema.sql" with { type: "text" };
 import m002 from "./migrations/pg/002-cluster.sql" with { type: "text" };
 import m003 from "./migrations/pg/003-changes.sql" with { type: "text" };
+import m004 from "./migrations/pg/004-hosts.sql" with { type: "text" };
 import { type ClusterHooks, DEAD_AFTER_MS, type SharedStore, type Store } from "./store.ts";
 import type { RunResult, Stmt, Tx } from "./tx.ts";
 
-export const PG_MIGRATIONS: readonly string[] = [m001, m002, m003];
+export const PG_MIGRATIONS: readonly string[] = [m001, m002, m003, m004];
 
 export interface PgStore extends Store {
   readonly kind: "postgres";
@@ -542,9 +543,12 @@ export async function openPgStore(given: string, opts: PgOpenOptions = {}): Prom
       const l = await ready();
       try {
         const sent = Date.now();
+        // The daemon's row, and its machine's (which outlives it: see migration 004).
         const [beat] = (await l.conn.unsafe(
-          `INSERT INTO daemons (id, host, pid, started_at, seen_at) VALUES ($1, $2, $3, ${DB_NOW}, ${DB_NOW}) ` +
-            `ON CONFLICT (id) DO UPDATE SET seen_at = ${DB_NOW} RETURNING seen_at`,
+          `WITH d AS (INSERT INTO daemons (id, host, pid, started_at, seen_at) VALUES ($1, $2, $3, ${DB_NOW}, ${DB_NOW}) ` +
+            `ON CONFLICT (id) DO UPDATE SET seen_at = ${DB_NOW} RETURNING seen_at), ` +
+            `h AS (INSERT INTO hosts (host, seen_at) SELECT $2, seen_at FROM d ON CONFLICT (host) DO UPDATE SET seen_at = excluded.seen_at) ` +
+            `SELECT seen_at FROM d`,
           [daemonId, hostname(), process.pid],
         )) as { seen_at: string }[];
         // The database's clock, read halfway through the round trip (on loopback, within a ms).

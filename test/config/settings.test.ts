@@ -46,6 +46,7 @@ describe("resolveSettings", () => {
       socketExplicit: false,
       journalDays: undefined,
       journalMax: undefined,
+      hostGoneSeconds: undefined,
     });
     expect(DEFAULT_PORT).toBe(27183);
     expect(DEFAULT_HOST).toBe("127.0.0.1");
@@ -70,6 +71,7 @@ describe("resolveSettings", () => {
       socketExplicit: true,
       journalDays: 1.5,
       journalMax: 500,
+      hostGoneSeconds: undefined,
     });
   });
 
@@ -97,6 +99,7 @@ describe("resolveSettings", () => {
       socketExplicit: true,
       journalDays: undefined,
       journalMax: undefined,
+      hostGoneSeconds: undefined,
     });
   });
 

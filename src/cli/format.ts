@@ -17,7 +17,8 @@ function section(title: string, rows: string[], count = rows.length): string {
 }
 
 export function renderStatus(s: Snapshot, where: string): string {
-  const head = `${bold("Airlock")} — ${where}${s.source === "database" ? yellow("  (daemon not running: read from the database)") : ""}\n`;
+  const shared = s.daemons === undefined ? "" : dim(`  (a shared store: ${s.daemons} daemon${s.daemons === 1 ? "" : "s"} live)`);
+  const head = `${bold("Airlock")} — ${where}${shared}${s.source === "database" ? yellow("  (daemon not running: read from the database)") : ""}\n`;
   const locks = s.locks.map((l) => {
     const q = l.queue_depth ? yellow(`  ${l.queue_depth} waiting: ${l.waiters.map((w) => `${w.agent_id}${w.blocked ? "" : dim(" (away)")}`).join(", ")}`) : "";
     return `${l.name}  ${dim("held by")} ${l.agent_id}  ${dim(`${l.held_seconds}s held, expires in ${l.expires_in_seconds}s, fence ${l.fence}`)}${q}`;

@@ -2,7 +2,7 @@
 // live waiter queues; when the daemon is down the CLI builds it from the database alone
 // (read-only), so the two paths share this one function. Path claims come without their
 // tokens: whoever can read the status must not be able to release someone else's claim.
-import type { Awaitable } from "../store/store.ts";
+import { type Awaitable, DEAD_AFTER_MS } from "../store/store.ts";
 import { all, get, type Tx } from "../store/tx.ts";
 import { secondsSince, secondsUntil } from "./context.ts";
 import type { CycleStep, Wait } from "./deadlock.ts";
@@ -35,6 +35,8 @@ export interface Snapshot {
   graph: WaitGraphView;
   /** The newest journal entries (at most JOURNAL_TAIL), oldest first, as watch_changes shows them. */
   journal: ChangeView[];
+  /** A shared store: how many daemons (machines' and this one) have a live heartbeat. */
+  daemons?: number;
 }
 
 export interface SnapshotAgent {
@@ -112,6 +114,10 @@ export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
   const pools = live ? yield* livePools(live, now) : yield* storedPools(now);
   const claims = byRoom(live ? yield* live.paths.listTx() : yield* storedClaims(now), now);
   const graph = live ? yield* live.graph.view() : { waits: [], cycles: [] };
+  // Only a shared store has daemons to count (and its clock is the database's).
+  const daemons = (yield* hasTable("daemons"))
+    ? ((yield* get<{ n: number }>("SELECT COUNT(*) AS n FROM daemons WHERE seen_at >= ?", now - DEAD_AFTER_MS))?.n ?? 0)
+    : undefined;
 
   const lockRows = yield* all<{ name: string; agent_id: string; fence: number; acquired_at: number; expires_at: number }>(
     "SELECT name, agent_id, fence, acquired_at, expires_at FROM locks WHERE expires_at > ? ORDER BY name",
@@ -200,6 +206,7 @@ export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
     claims,
     graph: graphView(graph),
     journal,
+    ...(daemons === undefined ? {} : { daemons }),
   };
 }
 

@@ -45,6 +45,21 @@ describePg("the CLI on a shared store", () => {
     expect(r.code).toBe(1);
   });
 
+  test("status says the store is shared and how many daemons are live; on SQLite it says nothing of the kind", async () => {
+    const json = JSON.parse((await runCli(["status", "--json"], { AIRLOCK_HOME: d.home, AIRLOCK_PORT: String(d.port) })).stdout);
+    expect(json).toMatchObject({ source: "daemon", daemons: 1 });
+    const human = await runCli(["status"], { AIRLOCK_HOME: d.home, AIRLOCK_PORT: String(d.port) });
+    expect(human.stdout).toContain("(a shared store: 1 daemon live)");
+    const local = await startDaemon();
+    try {
+      const alone = JSON.parse((await runCli(["status", "--json"], { AIRLOCK_HOME: local.home, AIRLOCK_PORT: String(local.port) })).stdout);
+      expect(alone.source).toBe("daemon");
+      expect("daemons" in alone).toBe(false);
+    } finally {
+      await local.kill();
+    }
+  });
+
   test("with this machine's daemon down, status reads the shared store (--store, or AIRLOCK_STORE_FILE)", async () => {
     // A home of its own and a port nobody answers on: the local daemon is "down".
     const offline = { AIRLOCK_HOME: tempHome(), AIRLOCK_PORT: String(freePort()) };

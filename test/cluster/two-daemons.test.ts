@@ -214,6 +214,52 @@ describePg("two daemons, one database", () => {
     expect(claims.some((x) => x.by.startsWith("c1-")) && claims.some((x) => x.by.startsWith("c2-"))).toBe(true);
   });
 
+  test("wait_for_event blocked on d1 is woken by signal_event on d2, with the generation", async () => {
+    const w = blocked(d1().call("wait_for_event", { name: "ev-x", last_seen_generation: 0, wait_seconds: LONG_WAIT_S }));
+    await Bun.sleep(200); // no waiter list for events: give the call time to block
+    expect(w.settled()).toBe(false);
+    const sig = await d2().call("signal_event", { name: "ev-x" });
+    expect(await answered("the event waiter on d1 after a signal on d2", w.promise)).toEqual({ generation: sig.generation, fired: true });
+  });
+
+  test("claim_next_task blocked on d1 gets the task pushed on d2; a blocked claimer on d2 whose client left never keeps one", async () => {
+    const q = "cross-q";
+    const w = blocked(d1().call("claim_next_task", { queue: q, agent_id: "worker-1", wait_seconds: LONG_WAIT_S }));
+    await Bun.sleep(200);
+    expect(w.settled()).toBe(false);
+    const pushed = await d2().call("push_task", { queue: q, payload: "build it" });
+    const got = await answered("the claimer blocked on d1 after a push on d2", w.promise);
+    expect(got).toMatchObject({ claimed: true, id: pushed.id, payload: "build it" });
+
+    // A claimer on d2 whose client goes away: a task pushed on d1 afterwards is not lost to it.
+    const gone = new AbortController();
+    const lost = d2().call("claim_next_task", { queue: q, agent_id: "worker-2", wait_seconds: LONG_WAIT_S }, { signal: gone.signal }).catch(() => "aborted");
+    await Bun.sleep(200);
+    gone.abort();
+    expect(await lost).toBe("aborted");
+    await Bun.sleep(200);
+    const second = await d1().call("push_task", { queue: q, payload: "then this" });
+    await until("the second task pending, claimable", async () =>
+      ((await d2().call("list_tasks", { queue: q })) as { id: number; state: string }[]).some((t) => t.id === second.id && t.state === "pending"),
+    );
+    expect(await d2().call("claim_next_task", { queue: q, agent_id: "worker-3" })).toMatchObject({ claimed: true, id: second.id });
+  });
+
+  test("lock_resources (all-or-nothing, waiting) on d2 takes both names at once when d1's holders release them", async () => {
+    const a = await d1().call("lock_resource", { name: "grp-a", agent_id: "holder-a", ttl_seconds: 60 });
+    const b = await d1().call("lock_resource", { name: "grp-b", agent_id: "holder-b", ttl_seconds: 60 });
+    const g = blocked(d2().call("lock_resources", { names: ["grp-a", "grp-b"], agent_id: "group", ttl_seconds: 60, wait_seconds: LONG_WAIT_S }));
+    await until("the group in line on both names", async () => (await blockedOn(d1(), "grp-a", "group")) && (await blockedOn(d1(), "grp-b", "group")));
+    await d1().call("unlock_resource", { name: "grp-a", lock_token: a.lock_token });
+    // Reserved for the group: a newcomer on d1 does not barge in on the free name.
+    expect((await d1().call("lock_resource", { name: "grp-a", agent_id: "newcomer" })).locked).toBe(false);
+    expect(g.settled()).toBe(false);
+    await d1().call("unlock_resource", { name: "grp-b", lock_token: b.lock_token });
+    const got = await answered("the group on d2 after both names were released on d1", g.promise);
+    expect(got).toMatchObject({ locked: true });
+    expect(Object.keys(got.tokens).sort()).toEqual(["grp-a", "grp-b"]);
+  });
+
   test("one pool for both: a blocked acquire on d2 is granted by a release on d1; an offer to a request on d2 shows on d1 and is claimed with its wake_token", async () => {
     const pool = "team";
     expect(await d1().call("configure_pool", { pool, capacity: 1, expected_version: 0, author: "test", reason: "cluster test" })).toMatchObject({

@@ -71,7 +71,8 @@ function apply(snap: Snapshot): void {
   for (const c of snap.journal ?? []) journal.add(c);
   seen = Math.max(seen, snap.revision);
   const deadlocked = new Set((snap.graph?.cycles ?? []).flat().map((s) => s.agent_id));
-  $("source").textContent = snap.source;
+  // On a shared store, say so: the page shows the team's state, kept by this many daemons.
+  $("source").textContent = snap.daemons === undefined ? snap.source : `${snap.source} · shared store, ${snap.daemons} daemon${snap.daemons === 1 ? "" : "s"}`;
   $("revision").textContent = `rev ${snap.revision}`;
   section("graph", snap.graph?.edges.length ?? 0, snap.graph ? graph(snap) : []);
   $("graph").classList.toggle("alarm", deadlocked.size > 0);

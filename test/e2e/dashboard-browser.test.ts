@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { loginLink } from "../helpers/dashboard.ts";
-import { ROOT, storeQuery, useDaemon } from "../helpers/daemon.ts";
+import { ON_POSTGRES, ROOT, storeQuery, useDaemon } from "../helpers/daemon.ts";
 
 setDefaultTimeout(60_000);
 
@@ -84,6 +84,8 @@ describe.skipIf(!HAVE_CHROMIUM)("the dashboard in Chromium", () => {
     expect(cookies[0]).toMatchObject({ name: `airlock_ui_${d.port}`, httpOnly: true, sameSite: "Strict", path: "/ui" });
     expect(await page.evaluate("document.cookie")).toBe("");
     await page.getByTestId("connection").filter({ hasText: "live" }).waitFor({ timeout: 5000 });
+    // Where the state comes from; on a shared store, how many daemons keep it.
+    expect(await page.getByTestId("source").textContent()).toBe(ON_POSTGRES ? "daemon · shared store, 1 daemon" : "daemon");
     await shot("empty");
   });
 

@@ -19,7 +19,7 @@ export const installServiceCommand = defineCommand({
       valueHint: "PATH",
       description:
         "A file, mode 0600, holding the shared store's postgres://... URL: the service runs the daemon with AIRLOCK_STORE_FILE=<its absolute path> (only the path is written into the unit or plist, never the URL). " +
-        "Checked now. Give it again whenever you re-run install-service (after an upgrade too): without it, the service is installed without a store file",
+        "Checked now. Kept when install-service runs again without it (as install.sh does at every upgrade); uninstall-service, then install-service, goes back to the local SQLite file.",
     },
   },
   async run({ args }) {

@@ -182,6 +182,12 @@ export class Cluster {
     return wrote;
   }
 
+  /** Whether any call of this daemon is blocked right now (a waiter or a change-feed watcher). */
+  waiting(): boolean {
+    for (const q of this.queues.values()) for (const w of q.all()) if (w.daemon === undefined && w.attached) return true;
+    return false;
+  }
+
   /** A transaction failed: what flush believed written may not be; the next catch-up rereads it all. */
   forget(): void {
     this.written.clear();

@@ -92,7 +92,12 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
       { tables: ["pools", "slots", "slot_requests", "waiters"], refresh: () => pools.refresh() },
       { tables: ["path_claims"], refresh: () => paths.refresh() },
     ]);
-    await shared.attach({ catchUp: (changed) => cluster.catchUp(changed), flush: () => cluster.flush(), forget: () => cluster.forget() });
+    await shared.attach({
+      catchUp: (changed) => cluster.catchUp(changed),
+      flush: () => cluster.flush(),
+      forget: () => cluster.forget(),
+      waiting: () => cluster.waiting(),
+    });
   }
   // Expiries that fell due while the daemon was down are processed now, before any call.
   await ctx.read(() => pure(undefined));

@@ -523,9 +523,16 @@ export async function openPgStore(given: string, opts: PgOpenOptions = {}): Prom
   let poked = false;
   let liveDaemons = "";
 
-  /** Another daemon wrote: one catch-up transaction, unless one is already waiting its turn. */
-  function poke(): void {
+  /**
+   * Another daemon wrote (or one came or went): one catch-up transaction, unless one is already
+   * waiting its turn. After a NOTIFY only when a call here is blocked, since the change may
+   * answer it; otherwise the next call here catches up first anyway, and N daemons do not each
+   * run a transaction for every write of every other. A daemon coming or going is caught up
+   * with at once: the expiries it armed may now be this daemon's to fire.
+   */
+  function poke(notified = false): void {
     if (poked || closed || !cluster) return;
+    if (notified && !cluster.waiting()) return;
     poked = true;
     enqueue(() => {
       poked = false;
@@ -581,7 +588,7 @@ export async function openPgStore(given: string, opts: PgOpenOptions = {}): Prom
       // meanwhile is lost, which the version check at the next transaction makes up for.
       listener = new SQL(url, { max: 1, connectionTimeout: CONNECT_TIMEOUT_S });
       await listener.listen(CHANNEL, (payload: string) => {
-        if (payload !== daemonId) poke();
+        if (payload !== daemonId) poke(true);
       });
     },
   };

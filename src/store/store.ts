@@ -50,6 +50,11 @@ export interface ClusterHooks {
   flush(): Tx<boolean>;
   /** A transaction failed after flush ran: what it believed written may not be. */
   forget(): void;
+  /**
+   * Whether a call here is blocked (a waiter, a change-feed watcher): then another daemon's
+   * change is caught up with at once, since it may answer it; else at this daemon's next call.
+   */
+  waiting(): boolean;
 }
 
 export interface SharedStore {

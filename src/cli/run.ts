@@ -9,6 +9,7 @@ import { accessSync, closeSync, constants as fs, statSync, writeSync } from "nod
 import { hostname } from "node:os";
 import type { Subprocess } from "bun";
 import { defineCommand } from "citty";
+import { DEFAULT_POOL } from "../domain/pools.ts";
 import { AirlockError, errorMessage } from "../errors.ts";
 import { bindProcess, groupAlive, groupSize, pidNamespace } from "../machine/process.ts";
 import { type ClientOptions, PORT_ARG, rpc } from "./client.ts";
@@ -171,7 +172,7 @@ export const runSlotCommand = defineCommand({
   async run({ args, rawArgs }) {
     const cmd = commandOf(rawArgs, args._);
     if (cmd.length === 0) throw new AirlockError("invalid_argument", "no command given: airlock run [--pool heavy] -- CMD...");
-    const pool = args.pool ?? "heavy";
+    const pool = args.pool ?? DEFAULT_POOL;
     const weight = countFlag(args.weight, "--weight") ?? 1;
     const ttlSeconds = countFlag(args.ttl, "--ttl") ?? HEARTBEAT_TTL_SECONDS;
     const client = { port: args.port };

@@ -4,6 +4,7 @@
 // and withdraw the request when interrupted so nobody is left waiting behind a ghost.
 import { constants, hostname } from "node:os";
 import { defineCommand } from "citty";
+import { DEFAULT_POOL } from "../domain/pools.ts";
 import { env } from "../config/env.ts";
 import { AirlockError } from "../errors.ts";
 import { callTool, type ClientOptions, PORT_ARG, rpc } from "./client.ts";
@@ -334,7 +335,7 @@ export const waitCommand = defineCommand({
     port: PORT_ARG,
   },
   async run({ args }) {
-    const pool = args.pool ?? "heavy";
+    const pool = args.pool ?? DEFAULT_POOL;
     const timeoutSeconds = secondsFlag(args.timeout, "--timeout");
     const out = new StatusLine();
     const slot = await waitForSlot({

@@ -65,6 +65,35 @@ export function readCheckout(dir: string): Checkout | undefined {
 }
 
 /**
+ * The room of the repository a checkout belongs to: its origin's normalized URL, shared by every
+ * clone on every machine, else its main worktree's real path, shared by its linked worktrees.
+ */
+export function repositoryRoom(co: Checkout): string {
+  if (co.origin) return co.origin;
+  try {
+    return realpathSync(co.main);
+  } catch {
+    return co.main;
+  }
+}
+
+/**
+ * The room of a directory as the daemon names it: its repository's room, the directory's own
+ * real path outside any repository, or undefined when it cannot be read here.
+ */
+export function roomOfDir(dir: string): string | undefined {
+  let real: string;
+  try {
+    if (!statSync(dir).isDirectory()) return undefined;
+    real = realpathSync(dir);
+  } catch {
+    return undefined;
+  }
+  const co = readCheckout(real);
+  return co ? repositoryRoom(co) : real;
+}
+
+/**
  * One string per remote, whatever its spelling: `https://github.com/org/repo.git`,
  * `git@github.com:org/repo` and `ssh://git@github.com/org/repo.git` are all
  * `github.com/org/repo`. The scheme, the user and the port go (the same forge serves a

@@ -15,7 +15,7 @@ import { realpathSync, statSync } from "node:fs";
 import { dirname, relative, resolve, sep } from "node:path";
 import { DEFAULT_ROOM, roomIsCaseInsensitive } from "../../domain/paths.ts";
 import { AirlockError } from "../../errors.ts";
-import { readCheckout } from "../../machine/repo.ts";
+import { readCheckout, repositoryRoom } from "../../machine/repo.ts";
 
 /** Long enough that a burst of edits reads git's files once; short enough that a new `origin` shows at once. */
 export const ROOM_CACHE_MS = 2000;
@@ -89,21 +89,12 @@ function resolveDir(dir: string): ResolvedDir | undefined {
   const given = resolve(dir);
   const co = readCheckout(real);
   const top = co?.top ?? real;
-  let room = top;
-  if (co) room = co.origin ?? realOr(co.main);
+  const room = co ? repositoryRoom(co) : real;
   // How the caller spells the top level: `given` less the directory's offset below it.
   const offset = relative(top, real);
   const suffix = offset === "" ? "" : `${sep}${offset}`;
   const alias = given.endsWith(suffix) ? given.slice(0, given.length - suffix.length) || "/" : undefined;
   return { room, top, repository: co !== undefined, ...(alias !== undefined && alias !== top ? { alias } : {}) };
-}
-
-function realOr(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return p;
-  }
 }
 
 /** The nearest existing directory at or above an absolute path's literal part. */

@@ -240,11 +240,12 @@ export async function runHook(adapter: HookAdapter, event: HookEvent, raw: strin
     switch (event) {
       case "session-start": {
         if (!agentId) return failOpen(adapter, event, "malformed input: no session id in the hook JSON");
-        const cwd = adapter.cwd(input);
+        // The client runs its hooks in the project; the JSON's cwd says so when it has one.
+        const cwd = adapter.cwd(input) ?? process.cwd();
         const policy = policyText(agentId, cwd);
         let summary: string;
         try {
-          summary = othersSummary(await deps.status(), agentId, cwd === undefined ? undefined : (deps.roomOf ?? roomOfDir)(cwd));
+          summary = othersSummary(await deps.status(), agentId, (deps.roomOf ?? roomOfDir)(cwd));
         } catch (err) {
           // The policy and the identity matter more than the summary: give them anyway.
           return { ...adapter.sessionContext(policy), stderr: `airlock hook ${adapter.client} ${event}: no status (${errorMessage(err)})\n` };

@@ -19,7 +19,7 @@ import { secondsFlag, tool } from "./wait.ts";
 import type { ConflictView } from "../clients/hooks/shared.ts";
 
 const port = PORT_ARG;
-const room = { type: "string", description: "Room (default: the working directory's repository)" } as const;
+const room = { type: "string", description: "Room (default: this directory's repository)" } as const;
 const agent = { type: "string", description: "Agent id (default cli:user@host)" } as const;
 
 
@@ -89,7 +89,7 @@ export function renderConflict(c: ConflictView): string {
 export const claimsCommand = defineCommand({
   meta: { name: "claims", description: "List live path claims: who holds which paths, why, for how long" },
   args: {
-    room: { type: "string", description: "Only this room (default: the working directory's repository)" },
+    room: { type: "string", description: "Only this room (default: this directory's repository)" },
     all: { type: "boolean", description: "Every room" },
     json: { type: "boolean", description: "Print JSON" },
     port,

@@ -133,8 +133,11 @@ interface RoomIndex {
 }
 
 /**
- * Rooms named by an absolute directory follow that file system's case rule: macOS's default
- * volumes are case-insensitive, Linux's are not. Other rooms are case-sensitive.
+ * Rooms named by an absolute directory (a main worktree, a directory outside any repository, or
+ * one the daemon cannot read) follow that file system's case rule: macOS's default volumes are
+ * case-insensitive, Linux's are not. Other rooms are case-sensitive, and that includes a
+ * repository's origin room (`github.com/org/repo`): its clones may sit on any machine sharing a
+ * store, and daemons on two platforms must decide one room alike; git's index is case-sensitive.
  */
 export function roomIsCaseInsensitive(room: string): boolean {
   return room.startsWith("/") && process.platform === "darwin";

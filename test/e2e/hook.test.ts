@@ -1,5 +1,6 @@
 // `airlock hook <client> <event>` end to end: the CLI (source or binary) as a client runs it,
-// JSON on stdin, against a real daemon, in a scratch repository (a directory with `.git`).
+// JSON on stdin, against a real daemon, in a scratch repository (a directory with `.git`), whose
+// claims live in its own room (claims in other repositories are test/e2e/rooms.test.ts).
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -45,7 +46,7 @@ const preToolUse = (session: string, file: string) => ({
 
 describe("claude-code pre-edit", () => {
   test("another agent's claim blocks an edit inside it, naming holder and witness; a file outside is allowed", async () => {
-    await d.call("claim_paths", { agent_id: "codex:other", paths: ["src/api/**"], reason: "api rewrite" });
+    await d.call("claim_paths", { agent_id: "codex:other", room: repo, paths: ["src/api/**"], reason: "api rewrite" });
     const denied = await hook("claude-code", "pre-edit", preToolUse("s1", "src/api/users.ts"));
     expect(denied.code).toBe(0);
     const out = JSON.parse(denied.stdout).hookSpecificOutput;
@@ -57,7 +58,7 @@ describe("claude-code pre-edit", () => {
   });
 
   test("the agent's own claim does not block its edit", async () => {
-    await d.call("claim_paths", { agent_id: "claude-code:s2", paths: ["lib/**"] });
+    await d.call("claim_paths", { agent_id: "claude-code:s2", room: repo, paths: ["lib/**"] });
     expect(await hook("claude-code", "pre-edit", preToolUse("s2", "lib/a.ts"))).toMatchObject({ code: 0, stdout: "", stderr: "" });
     const other = await hook("claude-code", "pre-edit", preToolUse("s3", "lib/a.ts"));
     expect(JSON.parse(other.stdout).hookSpecificOutput.permissionDecisionReason).toContain("claude-code:s2's claim lib/**");
@@ -91,10 +92,11 @@ describe("claude-code stop", () => {
 
 describe("claude-code session-start", () => {
   test("prints the policy with the agent id and what others hold", async () => {
-    const r = await hook("claude-code", "session-start", { session_id: "s5", transcript_path: "/tmp/t.jsonl", hook_event_name: "SessionStart", source: "startup" });
+    const r = await hook("claude-code", "session-start", { session_id: "s5", transcript_path: "/tmp/t.jsonl", cwd: repo, hook_event_name: "SessionStart", source: "startup" });
     expect(r.code).toBe(0);
     const ctx: string = JSON.parse(r.stdout).hookSpecificOutput.additionalContext;
     expect(ctx).toContain("Your agent_id is `claude-code:s5`");
+    expect(ctx).toContain(`room=${JSON.stringify(repo)} (your working directory)`);
     expect(ctx).toContain("codex:other: src/api/** — api rewrite");
   });
 });

@@ -31,6 +31,7 @@ describe("the seed story", () => {
     const refused = await d.call("claim_paths", { agent_id: "codex", paths: ["src/api/**"], room });
     expect(refused).toEqual({
       granted: false,
+      room,
       conflicts: [
         { path: "src/api/**", held_by: "claude", held_path: "src/api/**", witness: expect.stringMatching(/^src\/api/), reason: "auth refactor", expires_in_seconds: 900 },
       ],
@@ -42,7 +43,7 @@ describe("the seed story", () => {
       { agent_id: "claude", room, paths: ["src/api/**"], reason: "auth refactor", fence: 1, expires_in_seconds: 900 },
       { agent_id: "codex", room, paths: ["src/web/**"], fence: 2, expires_in_seconds: 900 },
     ]);
-    expect(await d.call("check_paths", { paths: ["src/web/app.tsx"], room, agent_id: "codex" })).toEqual({ clear: true, conflicts: [] });
+    expect(await d.call("check_paths", { paths: ["src/web/app.tsx"], room, agent_id: "codex" })).toEqual({ clear: true, room, conflicts: [] });
     expect(await d.call("check_paths", { paths: ["src/web/app.tsx"], room, agent_id: "claude" })).toMatchObject({
       clear: false,
       conflicts: [{ held_by: "codex", held_path: "src/web/**", witness: "src/web/app.tsx" }],
@@ -98,7 +99,7 @@ describe("races and waits", () => {
     const no = await d.call("force_release_paths", { agent_id: "dev-1", holder: "stuck", room: "force", reason: "mine now" });
     expect(no.isError).toBe(true);
     expect(no.error).toContain('role "lead"');
-    expect(await d.call("force_release_paths", { agent_id: "lead-1", holder: "stuck", room: "force", reason: "stuck for an hour" })).toEqual({ released: 1 });
+    expect(await d.call("force_release_paths", { agent_id: "lead-1", holder: "stuck", room: "force", reason: "stuck for an hour" })).toEqual({ released: 1, room: "force" });
     expect(await d.call("list_path_claims", { room: "force" })).toEqual([]);
     expect((await pathJournal(d.db, "force")).at(-1)).toMatchObject({ kind: "path.force_released", agent: "lead-1", data: { holder: "stuck" } });
   });

@@ -72,7 +72,7 @@ test("a room of worst-case claims does not stall other calls", async () => {
   expect(one.isError).toBe(true);
   expect(one.error).toContain(`more than ${MAX_CHECK_STEPS} search steps in one call`);
   // A narrow check in the same room is answered, and cheaply: its literal head meets no claim.
-  expect(await d.call("check_paths", { paths: ["src/api/users.ts"], room: ROOM, agent_id: "prober" })).toEqual({ clear: true, conflicts: [] });
+  expect(await d.call("check_paths", { paths: ["src/api/users.ts"], room: ROOM, agent_id: "prober" })).toEqual({ clear: true, room: ROOM, conflicts: [] });
 
   // Costly checks back to back from one client, pings from another.
   let checks = 0;

@@ -5,24 +5,22 @@
 // read with a bound, and anything unexpected (daemon down, daemon error, malformed input)
 // fails open — the tool call or the stop is allowed, with one warning line on stderr.
 //
-// Room and paths (the same convention `airlock claim` / `airlock check` use): claims live in
-// the room `default`, and their paths are relative to the repository root, the nearest
-// directory at or above the file that holds a `.git` entry (a directory, or a file in a git
-// worktree or submodule). `airlock check --staged` passes `git diff --cached` paths, which are
-// relative to that same root, and the policy tells models to claim repository-relative globs
-// without a room. A file outside any repository is taken relative to the hook's cwd; a file
-// outside that too cannot be inside a claim and is allowed.
-import { existsSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+// Room and paths (SPEC §6, "A room is a repository"; the convention `airlock claim` / `check`
+// use too): pre-edit passes each file's absolute path with room = the top level of the checkout
+// it is in (the nearest directory at or above it holding `.git`), and the daemon resolves that
+// directory to its repository's room, so a claim in one repository never blocks an edit in
+// another, while every worktree and clone of one repository shares its claims. The policy tells
+// models to pass their working directory as room. A file outside any repository is checked in
+// the room of the hook's cwd; a file outside that too cannot be inside a claim and is allowed.
+import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { errorMessage } from "../../errors.ts";
 import type { Snapshot } from "../../domain/snapshot.ts";
+import { checkoutTop, roomOfDir } from "../../machine/repo.ts";
 import { policyText } from "../policy.ts";
 
 export const HOOK_EVENTS = ["session-start", "pre-edit", "stop"] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
-/** The room hooks check claims in: the one `airlock claim`/`check` and the policy default to. */
-export const HOOK_ROOM = "default";
 /** Each daemon call: the daemon answers a local call in milliseconds; 2 s means it is wedged. */
 export const DAEMON_TIMEOUT_MS = 2000;
 /** Reading stdin: clients write the JSON and close the pipe at once; a pipe left open must not hang us. */
@@ -72,6 +70,8 @@ export interface HookDeps {
   status(): Promise<Snapshot>;
   /** The repository root of a file (see the header); defaults to walking up for `.git`. */
   repoRoot?(file: string): string | undefined;
+  /** The room the daemon will resolve a directory to (the session summary marks it); defaults to reading git's files. */
+  roomOf?(dir: string): string | undefined;
 }
 
 export interface ConflictView {
@@ -120,23 +120,21 @@ export async function readStdin(
 
 /** The nearest directory at or above `file`'s directory holding `.git`. */
 export function gitRoot(file: string): string | undefined {
-  let dir = dirname(file);
-  for (;;) {
-    if (existsSync(join(dir, ".git"))) return dir;
-    const up = dirname(dir);
-    if (up === dir) return undefined;
-    dir = up;
-  }
+  return checkoutTop(dirname(file));
 }
 
-/** The repository-relative path of a target file, or undefined when it lies outside every root. */
-export function repoPath(file: string, cwd: string | undefined, rootOf: (f: string) => string | undefined = gitRoot): string | undefined {
+/**
+ * Where a target file is checked: its absolute path, in the room of its checkout's top level
+ * (the daemon resolves it to the repository), else of the hook's cwd; undefined when it lies
+ * outside both.
+ */
+export function editTarget(file: string, cwd: string | undefined, rootOf: (f: string) => string | undefined = gitRoot): { room: string; path: string } | undefined {
   const base = cwd ?? process.cwd();
   const abs = isAbsolute(file) ? resolve(file) : resolve(base, file);
   const root = rootOf(abs) ?? base;
   const rel = relative(root, abs);
   if (rel === "" || rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return undefined;
-  return rel.split(sep).join("/");
+  return { room: root, path: abs };
 }
 
 export function agentIdOf(adapter: HookAdapter, input: HookInput): string | undefined {
@@ -176,8 +174,11 @@ function more(lines: string[], total: number): string[] {
   return total > lines.length ? [...lines, `  … and ${total - lines.length} more`] : lines;
 }
 
-/** One screen: what other agents hold right now (locks, slots and queues, path claims). */
-export function othersSummary(s: Snapshot, me: string): string {
+/**
+ * One screen: what other agents hold right now (locks, slots and queues, path claims). Claims in
+ * `here` (the session's repository room) come first and untagged; others name their room.
+ */
+export function othersSummary(s: Snapshot, me: string, here?: string): string {
   const out: string[] = [];
   const locks = s.locks.filter((l) => l.agent_id !== me);
   if (locks.length) {
@@ -194,12 +195,13 @@ export function othersSummary(s: Snapshot, me: string): string {
     }
     if (pools.length > SUMMARY_LINES) out.push(`  … and ${pools.length - SUMMARY_LINES} more`);
   }
-  const claims = s.claims.flatMap((r) => r.claims.filter((c) => c.agent_id !== me).map((c) => ({ room: r.room, ...c })));
+  const rooms = [...s.claims].sort((a, b) => Number(b.room === here) - Number(a.room === here));
+  const claims = rooms.flatMap((r) => r.claims.filter((c) => c.agent_id !== me).map((c) => ({ room: r.room, ...c })));
   if (claims.length) {
     out.push("Path claims:");
     out.push(
       ...more(
-        claims.slice(0, SUMMARY_LINES).map((c) => `  ${c.agent_id}: ${c.paths.join(" ")}${c.room === HOOK_ROOM ? "" : ` [room ${c.room}]`}${c.reason ? ` — ${c.reason}` : ""}`),
+        claims.slice(0, SUMMARY_LINES).map((c) => `  ${c.agent_id}: ${c.paths.join(" ")}${c.room === here ? "" : ` [room ${c.room}]`}${c.reason ? ` — ${c.reason}` : ""}`),
         claims.length,
       ),
     );
@@ -238,10 +240,12 @@ export async function runHook(adapter: HookAdapter, event: HookEvent, raw: strin
     switch (event) {
       case "session-start": {
         if (!agentId) return failOpen(adapter, event, "malformed input: no session id in the hook JSON");
-        const policy = policyText(agentId);
+        // The client runs its hooks in the project; the JSON's cwd says so when it has one.
+        const cwd = adapter.cwd(input) ?? process.cwd();
+        const policy = policyText(agentId, cwd);
         let summary: string;
         try {
-          summary = othersSummary(await deps.status(), agentId);
+          summary = othersSummary(await deps.status(), agentId, (deps.roomOf ?? roomOfDir)(cwd));
         } catch (err) {
           // The policy and the identity matter more than the summary: give them anyway.
           return { ...adapter.sessionContext(policy), stderr: `airlock hook ${adapter.client} ${event}: no status (${errorMessage(err)})\n` };
@@ -253,11 +257,19 @@ export async function runHook(adapter: HookAdapter, event: HookEvent, raw: strin
         if (targets === undefined) return adapter.allow(event);
         if (!agentId) return failOpen(adapter, event, "malformed input: no session id in the hook JSON");
         const cwd = adapter.cwd(input);
-        const paths = [...new Set(targets.map((t) => repoPath(t, cwd, deps.repoRoot ?? gitRoot)).filter((p): p is string => p !== undefined))];
-        if (paths.length === 0) return adapter.allow(event);
-        const r = (await deps.tool("check_paths", { paths, room: HOOK_ROOM, agent_id: agentId })) as { clear: boolean; conflicts: ConflictView[] };
-        if (r.clear || !r.conflicts?.length) return adapter.allow(event);
-        return adapter.denyEdit(conflictMessage(r.conflicts));
+        // One check per checkout: an edit may touch files of two repositories at once.
+        const byRoom = new Map<string, Set<string>>();
+        for (const t of targets) {
+          const e = editTarget(t, cwd, deps.repoRoot ?? gitRoot);
+          if (e) byRoom.set(e.room, (byRoom.get(e.room) ?? new Set()).add(e.path));
+        }
+        const conflicts: ConflictView[] = [];
+        for (const [room, paths] of byRoom) {
+          const r = (await deps.tool("check_paths", { paths: [...paths], room, agent_id: agentId })) as { clear: boolean; conflicts: ConflictView[] };
+          if (!r.clear) conflicts.push(...(r.conflicts ?? []));
+        }
+        if (conflicts.length === 0) return adapter.allow(event);
+        return adapter.denyEdit(conflictMessage(conflicts));
       }
       case "stop": {
         if (!agentId) return failOpen(adapter, event, "malformed input: no session id in the hook JSON");

@@ -5,6 +5,7 @@ import type { Kernel } from "../../domain/kernel.ts";
 import { type Claim, type ClaimResult, type Conflict, DEFAULT_ROOM } from "../../domain/paths.ts";
 import { clampedSeconds, MAX_ID_LENGTH, text, textList, ttlArgs, ttlSeconds } from "./args.ts";
 import { compact, DEADLOCK_NOTE, defineTool, inSeconds } from "./define.ts";
+import { rooms } from "./rooms.ts";
 
 export const DEFAULT_CLAIM_TTL_SECONDS = 900; // an editing session on one region; renew_paths for longer
 const RETRY_WITH = (token: string) =>
@@ -13,8 +14,11 @@ const RETRY_WITH = (token: string) =>
 const agentId = (what: string) => text("agent_id", what, MAX_ID_LENGTH);
 const room = text(
   "room",
-  `The room the claims live in: one per repository (its absolute path is a good name). Default \`${DEFAULT_ROOM}\`.`,
+  "Your working directory, absolute (e.g. `/home/me/repo`): the daemon resolves it to its repository's room, so every " +
+    "worktree and clone of one repository shares a room and two repositories never do; the answer names the room. " +
+    `Any other string is a room's plain name; without room (and with no absolute path in paths) it is \`${DEFAULT_ROOM}\`.`,
 );
+const PATHS_NOTE = "Repository-relative (to the top level of the checkout `room` is in), or absolute inside that checkout.";
 const claimToken = text("claim_token", "The claim_token claim_paths gave you.", 64);
 
 function conflictView(k: Kernel, c: Conflict) {
@@ -28,12 +32,13 @@ function conflictView(k: Kernel, c: Conflict) {
   });
 }
 
-function claimResult(k: Kernel, r: ClaimResult) {
+function claimResult(k: Kernel, r: ClaimResult, room: string) {
   if (r.granted) {
     return { granted: true, claim_token: r.token, room: r.room, paths: r.paths, fence: r.fence, expires_in_seconds: inSeconds(k, r.expiresAt) };
   }
   return compact({
     granted: false,
+    room,
     conflicts: r.conflicts.map((c) => conflictView(k, c)),
     wake_token: r.wake?.token,
     queue_position: r.wake?.position,
@@ -60,8 +65,8 @@ export const pathTools = [
     title: "Claim paths before editing them",
     blocking: true,
     description:
-      "Claim a region of the repository before you edit it, so other agents working in the same tree know it is " +
-      "being changed. Paths are repository-relative globs: `*` within a segment, `**` any number of segments " +
+      "Claim a region of the repository before you edit it, so other agents working in the same repository know it is " +
+      "being changed. Pass your working directory (absolute) as room. Paths are repository-relative globs: `*` within a segment, `**` any number of segments " +
       "(including none), `?`, `[...]`, `{a,b}`; a plain path also covers everything below it. Keep claims narrow " +
       "(`src/api/users/**`, not `src/**`). All paths of one call are granted together or none is; your own claims " +
       "never conflict with you. The first claimer wins: if another agent holds an overlapping region you get " +
@@ -71,8 +76,8 @@ export const pathTools = [
       "ttl_seconds (default 900) and vanish when your presence lapses. release_paths as soon as you are done." + DEADLOCK_NOTE,
     args: v.object({
       agent_id: agentId("Who you are, e.g. `agent:claude-session-abc`. Shown to others as held_by."),
-      paths: textList("paths", "Globs of repository-relative paths, e.g. [`src/api/**`, `package.json`]."),
-      room: v.optional(room, DEFAULT_ROOM),
+      paths: textList("paths", `Globs of paths, e.g. [\`src/api/**\`, \`package.json\`]. ${PATHS_NOTE}`),
+      room: v.optional(room),
       ...ttlArgs("How long the claim lives unless renewed or released, in seconds (> 0).", DEFAULT_CLAIM_TTL_SECONDS),
       wait_seconds: v.optional(
         clampedSeconds("wait_seconds", "Block up to this many seconds (0–50) in line for the region. Default 0: answer at once."),
@@ -82,11 +87,12 @@ export const pathTools = [
       reason: v.optional(text("reason", "What you are doing there, shown to agents you conflict with.", MAX_ID_LENGTH)),
     }),
     async run(a, { kernel, signal }) {
+      const where = rooms.resolve(a.room, a.paths);
       const r = await kernel.paths.claim(
         {
           agentId: a.agent_id,
-          paths: a.paths,
-          room: a.room,
+          paths: where.paths,
+          room: where.room,
           ttlMs: ttlSeconds(a, DEFAULT_CLAIM_TTL_SECONDS)! * 1000,
           waitMs: a.wait_seconds * 1000,
           wakeToken: a.wake_token,
@@ -94,7 +100,7 @@ export const pathTools = [
         },
         signal,
       );
-      return claimResult(kernel, r);
+      return claimResult(kernel, r, where.room);
     },
   }),
 
@@ -129,15 +135,17 @@ export const pathTools = [
     description:
       "Ask, without claiming anything, whether editing these paths would step on another agent's claim (what an edit " +
       "hook asks before a write). clear:true means no other agent's claim overlaps; otherwise each conflict names the " +
-      "holder, its pattern and a witness path both match. Pass agent_id so your own claims are not reported.",
+      "holder, its pattern and a witness path both match. Pass agent_id so your own claims are not reported, and your " +
+      "working directory as room.",
     args: v.object({
-      paths: textList("paths", "Paths or globs you are about to edit."),
-      room: v.optional(room, DEFAULT_ROOM),
+      paths: textList("paths", `Paths or globs you are about to edit. ${PATHS_NOTE}`),
+      room: v.optional(room),
       agent_id: v.optional(agentId("Who you are: your own claims never conflict.")),
     }),
     async run(a, { kernel }) {
-      const r = await kernel.paths.check({ paths: a.paths, room: a.room, agentId: a.agent_id });
-      return { clear: r.clear, conflicts: r.conflicts.map((c) => conflictView(kernel, c)) };
+      const where = rooms.resolve(a.room, a.paths);
+      const r = await kernel.paths.check({ paths: where.paths, room: where.room, agentId: a.agent_id });
+      return { clear: r.clear, room: where.room, conflicts: r.conflicts.map((c) => conflictView(kernel, c)) };
     },
   }),
 
@@ -145,10 +153,13 @@ export const pathTools = [
     name: "list_path_claims",
     title: "List path claims",
     readOnly: true,
-    description: "List the live path claims of a room (or of every room when room is omitted): who holds which paths, why, and for how long.",
+    description:
+      "List the live path claims of a room (or of every room when room is omitted): who holds which paths, why, and for how long. " +
+      "A working directory given as room lists its repository's room.",
     args: v.object({ room: v.optional(room) }),
     async run(a, { kernel }) {
-      return (await kernel.paths.list(a.room)).map((c) => claimView(kernel, c));
+      const where = a.room === undefined ? undefined : rooms.resolve(a.room).room;
+      return (await kernel.paths.list(where)).map((c) => claimView(kernel, c));
     },
   }),
 
@@ -162,13 +173,15 @@ export const pathTools = [
     args: v.object({
       agent_id: agentId("Who you are: must be registered with role `lead`."),
       holder: text("holder", "The agent whose claims to release.", MAX_ID_LENGTH),
-      room: v.optional(room, DEFAULT_ROOM),
+      room: v.optional(room),
       paths: v.optional(textList("paths", "Only release the holder's claims that name one of these paths (as claimed).")),
       reason: text("reason", "Why, for the record.", MAX_ID_LENGTH),
     }),
     async run(a, { kernel }) {
-      const r = await kernel.paths.forceRelease({ agentId: a.agent_id, holder: a.holder, room: a.room, paths: a.paths, reason: a.reason });
-      return { released: r.released };
+      const where = rooms.resolve(a.room, a.paths);
+      const paths = a.paths ? where.paths : undefined;
+      const r = await kernel.paths.forceRelease({ agentId: a.agent_id, holder: a.holder, room: where.room, paths, reason: a.reason });
+      return { released: r.released, room: where.room };
     },
   }),
 ];

@@ -8,6 +8,9 @@ import { type HookDeps, runHook } from "../../../src/clients/hooks/shared.ts";
 import { makeApp, type TestApp } from "../../mcp/rpc.ts";
 import { appDeps } from "./support.ts";
 
+/** The fixtures' workspace: the room their claims live in. */
+const ROOT = "/path";
+
 // From "PreToolUse Input".
 const PRE_TOOL_USE = {
   session_id: "abc123",
@@ -45,7 +48,7 @@ const run = (event: "session-start" | "pre-edit" | "stop", input: unknown, deps:
 describe("claude-code PreToolUse (pre-edit)", () => {
   test("a file inside another agent's claim is denied with permissionDecision deny, naming holder, claim and witness", async () => {
     const t = await makeApp();
-    await t.call("claim_paths", { agent_id: "codex:other", paths: ["to/**"], reason: "refactor" });
+    await t.call("claim_paths", { room: ROOT, agent_id: "codex:other", paths: ["to/**"], reason: "refactor" });
     const out = await run("pre-edit", PRE_TOOL_USE, deps(t));
     expect(out.code).toBe(0);
     const body = JSON.parse(out.stdout!);
@@ -60,19 +63,19 @@ describe("claude-code PreToolUse (pre-edit)", () => {
 
   test("a file outside every claim is allowed silently (exit 0, no output)", async () => {
     const t = await makeApp();
-    await t.call("claim_paths", { agent_id: "codex:other", paths: ["src/**"] });
+    await t.call("claim_paths", { room: ROOT, agent_id: "codex:other", paths: ["src/**"] });
     expect(await run("pre-edit", PRE_TOOL_USE, deps(t))).toEqual({ code: 0 });
   });
 
   test("the agent's own claim does not block it", async () => {
     const t = await makeApp();
-    await t.call("claim_paths", { agent_id: ME, paths: ["to/**"] });
+    await t.call("claim_paths", { room: ROOT, agent_id: ME, paths: ["to/**"] });
     expect(await run("pre-edit", PRE_TOOL_USE, deps(t))).toEqual({ code: 0 });
   });
 
   test("Edit, MultiEdit and NotebookEdit (notebook_path) are checked too; other tools are not", async () => {
     const t = await makeApp();
-    await t.call("claim_paths", { agent_id: "codex:other", paths: ["to/**"] });
+    await t.call("claim_paths", { room: ROOT, agent_id: "codex:other", paths: ["to/**"] });
     for (const tool_name of ["Edit", "MultiEdit"]) {
       const out = await run("pre-edit", { ...PRE_TOOL_USE, tool_name, tool_input: { file_path: "/path/to/file.txt", old_string: "a", new_string: "b" } }, deps(t));
       expect(JSON.parse(out.stdout!).hookSpecificOutput.permissionDecision).toBe("deny");
@@ -127,15 +130,17 @@ describe("claude-code Stop", () => {
 describe("claude-code SessionStart", () => {
   test("injects the policy with the agent id and a summary of what others hold as additionalContext", async () => {
     const t = await makeApp();
-    await t.call("claim_paths", { agent_id: "codex:other", paths: ["src/api/**"], reason: "api work" });
+    await t.call("claim_paths", { room: ROOT, agent_id: "codex:other", paths: ["src/api/**"], reason: "api work" });
     await t.call("acquire_slot", { agent_id: "gemini-cli:g1", reason: "cargo build" });
     await t.call("lock_resource", { name: "npm-install", agent_id: "cursor:c1" });
-    const out = await run("session-start", SESSION_START, deps(t));
+    // The hooks reference lists cwd among every event's common fields (its example leaves it out).
+    const out = await run("session-start", { ...SESSION_START, cwd: ROOT }, deps(t));
     expect(out.code).toBe(0);
     const body = JSON.parse(out.stdout!);
     expect(body.hookSpecificOutput.hookEventName).toBe("SessionStart");
     const ctx: string = body.hookSpecificOutput.additionalContext;
     expect(ctx).toContain("Your agent_id is `claude-code:abc123`");
+    expect(ctx).toContain('room="/path" (your working directory)');
     expect(ctx).toContain("codex:other: src/api/** — api work");
     expect(ctx).toContain("heavy 1/1 — held by gemini-cli:g1 (cargo build)");
     expect(ctx).toContain("npm-install — cursor:c1");

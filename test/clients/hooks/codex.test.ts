@@ -10,6 +10,9 @@ import { type HookDeps, runHook } from "../../../src/clients/hooks/shared.ts";
 import { makeApp, type TestApp } from "../../mcp/rpc.ts";
 import { appDeps } from "./support.ts";
 
+/** The fixtures' workspace: the room their claims live in. */
+const ROOT = "/work/repo";
+
 const PATCH = [
   "*** Begin Patch",
   "*** Update File: src/api/users.ts",
@@ -54,7 +57,7 @@ describe("codex PreToolUse on apply_patch (pre-edit)", () => {
 
   test("a patch touching another agent's claim is denied through hookSpecificOutput.permissionDecision", async () => {
     const t = await makeApp();
-    await t.call("claim_paths", { agent_id: "claude-code:x", paths: ["src/api/**"] });
+    await t.call("claim_paths", { room: ROOT, agent_id: "claude-code:x", paths: ["src/api/**"] });
     const out = await runHook(codex, "pre-edit", JSON.stringify(PRE_TOOL_USE), deps(t));
     expect(out.code).toBe(0);
     const body = JSON.parse(out.stdout!);
@@ -67,7 +70,7 @@ describe("codex PreToolUse on apply_patch (pre-edit)", () => {
   test("a patch outside every claim, or under the agent's own claim, is allowed silently", async () => {
     const t = await makeApp();
     expect(await runHook(codex, "pre-edit", JSON.stringify(PRE_TOOL_USE), deps(t))).toEqual({ code: 0 });
-    await t.call("claim_paths", { agent_id: ME, paths: ["src/**", "docs/**"] });
+    await t.call("claim_paths", { room: ROOT, agent_id: ME, paths: ["src/**", "docs/**"] });
     expect(await runHook(codex, "pre-edit", JSON.stringify(PRE_TOOL_USE), deps(t))).toEqual({ code: 0 });
   });
 

@@ -8,6 +8,9 @@ import { runHook } from "../../../src/clients/hooks/shared.ts";
 import { makeApp, type TestApp } from "../../mcp/rpc.ts";
 import { appDeps } from "./support.ts";
 
+/** The fixtures' workspace: the room their claims live in. */
+const ROOT = "/path/to/project";
+
 const COMMON = { conversation_id: "conv-123", generation_id: "gen-456", workspace_roots: ["/path/to/project"], model: "gpt-4", cursor_version: "2.0.77" };
 const PRE_TOOL_USE = { ...COMMON, hook_event_name: "preToolUse", tool_name: "Write", tool_input: { file_path: "/path/to/project/src/main.ts", content: "x" } };
 const STOP = { ...COMMON, hook_event_name: "stop", status: "completed", loop_count: 0 };
@@ -19,7 +22,7 @@ const deps = (t: TestApp) => appDeps(t, "/path/to/project");
 describe("cursor preToolUse (pre-edit)", () => {
   test("a Write into another agent's claim is denied: permission deny with agent_message, and exit 2", async () => {
     const t = await makeApp();
-    await t.call("claim_paths", { agent_id: "codex:x", paths: ["src/**"] });
+    await t.call("claim_paths", { room: ROOT, agent_id: "codex:x", paths: ["src/**"] });
     const out = await runHook(cursor, "pre-edit", JSON.stringify(PRE_TOOL_USE), deps(t));
     expect(out.code).toBe(2);
     const body = JSON.parse(out.stdout!);
@@ -31,7 +34,7 @@ describe("cursor preToolUse (pre-edit)", () => {
   test("outside every claim or under its own claim: {} and exit 0", async () => {
     const t = await makeApp();
     expect(await runHook(cursor, "pre-edit", JSON.stringify(PRE_TOOL_USE), deps(t))).toEqual({ code: 0, stdout: "{}\n" });
-    await t.call("claim_paths", { agent_id: ME, paths: ["src/**"] });
+    await t.call("claim_paths", { room: ROOT, agent_id: ME, paths: ["src/**"] });
     expect(await runHook(cursor, "pre-edit", JSON.stringify(PRE_TOOL_USE), deps(t))).toEqual({ code: 0, stdout: "{}\n" });
     const shell = { ...PRE_TOOL_USE, tool_name: "Shell", tool_input: { command: "ls" } };
     expect(await runHook(cursor, "pre-edit", JSON.stringify(shell), deps(t))).toEqual({ code: 0, stdout: "{}\n" });

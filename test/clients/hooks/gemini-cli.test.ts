@@ -10,6 +10,9 @@ import { type HookDeps, runHook } from "../../../src/clients/hooks/shared.ts";
 import { makeApp, type TestApp } from "../../mcp/rpc.ts";
 import { appDeps } from "./support.ts";
 
+/** The fixtures' workspace: the room their claims live in. */
+const ROOT = "/work/repo";
+
 const BASE = { session_id: "g-42", transcript_path: "/home/me/.gemini/tmp/chat.json", cwd: "/work/repo", timestamp: "2026-11-30T12:00:00.000Z" };
 const BEFORE_TOOL = { ...BASE, hook_event_name: "BeforeTool", tool_name: "write_file", tool_input: { file_path: "/work/repo/src/api/users.ts", content: "x" } };
 const AFTER_AGENT = { ...BASE, hook_event_name: "AfterAgent", prompt: "fix it", prompt_response: "Done.", stop_hook_active: false };
@@ -21,7 +24,7 @@ const deps = (t: TestApp) => appDeps(t, "/work/repo");
 describe("gemini-cli BeforeTool (pre-edit)", () => {
   test("write_file into another agent's claim is denied with {decision:deny, reason}", async () => {
     const t = await makeApp();
-    await t.call("claim_paths", { agent_id: "codex:x", paths: ["src/api/**"] });
+    await t.call("claim_paths", { room: ROOT, agent_id: "codex:x", paths: ["src/api/**"] });
     const out = await runHook(geminiCli, "pre-edit", JSON.stringify(BEFORE_TOOL), deps(t));
     expect(out.code).toBe(0);
     const body = JSON.parse(out.stdout!);
@@ -34,9 +37,9 @@ describe("gemini-cli BeforeTool (pre-edit)", () => {
     const t = await makeApp();
     const replace = { ...BEFORE_TOOL, tool_name: "replace", tool_input: { file_path: "/work/repo/src/a.ts", old_string: "a", new_string: "b" } };
     expect(await runHook(geminiCli, "pre-edit", JSON.stringify(replace), deps(t))).toEqual({ code: 0, stdout: "{}\n" });
-    await t.call("claim_paths", { agent_id: "codex:x", paths: ["src/*.ts"] });
+    await t.call("claim_paths", { room: ROOT, agent_id: "codex:x", paths: ["src/*.ts"] });
     expect(JSON.parse((await runHook(geminiCli, "pre-edit", JSON.stringify(replace), deps(t))).stdout!).decision).toBe("deny");
-    await t.call("claim_paths", { agent_id: ME, paths: ["lib/**"] });
+    await t.call("claim_paths", { room: ROOT, agent_id: ME, paths: ["lib/**"] });
     const own = { ...BEFORE_TOOL, tool_input: { file_path: "/work/repo/lib/x.ts", content: "" } };
     expect(await runHook(geminiCli, "pre-edit", JSON.stringify(own), deps(t))).toEqual({ code: 0, stdout: "{}\n" });
   });

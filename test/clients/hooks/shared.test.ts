@@ -1,11 +1,11 @@
-// The client-independent parts of the hooks: bounded stdin, repository-relative paths, and the
-// one-screen summary of what others hold.
+// The client-independent parts of the hooks: bounded stdin, where a target file is checked
+// (its checkout's room), and the one-screen summary of what others hold.
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { claudeCode } from "../../../src/clients/hooks/claude-code.ts";
-import { gitRoot, othersSummary, readStdin, repoPath, runHook } from "../../../src/clients/hooks/shared.ts";
+import { editTarget, gitRoot, othersSummary, readStdin, runHook } from "../../../src/clients/hooks/shared.ts";
 import type { Snapshot } from "../../../src/domain/snapshot.ts";
 
 const stream = (parts: string[], close = true) =>
@@ -30,26 +30,29 @@ describe("readStdin", () => {
   });
 });
 
-describe("repoPath", () => {
-  test("is relative to the nearest directory holding .git (a worktree's .git file counts)", () => {
+describe("editTarget", () => {
+  test("is the file's absolute path in the room of the nearest directory holding .git (a worktree's .git file counts)", () => {
     const dir = mkdtempSync(join(tmpdir(), "airlock-root-"));
     try {
       mkdirSync(join(dir, "repo", ".git"), { recursive: true });
       mkdirSync(join(dir, "repo", "wt", "src"), { recursive: true });
       writeFileSync(join(dir, "repo", "wt", ".git"), "gitdir: ../.git/worktrees/wt\n");
-      expect(gitRoot(join(dir, "repo", "src", "a.ts"))).toBe(join(dir, "repo"));
-      expect(repoPath(join(dir, "repo", "src", "a.ts"), undefined)).toBe("src/a.ts");
-      expect(repoPath(join(dir, "repo", "wt", "src", "a.ts"), undefined)).toBe("src/a.ts");
-      expect(repoPath("src/b.ts", join(dir, "repo"))).toBe("src/b.ts");
+      const repo = join(dir, "repo");
+      expect(gitRoot(join(repo, "src", "a.ts"))).toBe(repo);
+      expect(editTarget(join(repo, "src", "a.ts"), undefined)).toEqual({ room: repo, path: join(repo, "src", "a.ts") });
+      expect(editTarget(join(repo, "wt", "src", "a.ts"), undefined)).toEqual({ room: join(repo, "wt"), path: join(repo, "wt", "src", "a.ts") });
+      expect(editTarget("src/b.ts", repo)).toEqual({ room: repo, path: join(repo, "src", "b.ts") });
+      // A file in another repository than the hook's cwd is checked in that repository.
+      expect(editTarget(join(repo, "src", "a.ts"), join(dir, "elsewhere"))).toEqual({ room: repo, path: join(repo, "src", "a.ts") });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
-  test("outside every repository it is relative to cwd; outside cwd too, there is no path", () => {
+  test("outside every repository it is checked in the cwd's room; outside cwd too, it is not checked", () => {
     const none = () => undefined;
-    expect(repoPath("/w/p/x/y.ts", "/w/p", none)).toBe("x/y.ts");
-    expect(repoPath("/elsewhere/y.ts", "/w/p", none)).toBeUndefined();
-    expect(repoPath("/w/p/..hidden/y.ts", "/w/p", none)).toBe("..hidden/y.ts");
+    expect(editTarget("/w/p/x/y.ts", "/w/p", none)).toEqual({ room: "/w/p", path: "/w/p/x/y.ts" });
+    expect(editTarget("/elsewhere/y.ts", "/w/p", none)).toBeUndefined();
+    expect(editTarget("/w/p/..hidden/y.ts", "/w/p", none)).toEqual({ room: "/w/p", path: "/w/p/..hidden/y.ts" });
   });
 });
 
@@ -82,12 +85,12 @@ describe("othersSummary", () => {
       },
     ],
     claims: [
-      { room: "default", claims: [{ agent_id: "c", paths: ["src/**"], fence: 1, expires_in_seconds: 100 }, { agent_id: "me", paths: ["lib/**"], fence: 2, expires_in_seconds: 100 }] },
       { room: "/other/repo", claims: [{ agent_id: "d", paths: ["x"], reason: "why", fence: 1, expires_in_seconds: 100 }] },
+      { room: "github.com/org/here", claims: [{ agent_id: "c", paths: ["src/**"], fence: 1, expires_in_seconds: 100 }, { agent_id: "me", paths: ["lib/**"], fence: 2, expires_in_seconds: 100 }] },
     ],
   };
-  test("lists what others hold, and shows the agent itself as `you`", () => {
-    expect(othersSummary(snap, "me")).toBe(
+  test("lists what others hold, this repository's claims first, and shows the agent itself as `you`", () => {
+    expect(othersSummary(snap, "me", "github.com/org/here")).toBe(
       [
         "What other agents hold right now:",
         "Locks:",

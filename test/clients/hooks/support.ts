@@ -1,5 +1,7 @@
 // The hook tests' way to reach Airlock: the real HTTP layer in process (createApp, no port),
-// with the repository root fixed to the payload's workspace.
+// with the repository root fixed to the payload's workspace. The fixtures' roots do not exist on
+// this machine, so the daemon keeps each as a plain room name (the sandbox rule), and the
+// session summary's room is that root too.
 import type { HookDeps } from "../../../src/clients/hooks/shared.ts";
 import type { Snapshot } from "../../../src/domain/snapshot.ts";
 import type { TestApp } from "../../mcp/rpc.ts";
@@ -14,5 +16,6 @@ export function appDeps(t: TestApp, root: string): HookDeps {
     },
     status: async () => (await t.rpc("airlock/status")).result as Snapshot,
     repoRoot: () => root,
+    roomOf: () => root,
   };
 }

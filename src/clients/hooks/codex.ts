@@ -14,6 +14,11 @@
 //   "permissionDecisionReason":"..."}} blocks the call.
 // - Stop (stop.command.output.schema.json): {"decision":"block","reason":"..."}; the reason must
 //   be non-blank and Codex continues the turn with it.
+// - SessionStart's `source` is startup, resume, clear, compact or fork (session-start.command.input
+//   in 0.171.0): a compaction starts again with source "compact", so the context is re-injected.
+//   PostCompact's output has no additionalContext, so it is not used.
+// - Every output schema has `systemMessage` (shown to the user): how a fail-open is told.
+// - Codex HTML-escapes hook text, so nothing we send holds `<` or `>`.
 // - Exit 0 with no output lets the event proceed; each handler has a configurable `timeout`.
 import { CLAUDE_STYLE_ANSWERS, type HookAdapter, obj, str } from "./shared.ts";
 

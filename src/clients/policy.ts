@@ -1,10 +1,11 @@
 // The policy every client is given, where its model reads it (instructions file, rules, hook
 // context): short and concrete, the same words for every client. `agentId` is filled in by the
 // session-start hook where a client has one, so that tool calls and hooks use one identity.
+// No `<` or `>` anywhere: Codex HTML-escapes hook text before the model reads it.
 export const POLICY_MARKER = "airlock-policy";
 
 export function policyText(agentId?: string): string {
-  const me = agentId ? `Your agent_id is \`${agentId}\`: use it in every Airlock call.` : "Use one agent_id for the whole session, e.g. `<client>:<session id>`, in every Airlock call.";
+  const me = agentId ? `Your agent_id is \`${agentId}\`: use it in every Airlock call.` : "Use one agent_id for the whole session, e.g. `codex:` followed by your session id, in every Airlock call.";
   return [
     "Airlock coordinates you with the other agents and scripts on this machine (MCP server `airlock`).",
     `- ${me}`,

@@ -94,8 +94,11 @@ export async function codexTrust(ctx: SetupContext, o: { remove: boolean; dryRun
       writeState(ctx.airlockHome, fresh);
     }
     if (r.hooks.length === 0) {
-      const why = ctx.project ? "Codex loads a project's .codex/hooks.json only in a trusted project: trust it in Codex first" : `Codex does not list ${hooksFile}`;
-      return { info: [], problem: [`Codex lists none of the airlock hooks, so none is trusted. ${why}, then run this setup again, or ${how}.`] };
+      // An untrusted project is the user's call (a warning); a user file Codex ignores is a fault.
+      if (ctx.project) {
+        return { info: [], warning: [`Codex lists none of the airlock hooks: it loads a project's .codex/hooks.json only in a trusted project. Trust the project in Codex, then run this setup again, or ${how}.`] };
+      }
+      return { info: [], problem: [`Codex lists none of the airlock hooks in ${hooksFile}, so none is trusted: run this setup again, or ${how}.`] };
     }
     const untrusted = r.hooks.filter((h) => h.trustStatus !== "trusted" && h.trustStatus !== "managed");
     const info = [`Codex hook trust (${r.trusted.length ? `written by codex app-server into ${userConfig}` : "already in place"}):`, ...r.hooks.map(hookLine)];

@@ -61,7 +61,7 @@ export const hookCommand = defineCommand({
     if (!(HOOK_EVENTS as readonly string[]).includes(event)) {
       const why = `unknown event "${event}" (one of ${HOOK_EVENTS.join(", ")})`;
       const out = adapter.warnUser({ code: 0 }, `Airlock hook: ${why}; nothing was checked. Run \`airlock setup ${client}\` again.`);
-      return emit({ ...out, stderr: `airlock hook ${client}: ${why}; allowing\n` });
+      return emit({ ...out, stderr: `${out.stderr ?? ""}airlock hook ${client}: ${why}; allowing\n` });
     }
     const ev = event as HookEvent;
     // The last line of defence against a hang: whatever is still pending, allow and leave.

@@ -232,7 +232,7 @@ export function failOpenMessage(event: HookEvent, why: string): string {
 /** Allows the event, and says so where the user looks and on stderr. */
 export function failOpen(adapter: HookAdapter, event: HookEvent, why: string): HookOutput {
   const out = adapter.warnUser(adapter.allow(event), failOpenMessage(event, why));
-  return { ...out, stderr: `airlock hook ${adapter.client} ${event}: ${why}; allowing\n` };
+  return { ...out, stderr: `${out.stderr ?? ""}airlock hook ${adapter.client} ${event}: ${why}; allowing\n` };
 }
 
 function parseInput(raw: string | undefined): HookInput | string {
@@ -269,7 +269,7 @@ export async function runHook(adapter: HookAdapter, event: HookEvent, raw: strin
             adapter.sessionContext(policy),
             `Airlock: the daemon did not answer (${errorMessage(err).replace(/[<>]/g, "")}). Until it does, edits are not checked against other agents' claims. Run \`airlock doctor\` to find the cause.`,
           );
-          return { ...out, stderr: `airlock hook ${adapter.client} ${event}: ${why}\n` };
+          return { ...out, stderr: `${out.stderr ?? ""}airlock hook ${adapter.client} ${event}: ${why}\n` };
         }
         return adapter.sessionContext(`${policy}\n\n${summary}`);
       }

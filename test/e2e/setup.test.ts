@@ -121,6 +121,49 @@ describe("airlock setup codex with the real Codex CLI", () => {
     180_000,
   );
 
+  test.skipIf(!CODEX)(
+    "codex exec runs the SessionStart hook once setup has trusted it, and skips it untrusted",
+    async () => {
+      const home = mkdtempSync(join(tmpdir(), "airlock-codex-exec-"));
+      const codexHome = join(home, ".codex");
+      const repo = join(home, "repo");
+      mkdirSync(codexHome);
+      mkdirSync(join(repo, ".git"), { recursive: true });
+      // A model provider that never answers: SessionStart runs before the first model request.
+      const provider = `model_provider = "dead"\n\n[model_providers.dead]\nname = "dead"\nbase_url = "http://127.0.0.1:1/v1"\nenv_key = "DEAD_KEY"\nwire_api = "responses"\nsupports_websockets = false\n`;
+      writeFileSync(join(codexHome, "config.toml"), provider);
+      // Stands in for the daemon: records that a hook asked it something.
+      let asked = 0;
+      const daemon = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => (asked++, new Response("{}", { status: 503 })) });
+      const env = { HOME: home, AIRLOCK_HOME: join(home, ".airlock"), AIRLOCK_PORT: String(daemon.port), CODEX_HOME: codexHome, PATH: pathFor({ codex: true }) };
+      const exec = async (waitMs: number): Promise<{ asked: number; ms: number }> => {
+        asked = 0;
+        const t0 = Date.now();
+        const proc = Bun.spawn([CODEX!, "exec", "--skip-git-repo-check", "--model", "gpt-5", "hello"], { cwd: repo, env: { ...process.env, ...env, DEAD_KEY: "x" }, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+        const deadline = t0 + waitMs;
+        while (asked === 0 && Date.now() < deadline && proc.exitCode === null) await Bun.sleep(100);
+        await Bun.sleep(asked ? 0 : 1000);
+        const ms = Date.now() - t0;
+        proc.kill(9);
+        await proc.exited;
+        return { asked, ms };
+      };
+      try {
+        expect((await runCli(["setup", "codex"], env, 90_000)).code).toBe(0);
+        const trustedRun = await exec(30_000);
+        expect(trustedRun.asked).toBeGreaterThan(0);
+        // Take the trust away (as if setup had not recorded it): Codex skips the hook silently.
+        const trusted = readFileSync(join(codexHome, "config.toml"), "utf8");
+        writeFileSync(join(codexHome, "config.toml"), trusted.replace(/\[hooks\.state\.[^\]]*\]\ntrusted_hash = "[^"]*"\n\n?/g, ""));
+        // Given several times as long as the trusted run took to reach the hook, it never asks.
+        expect((await exec(Math.max(5000, 4 * trustedRun.ms))).asked).toBe(0);
+      } finally {
+        daemon.stop(true);
+      }
+    },
+    180_000,
+  );
+
   test("without Codex installed, setup writes the files and says loudly what to run afterwards", async () => {
     const home = mkdtempSync(join(tmpdir(), "airlock-codex-none-"));
     const r = await runCli(["setup", "codex"], { HOME: home, AIRLOCK_HOME: join(home, ".airlock"), CODEX_HOME: join(home, ".codex"), PATH: pathFor({ codex: false }) });

@@ -43,7 +43,6 @@ const HOOKS: { event: string; matcher?: string; hook: HookEvent }[] = [
   { event: "Stop", hook: "stop" },
 ];
 
-
 /** The headersHelper command: prints {"Authorization":"Bearer …"} from AIRLOCK_TOKEN or the file. */
 export function headersHelper(ctx: SetupContext): string {
   const file = ctx.tokenPath === join(ctx.home, ".airlock", "token") ? `"$HOME/.airlock/token"` : shellQuote(ctx.tokenPath);

@@ -22,6 +22,12 @@
 // - Exit 0 with no output lets the event proceed; each handler has a configurable `timeout`.
 import { CLAUDE_STYLE_ANSWERS, type HookAdapter, obj, str } from "./shared.ts";
 
+/**
+ * Our own text has no `<` or `>`; data from other agents (a claim's reason, an agent id) might.
+ * Codex would HTML-escape them, so they become the look-alike single angle quotes.
+ */
+export const noAngles = (text: string): string => text.replaceAll("<", "\u2039").replaceAll(">", "\u203a");
+
 // Codex reads a patch's headers from the trimmed line (so an indented header counts too).
 const PATCH_HEADER = /^\s*\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$/gm;
 
@@ -44,4 +50,8 @@ export const codex: HookAdapter = {
     return patch ? patchTargets(patch) : [];
   },
   ...CLAUDE_STYLE_ANSWERS,
+  sessionContext: (text) => CLAUDE_STYLE_ANSWERS.sessionContext(noAngles(text)),
+  denyEdit: (message) => CLAUDE_STYLE_ANSWERS.denyEdit(noAngles(message)),
+  blockStop: (reason) => CLAUDE_STYLE_ANSWERS.blockStop(noAngles(reason)),
+  warnUser: (out, message) => CLAUDE_STYLE_ANSWERS.warnUser(out, noAngles(message)),
 };

@@ -306,11 +306,6 @@ export const obj = (v: unknown): Record<string, unknown> | undefined =>
   typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 export const json = (v: unknown): string => `${JSON.stringify(v)}\n`;
 
-/**
- * The answers of Claude Code's hook contract, which Codex adopted field for field: context and
- * denials under hookSpecificOutput, a blocked stop as {decision:"block", reason}, and
- * stop_hook_active as the loop guard.
- */
 /** Adds a top-level field to an answer's JSON (an empty answer becomes an object). */
 export function withJsonField(out: HookOutput, key: string, value: unknown): HookOutput {
   let body: Record<string, unknown> = {};
@@ -322,6 +317,11 @@ export function withJsonField(out: HookOutput, key: string, value: unknown): Hoo
   return { ...out, stdout: json({ ...body, [key]: value }) };
 }
 
+/**
+ * The answers of Claude Code's hook contract, which Codex adopted field for field: context and
+ * denials under hookSpecificOutput, a blocked stop as {decision:"block", reason}, and
+ * stop_hook_active as the loop guard.
+ */
 export const CLAUDE_STYLE_ANSWERS: Pick<HookAdapter, "stopAlreadyContinued" | "allow" | "sessionContext" | "denyEdit" | "blockStop" | "warnUser"> = {
   stopAlreadyContinued: (input) => input.stop_hook_active === true,
   allow: () => ({ code: 0 }),

@@ -3,6 +3,7 @@
 // event of every adapter through its answers (context, denial, blocked stop, fail-open) against
 // the real app and scans the output.
 import { describe, expect, test } from "bun:test";
+import { codex } from "../../../src/clients/hooks/codex.ts";
 import { HOOK_ADAPTERS } from "../../../src/clients/hooks/index.ts";
 import { conflictMessage, failOpenMessage, HOOK_EVENTS, offerReason, othersSummary, runHook, type HookDeps } from "../../../src/clients/hooks/shared.ts";
 import { policyText } from "../../../src/clients/policy.ts";
@@ -55,5 +56,16 @@ describe("no < or > in hook text", () => {
     }
     expect(scanned).toBeGreaterThan(1000);
     expect(othersSummary((await t.rpc("airlock/status")).result as Snapshot, "me")).not.toMatch(ANGLE);
+  });
+
+  test("codex: other agents' data with < or > reaches the model as look-alike quotes, not &lt;", async () => {
+    const t = await makeApp();
+    await t.call("claim_paths", { agent_id: "other", paths: ["src/**"], reason: "fix <Button> props" });
+    const input = inputFor("codex", "pre-edit");
+    const denied = await runHook(codex, "pre-edit", JSON.stringify(input), appDeps(t, "/repo"));
+    expect(denied.stdout).not.toMatch(ANGLE);
+    expect(JSON.parse(denied.stdout!).hookSpecificOutput.permissionDecisionReason).toContain('for "fix \u2039Button\u203a props"');
+    const ctx = await runHook(codex, "session-start", JSON.stringify(inputFor("codex", "session-start")), appDeps(t, "/repo"));
+    expect(ctx.stdout).not.toMatch(ANGLE);
   });
 });

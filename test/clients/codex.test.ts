@@ -74,7 +74,9 @@ describe("airlock setup codex", () => {
   test("with CODEX_HOME, the user scope goes there, and nothing into ~/.codex", async () => {
     const home = mkdtempSync(join(tmpdir(), "airlock-codex-"));
     const codexHome = join(home, "elsewhere", "codex");
-    const r = await runCli(["setup", "codex"], { HOME: home, AIRLOCK_HOME: join(home, ".airlock"), AIRLOCK_PORT: "27183", CODEX_HOME: codexHome });
+    // No codex on PATH: this test is about where the files go (hook trust has its e2e test).
+    const path = (process.env.PATH ?? "").split(":").filter((d) => d && !existsSync(join(d, "codex"))).join(":");
+    const r = await runCli(["setup", "codex"], { HOME: home, AIRLOCK_HOME: join(home, ".airlock"), AIRLOCK_PORT: "27183", CODEX_HOME: codexHome, PATH: path });
     expect(r.code).toBe(0);
     expect(read(join(codexHome, "config.toml"))).toBe(EXPECTED_CONFIG);
     expect(existsSync(join(codexHome, "hooks.json"))).toBe(true);

@@ -17,8 +17,7 @@ import { get } from "../store/tx.ts";
 import { VERSION } from "../version.ts";
 import { env } from "../config/env.ts";
 import { PORT_ARG, rpc } from "./client.ts";
-
-type Check = { ok: boolean | "warn"; what: string; fix?: string };
+import { clientChecks, type Check } from "./doctor-clients.ts";
 
 async function checks(port: string | undefined): Promise<Check[]> {
   const out: Check[] = [];
@@ -144,10 +143,12 @@ function portOwner(r: ReturnType<typeof systemRunner>, port: string): string {
 }
 
 export const doctorCommand = defineCommand({
-  meta: { name: "doctor", description: "Check the binary, service, port, token and database, and say what to fix" },
+  meta: { name: "doctor", description: "Check the binary, service, port, token, database and every set-up client, and say what to fix" },
   args: { port: PORT_ARG },
   async run({ args }) {
     const results = await checks(args.port);
+    const port = args.port ?? env.port ?? String(DEFAULT_PORT);
+    results.push(...(await clientChecks({ daemonUrl: `http://127.0.0.1:${port}/` })));
     for (const c of results) {
       const mark = c.ok === true ? "ok  " : c.ok === "warn" ? "warn" : "FAIL";
       console.log(`${mark}  ${c.what}${c.fix ? `\n      → ${c.fix}` : ""}`);

@@ -2,12 +2,14 @@
 // client's hook JSON on stdin and answers in that client's documented format (see
 // src/clients/hooks/). A hook sits in the path of every edit, so it never breaks its client:
 // an unknown client or event, malformed input, a daemon that is down or errs, or anything
-// slower than HOOK_DEADLINE_MS ends in exit 0 (allow) with one warning line on stderr.
+// slower than HOOK_DEADLINE_MS ends in exit 0 (allow) with one warning line on stderr and, for a
+// known client, the same warning where the client shows it to the user.
 import { defineCommand } from "citty";
 import { errorMessage } from "../errors.ts";
 import { hookAdapter, HOOK_ADAPTERS } from "../clients/hooks/index.ts";
 import {
   DAEMON_TIMEOUT_MS,
+  failOpen,
   HOOK_DEADLINE_MS,
   HOOK_EVENTS,
   type HookDeps,
@@ -57,18 +59,20 @@ export const hookCommand = defineCommand({
     const adapter = hookAdapter(client);
     if (!adapter) return emit({ code: 0, stderr: `airlock hook: unknown client "${client}" (one of ${clients}); allowing\n` });
     if (!(HOOK_EVENTS as readonly string[]).includes(event)) {
-      return emit({ code: 0, stderr: `airlock hook ${client}: unknown event "${event}" (one of ${HOOK_EVENTS.join(", ")}); allowing\n` });
+      const why = `unknown event "${event}" (one of ${HOOK_EVENTS.join(", ")})`;
+      const out = adapter.warnUser({ code: 0 }, `Airlock hook: ${why}; nothing was checked. Run \`airlock setup ${client}\` again.`);
+      return emit({ ...out, stderr: `${out.stderr ?? ""}airlock hook ${client}: ${why}; allowing\n` });
     }
     const ev = event as HookEvent;
     // The last line of defence against a hang: whatever is still pending, allow and leave.
     const watchdog = setTimeout(() => {
-      void emit({ ...adapter.allow(ev), stderr: `airlock hook ${client} ${event}: no answer within ${HOOK_DEADLINE_MS} ms; allowing\n` });
+      void emit(failOpen(adapter, ev, `no answer within ${HOOK_DEADLINE_MS} ms`));
     }, HOOK_DEADLINE_MS);
     let out: HookOutput;
     try {
       out = await runHook(adapter, ev, await readStdin(), daemonDeps(args.port));
     } catch (err) {
-      out = { ...adapter.allow(ev), stderr: `airlock hook ${client} ${event}: ${errorMessage(err)}; allowing\n` };
+      out = failOpen(adapter, ev, errorMessage(err));
     }
     clearTimeout(watchdog);
     return emit(out);

@@ -1,10 +1,36 @@
 // `airlock setup [client] [--project DIR] [--dry-run] [--remove]`: connect an agent client to
 // Airlock (MCP server entry, policy, hooks), merge-only and undoable. Bare `airlock setup` lists
-// the clients found on this machine and what each has installed.
+// the clients found on this machine and what each has installed. After writing, it proves the
+// hook command runs and, for Codex, records hook trust (src/clients/after-setup.ts); what must
+// be fixed is printed as a block on stderr and the exit code is 1 (the files stay written).
+// On Linux, where the daemon always requires a token, setup creates the token file the daemon
+// would create on its first start (same file, same O_EXCL), so no entry is written without auth.
 import { defineCommand } from "citty";
+import { checkHookCommand, codexTrust, writesHooks, type StepReport } from "../clients/after-setup.ts";
 import { applyParts, diffOf, installedParts, setupContext, type Change } from "../clients/client.ts";
 import { CLIENTS, findClient } from "../clients/index.ts";
+import { clientToken, resolveToken } from "../config/token.ts";
+import { tokenPath } from "../config/dirs.ts";
 import { AirlockError } from "../errors.ts";
+
+/** A problem block: loud, on stderr, one prefix per line so it stands out in any log. */
+function shout(lines: string[]): void {
+  process.stderr.write(`\n${["WARNING", ...lines].map((l) => `!! ${l}`).join("\n")}\n`);
+}
+
+/**
+ * Makes sure a token exists before an entry that needs one is written: on Linux, creates it;
+ * on macOS, where auth stays off without one, says that the entries have no auth.
+ */
+function ensureToken(dryRun: boolean): string[] {
+  if (clientToken() !== undefined) return [];
+  if (process.platform === "darwin") {
+    return ["No token (on macOS auth stays off until ~/.airlock/token exists or AIRLOCK_TOKEN is set): the entries have no auth header. If you turn auth on later, run this setup again."];
+  }
+  if (dryRun) return [`No token yet: setup would create ${tokenPath()} (the daemon uses it).`];
+  resolveToken();
+  return [`Created the token file ${tokenPath()} (the daemon would on its first start; it will use this one).`];
+}
 
 function summary(changes: Change[], verb: string): string[] {
   return changes.map((c) => `${verb} ${c.path} (${c.what.join(", ")})${c.after === null ? " — file removed" : c.before === null ? " — new file" : ""}`);
@@ -19,8 +45,8 @@ export const setupCommand = defineCommand({
     remove: { type: "boolean", description: "Take out exactly what setup added" },
   },
   async run({ args }) {
-    const ctx = setupContext({ project: args.project });
     if (!args.client) {
+      const ctx = setupContext({ project: args.project });
       for (const c of CLIENTS) {
         const where = c.detect(ctx);
         const parts = c.parts(ctx);
@@ -35,6 +61,11 @@ export const setupCommand = defineCommand({
     if (!client) throw new AirlockError("invalid_argument", `unknown client "${args.client}"; choose one of: ${CLIENTS.map((c) => c.id).join(", ")}`);
     const dryRun = Boolean(args["dry-run"]);
     const remove = Boolean(args.remove);
+    const tokenNotes = remove || client.parts(setupContext({ project: args.project })).length === 0 ? [] : ensureToken(dryRun);
+    const ctx = setupContext({ project: args.project });
+    const reports: StepReport[] = [];
+    // Our trust entries go first on --remove, so that a config.toml setup created is empty after.
+    if (remove && client.id === "codex") reports.push(await codexTrust(ctx, { remove, dryRun }));
     const changes = await applyParts(client.parts(ctx), { remove, dryRun, airlockHome: ctx.airlockHome });
     if (dryRun) {
       process.stdout.write(diffOf(changes));
@@ -44,6 +75,14 @@ export const setupCommand = defineCommand({
       if (lines.length === 0 && client.parts(ctx).length > 0) console.log(`${client.name}: already ${remove ? "removed" : "set up"}; nothing changed`);
       for (const l of lines) console.log(l);
     }
+    for (const n of tokenNotes) console.log(`\n${n}`);
+    if (!remove && !dryRun && writesHooks(client, ctx)) reports.push(checkHookCommand(client, ctx));
+    if (!remove && client.id === "codex") reports.push(await codexTrust(ctx, { remove, dryRun }));
+    for (const r of reports) if (r.info.length) console.log(`\n${r.info.join("\n")}`);
     if (!remove) for (const n of client.notes?.(ctx) ?? []) console.log(`\n${n}`);
+    for (const w of reports.flatMap((r) => (r.warning ? [r.warning] : []))) shout(w);
+    const problems = reports.flatMap((r) => (r.problem ? [r.problem] : []));
+    for (const p of problems) shout(p);
+    if (problems.length) process.exitCode = 1;
   },
 });

@@ -3,6 +3,8 @@
 // project's CLAUDE.md. The token is never written: the entry's `headersHelper` (a command Claude
 // Code runs at each connection and whose JSON output it sends as headers) reads AIRLOCK_TOKEN or
 // the token file, so the same .mcp.json works for every teammate and survives a token rotation.
+// settings.json also gets the permission rule `mcp__airlock`, so a headless agent may call the
+// tools, and SessionStart runs on every (re)start, compaction included.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { JSONPath } from "jsonc-parser";
@@ -22,21 +24,24 @@ import {
   type Part,
   type SetupContext,
 } from "./client.ts";
+import { shellQuote } from "./command.ts";
+import type { CreatedRecord } from "./files.ts";
 import { CLAUDE_EDIT_TOOLS } from "./hooks/claude-code.ts";
 
 const ID = "claude-code";
 /** The tools that change files: the pre-edit hook runs before each of them. */
 export const EDIT_MATCHER = CLAUDE_EDIT_TOOLS.join("|");
 
+/** Every way a session (re)starts, compaction included: the context comes back each time. */
+export const SESSION_START_MATCHER = "startup|resume|clear|compact";
+/** The permission rule that lets a headless `claude -p` call Airlock's tools: the whole server. */
+export const PERMISSION_RULE = "mcp__airlock";
+
 const HOOKS: { event: string; matcher?: string; hook: HookEvent }[] = [
-  { event: "SessionStart", hook: "session-start" },
+  { event: "SessionStart", matcher: SESSION_START_MATCHER, hook: "session-start" },
   { event: "PreToolUse", matcher: EDIT_MATCHER, hook: "pre-edit" },
   { event: "Stop", hook: "stop" },
 ];
-
-function shellQuote(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
-}
 
 /** The headersHelper command: prints {"Authorization":"Bearer …"} from AIRLOCK_TOKEN or the file. */
 export function headersHelper(ctx: SetupContext): string {
@@ -105,6 +110,48 @@ export function hooksPart(ctx: SetupContext, file: string): Part {
   };
 }
 
+const ALLOW: JSONPath = ["permissions", "allow"];
+
+function ruleIndexes(text: string, file: string): number[] {
+  const arr = getAt(parseJsonc(text, file), ALLOW);
+  return Array.isArray(arr) ? arr.flatMap((r, i) => (r === PERMISSION_RULE ? [i] : [])) : [];
+}
+
+/**
+ * `permissions.allow` gets `mcp__airlock` (every tool of the server named airlock), so that an
+ * agent, headless too, can claim before it edits; without it `claude -p` refuses every Airlock
+ * call. Merge-only; --remove takes out exactly that entry and the containers setup created.
+ * It shares settings.json with the hooks part, so it prunes only the containers under
+ * `permissions` and leaves the record of the rest to that part.
+ */
+export function permissionPart(file: string): Part {
+  const ours = (p: (string | number)[]) => p[0] === "permissions";
+  return {
+    what: "permission",
+    path: file,
+    install(text, rec) {
+      if (text !== null && text.trim() !== "" && ruleIndexes(text, file).length > 0) return text;
+      rec.added = [...new Set([...(rec.added ?? []), PERMISSION_RULE])];
+      const mine: CreatedRecord = {};
+      const t = jsonAppend(text, file, ALLOW, PERMISSION_RULE, mine);
+      rec.paths = [...(rec.paths ?? []), ...(mine.paths ?? []).filter((p) => !rec.paths?.some((q) => JSON.stringify(q) === JSON.stringify(p)))];
+      return t;
+    },
+    remove(text, rec) {
+      let t = text;
+      // Only a rule setup added: one the user had before stays.
+      if (rec.added?.includes(PERMISSION_RULE)) for (const i of ruleIndexes(t, file).reverse()) t = jsonDelete(t, [...ALLOW, i]);
+      rec.added = rec.added?.filter((r) => r !== PERMISSION_RULE);
+      const mine: CreatedRecord = { paths: rec.paths?.filter(ours) ?? [] };
+      t = pruneCreated(t, file, mine);
+      rec.paths = rec.paths?.filter((p) => !ours(p));
+      return t;
+    },
+    isInstalled: (text) => text !== null && text.trim() !== "" && ruleIndexes(text, file).length > 0,
+    isEmpty: (text) => text.trim() === "" || JSON.stringify(parseJsonc(text, file)) === "{}",
+  };
+}
+
 export function claudePaths(ctx: SetupContext): { mcp: string; settings: string; policy: string } {
   if (ctx.project) {
     return { mcp: join(ctx.project, ".mcp.json"), settings: join(ctx.project, ".claude", "settings.json"), policy: join(ctx.project, "CLAUDE.md") };
@@ -130,13 +177,16 @@ export const claudeCode: Client = {
     return [
       jsonServerPart({ path: p.mcp, container: ["mcpServers"], entry: serverEntry(ctx) }),
       hooksPart(ctx, p.settings),
+      permissionPart(p.settings),
       textBlockPart({ path: p.policy, block: policyBlock() }),
     ];
   },
   notes(ctx) {
     const out: string[] = [];
     if (ctx.token === undefined) out.push("No token yet (the daemon makes one on first start on Linux): the server entry has no auth header; run setup again after `airlock daemon` has started once.");
-    if (ctx.project) out.push("Claude Code asks each user to approve a project's .mcp.json servers the first time it opens the project.");
+    if (ctx.project) {
+      out.push("Claude Code asks each user to approve a project's .mcp.json servers the first time it opens the project, and ignores a project's permissions.allow until the folder is trusted.");
+    }
     return out;
   },
 };

@@ -4,13 +4,14 @@
 // dry-run diff) the same way for every client.
 import { existsSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
-import { basename, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { applyEdits, findNodeAtLocation, modify, parse, parseTree, type FormattingOptions, type JSONPath, type ParseError } from "jsonc-parser";
 import { airlockHome, tokenPath } from "../config/dirs.ts";
 import { env } from "../config/env.ts";
 import { DEFAULT_HOST, DEFAULT_PORT, parsePort } from "../config/settings.ts";
 import { clientToken } from "../config/token.ts";
 import { AirlockError } from "../errors.ts";
+import { airlockCommand } from "./command.ts";
 import { backupOnce, readOrNull, readState, unifiedDiff, withFileLock, writeAtomic, writeState, type CreatedRecord } from "./files.ts";
 import { POLICY_MARKER, policyText } from "./policy.ts";
 
@@ -34,7 +35,7 @@ export interface SetupContext {
   tokenPath: string;
   /** The token as a client would send it now (AIRLOCK_TOKEN or the token file), if any. */
   token?: string;
-  /** How a hook invokes airlock: the compiled binary's absolute path, else `airlock`. */
+  /** How a hook invokes airlock (src/clients/command.ts): `airlock`, a stable path, or this checkout. */
   airlock: string;
   airlockHome: string;
 }
@@ -76,26 +77,22 @@ export function setupContext(o: { project?: string; home?: string } = {}): Setup
     url: `http://${DEFAULT_HOST}:${port}/`,
     tokenPath: tokenPath(),
     token: clientToken(),
-    airlock: airlockCommand(),
+    airlock: airlockCommand({ project: o.project !== undefined }),
     airlockHome: airlockHome(),
   };
-}
-
-/** The compiled binary's own path (stable across PATH changes), else the name on PATH. */
-export function airlockCommand(execPath = process.execPath): string {
-  const name = basename(execPath);
-  if (name === "bun" || name === "bun.exe" || name.startsWith("bun-")) return "airlock";
-  return /[\s"'$`\\]/.test(execPath) ? `'${execPath.replaceAll("'", `'\\''`)}'` : execPath;
 }
 
 export function hookCommand(ctx: SetupContext, client: string, event: HookEvent): string {
   return `${ctx.airlock} hook ${client} ${event}`;
 }
 
-/** Is this one of our hook commands (any airlock binary path, this client, a known event)? */
+/**
+ * Is this one of our hook commands (any airlock binary path, or a checkout's src/main.ts run by
+ * bun; this client; a known event)?
+ */
 export function isOurHookCommand(command: unknown, client: string): boolean {
   if (typeof command !== "string") return false;
-  const re = new RegExp(`(^|[/\\s'"])airlock'? hook ${client.replace(/[-]/g, "\\-")} (${HOOK_EVENTS.join("|")})$`);
+  const re = new RegExp(`(^|[/\\s'"])(airlock|main\\.ts)'? hook ${client.replace(/[-]/g, "\\-")} (${HOOK_EVENTS.join("|")})$`);
   return re.test(command.trim());
 }
 

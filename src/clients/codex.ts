@@ -137,8 +137,13 @@ function writeToml(before: string, doc: TomlTable): string {
   return before.trim() === "" && after !== "" && !after.endsWith("\n") ? `${after}\n` : after;
 }
 
+/**
+ * `default_tools_approval_mode = "approve"` (openai/codex#17843: per-tool override, then this
+ * server default, then `auto`): Airlock's tools run without an approval prompt, so `codex exec`
+ * can claim before it edits instead of having the call refused for want of an approver.
+ */
 export function codexServer(ctx: SetupContext): Record<string, string> {
-  return { url: ctx.url, bearer_token_env_var: TOKEN_ENV };
+  return { url: ctx.url, bearer_token_env_var: TOKEN_ENV, default_tools_approval_mode: "approve" };
 }
 
 /** `mcp_servers.airlock` in a config.toml, through toml-patch (comments and layout kept). */
@@ -182,7 +187,7 @@ export function tomlServerPart(o: { path: string; entry: Record<string, unknown>
 }
 
 /** Codex's user folder: CODEX_HOME, else ~/.codex. */
-const codexHome = (ctx: SetupContext) => ctx.codexHome ?? join(ctx.home, ".codex");
+export const codexHome = (ctx: SetupContext) => ctx.codexHome ?? join(ctx.home, ".codex");
 
 export function codexPaths(ctx: SetupContext): { config: string; hooks: string; policy: string } {
   if (ctx.project) {
@@ -218,7 +223,6 @@ export const codex: Client = {
     const file = ctx.tokenPath === join(ctx.home, ".airlock", "token") ? "~/.airlock/token" : ctx.tokenPath;
     const out = [
       `Codex reads the token from ${TOKEN_ENV} (it refuses a token written in config.toml). Add this line to your shell profile (~/.zshrc, ~/.bashrc) and start Codex from a new shell:\n\n  export ${TOKEN_ENV}="$(cat ${file})"`,
-      "Codex runs new or changed hooks only after you review and trust them: open /hooks in Codex once. (Hooks are on by default in current Codex; older releases need `[features] codex_hooks = true` in config.toml.)",
     ];
     if (ctx.project) out.push("Codex loads a project's .codex/config.toml and .codex/hooks.json only once you trust the project.");
     else out.push("If ~/.codex/AGENTS.override.md exists, Codex reads it instead of ~/.codex/AGENTS.md.");

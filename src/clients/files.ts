@@ -93,6 +93,10 @@ export interface CreatedRecord {
   paths?: (string | number)[][];
   /** The separator put before a text block, so --remove takes exactly that back out. */
   prefix?: string;
+  /** Array members setup added (e.g. the permission rule), so --remove leaves the user's own. */
+  added?: string[];
+  /** Codex hook-trust keys (`hooks.state."<key>"` in config.toml) that setup had Codex write. */
+  trustedHooks?: string[];
 }
 
 export type CreatedState = Record<string, CreatedRecord>;

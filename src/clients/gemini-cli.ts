@@ -26,8 +26,12 @@ export function geminiPaths(ctx: SetupContext): { settings: string; policy: stri
   return { settings: join(ctx.home, ".gemini", "settings.json"), policy: join(ctx.home, ".gemini", "GEMINI.md") };
 }
 
+/**
+ * `trust: true` is Gemini CLI's per-server switch that "bypasses all tool call confirmations for
+ * this server": Airlock's own tools then run headless too (Claude Code's `mcp__airlock` rule).
+ */
 export function geminiServer(ctx: SetupContext): Record<string, unknown> {
-  const entry: Record<string, unknown> = { httpUrl: ctx.url };
+  const entry: Record<string, unknown> = { httpUrl: ctx.url, trust: true };
   if (ctx.project) entry.headers = { Authorization: "Bearer ${AIRLOCK_TOKEN}" };
   else if (ctx.token !== undefined) entry.headers = { Authorization: `Bearer ${ctx.token}` };
   return entry;

@@ -6,8 +6,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { claudeCode, headersHelper } from "../../src/clients/claude-code.ts";
-import { airlockCommand, applyParts, isOurHookCommand, policyBlock, type SetupContext } from "../../src/clients/client.ts";
-import { runCli } from "../helpers/daemon.ts";
+import { applyParts, isOurHookCommand, policyBlock, type SetupContext } from "../../src/clients/client.ts";
+import { airlockCommand } from "../../src/clients/command.ts";
+import { daemonCommand, runCli } from "../helpers/daemon.ts";
 
 function tempHome(): string {
   const home = mkdtempSync(join(tmpdir(), "airlock-setup-"));
@@ -38,13 +39,31 @@ const HELPER = `printf '{"Authorization":"Bearer %s"}' "\${AIRLOCK_TOKEN:-$(cat 
 
 const EXPECTED_CLAUDE_JSON = `${JSON.stringify({ mcpServers: { airlock: { type: "http", url: "http://127.0.0.1:27183/", headersHelper: HELPER } } }, null, 2)}\n`;
 
-const hookGroup = (event: string, matcher?: string) => ({ ...(matcher ? { matcher } : {}), hooks: [{ type: "command", command: `airlock hook claude-code ${event}` }] });
-const EXPECTED_SETTINGS = `${JSON.stringify(
-  { hooks: { SessionStart: [hookGroup("session-start")], PreToolUse: [hookGroup("pre-edit", "Edit|Write|MultiEdit|NotebookEdit")], Stop: [hookGroup("stop")] } },
-  null,
-  2,
-)}\n`;
+/** What the CLI under test writes into user-scope hooks (same PATH, same program as here). */
+const [EXE, MAIN] = daemonCommand();
+const AIRLOCK = airlockCommand({ execPath: EXE!, main: MAIN ?? EXE! });
 
+/** A PATH with an `airlock` on it that runs the program under test (for project-scope files). */
+function pathWithAirlock(): string {
+  const bin = mkdtempSync(join(tmpdir(), "airlock-bin-"));
+  writeFileSync(join(bin, "airlock"), `#!/bin/sh\nexec ${daemonCommand().map((a) => `'${a}'`).join(" ")} "$@"\n`, { mode: 0o755 });
+  return `${bin}:${process.env.PATH ?? ""}`;
+}
+
+const hookGroupOf = (cmd: string) => (event: string, matcher?: string) => ({ ...(matcher ? { matcher } : {}), hooks: [{ type: "command", command: `${cmd} hook claude-code ${event}` }] });
+const settingsFor = (cmd: string) => {
+  const hookGroup = hookGroupOf(cmd);
+  return `${JSON.stringify(
+    {
+      hooks: { SessionStart: [hookGroup("session-start", "startup|resume|clear|compact")], PreToolUse: [hookGroup("pre-edit", "Edit|Write|MultiEdit|NotebookEdit")], Stop: [hookGroup("stop")] },
+      permissions: { allow: ["mcp__airlock"] },
+    },
+    null,
+    2,
+  )}\n`;
+};
+const EXPECTED_SETTINGS = settingsFor(AIRLOCK);
+const EXPECTED_PROJECT_SETTINGS = settingsFor("airlock");
 describe("airlock setup claude-code (real CLI, temporary HOME)", () => {
   test("writes the MCP server, the hooks and the policy into a fresh home, exactly", async () => {
     const home = tempHome();
@@ -121,7 +140,7 @@ describe("airlock setup claude-code (real CLI, temporary HOME)", () => {
     expect(j.mcpServers.airlock.url).toBe("http://127.0.0.1:27183/");
     const s = read(join(home, ".claude", "settings.json"));
     expect(s.startsWith('// my settings\n{\n    "model": "opus", // the big one\n    "hooks": {\n        "PreToolUse": [\n            { "matcher": "Bash", "hooks": [{ "type": "command", "command": "./guard.sh" }] },')).toBe(true);
-    expect(s).toContain('"command": "airlock hook claude-code pre-edit"');
+    expect(s).toContain(`"command": ${JSON.stringify(`${AIRLOCK} hook claude-code pre-edit`)}`);
     expect(s).toContain('"SessionStart"');
     expect(read(join(home, ".claude", "CLAUDE.md"))).toBe(`${memory}\n\n${policyBlock()}`);
     // One-time backups of the user's originals.
@@ -158,9 +177,10 @@ describe("airlock setup claude-code (real CLI, temporary HOME)", () => {
     const project = mkdtempSync(join(tmpdir(), "airlock-proj-"));
     const memory = "# Project rules\n";
     writeFileSync(join(project, "CLAUDE.md"), memory);
-    expect((await setup(home, ["--project", project])).code).toBe(0);
+    expect((await setup(home, ["--project", project], { PATH: pathWithAirlock() })).code).toBe(0);
     expect(read(join(project, ".mcp.json"))).toBe(EXPECTED_CLAUDE_JSON);
-    expect(read(join(project, ".claude", "settings.json"))).toBe(EXPECTED_SETTINGS);
+    // A committed file names the bare `airlock`, never this user's absolute path.
+    expect(read(join(project, ".claude", "settings.json"))).toBe(EXPECTED_PROJECT_SETTINGS);
     expect(read(join(project, "CLAUDE.md"))).toBe(`${memory}\n${policyBlock()}`);
     expect(existsSync(join(home, ".claude.json"))).toBe(false);
     expect((await setup(home, ["--project", project, "--remove"])).code).toBe(0);
@@ -174,7 +194,7 @@ describe("airlock setup claude-code (real CLI, temporary HOME)", () => {
     await setup(home);
     const r = await runCli(["setup"], { HOME: home, AIRLOCK_HOME: join(home, ".airlock") });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/claude-code\s+found \(.*\.claude\.json\); installed: MCP server, hooks, policy/);
+    expect(r.stdout).toMatch(/claude-code\s+found \(.*\.claude\.json\); installed: MCP server, hooks, permission, policy/);
     expect(r.stdout).toMatch(/generic\s+not found; prints what to paste/);
   });
 
@@ -195,13 +215,35 @@ describe("claude-code parts (module)", () => {
     expect(s.hooks.PreToolUse).toHaveLength(1);
   });
 
-  test("hooks run the compiled binary by its absolute path, else `airlock` from PATH", () => {
-    expect(airlockCommand("/home/me/.local/bin/airlock")).toBe("/home/me/.local/bin/airlock");
-    expect(airlockCommand("/usr/bin/bun")).toBe("airlock");
-    expect(airlockCommand("/My Apps/airlock")).toBe("'/My Apps/airlock'");
+  test("recognises its hook commands by any airlock path, or a checkout run by bun", () => {
     expect(isOurHookCommand("'/My Apps/airlock' hook claude-code stop", "claude-code")).toBe(true);
+    expect(isOurHookCommand("/usr/bin/bun '/src/air lock/src/main.ts' hook claude-code stop", "claude-code")).toBe(true);
     expect(isOurHookCommand("./guard.sh", "claude-code")).toBe(false);
     expect(isOurHookCommand("airlock hook cursor stop", "claude-code")).toBe(false);
+  });
+
+  test("permission: mcp__airlock is appended to the user's permissions.allow, and --remove takes exactly it out", async () => {
+    const home = tempHome();
+    mkdirSync(join(home, ".claude"));
+    const settings = `{\n  "permissions": {\n    "allow": ["Bash(npm test)"],\n    "deny": ["Read(.env)"]\n  }\n}\n`;
+    writeFileSync(join(home, ".claude", "settings.json"), settings);
+    await applyParts(claudeCode.parts(ctxFor(home)), { airlockHome: join(home, ".airlock") });
+    const s = JSON.parse(read(join(home, ".claude", "settings.json")));
+    expect(s.permissions).toEqual({ allow: ["Bash(npm test)", "mcp__airlock"], deny: ["Read(.env)"] });
+    expect(await applyParts(claudeCode.parts(ctxFor(home)), { airlockHome: join(home, ".airlock") })).toEqual([]);
+    await applyParts(claudeCode.parts(ctxFor(home)), { airlockHome: join(home, ".airlock"), remove: true });
+    expect(read(join(home, ".claude", "settings.json"))).toBe(settings);
+  });
+
+  test("permission: a rule the user already had is kept by --remove only if setup did not add it", async () => {
+    const home = tempHome();
+    mkdirSync(join(home, ".claude"));
+    const settings = `{\n  "permissions": {\n    "allow": ["mcp__airlock"]\n  }\n}\n`;
+    writeFileSync(join(home, ".claude", "settings.json"), settings);
+    await applyParts(claudeCode.parts(ctxFor(home)), { airlockHome: join(home, ".airlock") });
+    expect(JSON.parse(read(join(home, ".claude", "settings.json"))).permissions.allow).toEqual(["mcp__airlock"]);
+    await applyParts(claudeCode.parts(ctxFor(home)), { airlockHome: join(home, ".airlock"), remove: true });
+    expect(read(join(home, ".claude", "settings.json"))).toBe(settings);
   });
 
   test("headersHelper reads a token file outside the default place by its absolute path", () => {

@@ -22,7 +22,7 @@ function ctxFor(project?: string): SetupContext {
 const run = (ctx: SetupContext, o: { remove?: boolean; dryRun?: boolean } = {}) => applyParts(codex.parts(ctx), { ...o, airlockHome: ctx.airlockHome });
 const read = (p: string) => readFileSync(p, "utf8");
 
-const EXPECTED_CONFIG = `[mcp_servers]\nairlock = { url = "http://127.0.0.1:27183/", bearer_token_env_var = "AIRLOCK_TOKEN" }\n`;
+const EXPECTED_CONFIG = `[mcp_servers]\nairlock = { url = "http://127.0.0.1:27183/", bearer_token_env_var = "AIRLOCK_TOKEN", default_tools_approval_mode = "approve" }\n`;
 
 const group = (event: string, matcher?: string) => ({ ...(matcher ? { matcher } : {}), hooks: [{ type: "command", command: `airlock hook codex ${event}` }] });
 const EXPECTED_HOOKS = `${JSON.stringify({ hooks: { SessionStart: [group("session-start")], PreToolUse: [group("pre-edit", CODEX_EDIT_MATCHER)], Stop: [group("stop")] } }, null, 2)}\n`;
@@ -60,7 +60,7 @@ describe("airlock setup codex", () => {
     const dir = join(ctx.home, ".codex");
     expect(changes.map((c) => c.path)).toEqual([join(dir, "config.toml"), join(dir, "hooks.json"), join(dir, "AGENTS.md")]);
     expect(read(join(dir, "config.toml"))).toBe(EXPECTED_CONFIG);
-    expect(parseToml(read(join(dir, "config.toml")))).toEqual({ mcp_servers: { airlock: { url: "http://127.0.0.1:27183/", bearer_token_env_var: "AIRLOCK_TOKEN" } } });
+    expect(parseToml(read(join(dir, "config.toml")))).toEqual({ mcp_servers: { airlock: { url: "http://127.0.0.1:27183/", bearer_token_env_var: "AIRLOCK_TOKEN", default_tools_approval_mode: "approve" } } });
     expect(read(join(dir, "hooks.json"))).toBe(EXPECTED_HOOKS);
     expect(read(join(dir, "AGENTS.md"))).toBe(policyBlock());
     for (const f of ["config.toml", "hooks.json"]) expect(read(join(dir, f))).not.toContain(TOKEN);
@@ -74,7 +74,9 @@ describe("airlock setup codex", () => {
   test("with CODEX_HOME, the user scope goes there, and nothing into ~/.codex", async () => {
     const home = mkdtempSync(join(tmpdir(), "airlock-codex-"));
     const codexHome = join(home, "elsewhere", "codex");
-    const r = await runCli(["setup", "codex"], { HOME: home, AIRLOCK_HOME: join(home, ".airlock"), AIRLOCK_PORT: "27183", CODEX_HOME: codexHome });
+    // No codex on PATH: this test is about where the files go (hook trust has its e2e test).
+    const path = (process.env.PATH ?? "").split(":").filter((d) => d && !existsSync(join(d, "codex"))).join(":");
+    const r = await runCli(["setup", "codex"], { HOME: home, AIRLOCK_HOME: join(home, ".airlock"), AIRLOCK_PORT: "27183", CODEX_HOME: codexHome, PATH: path });
     expect(r.code).toBe(0);
     expect(read(join(codexHome, "config.toml"))).toBe(EXPECTED_CONFIG);
     expect(existsSync(join(codexHome, "hooks.json"))).toBe(true);
@@ -106,10 +108,10 @@ describe("airlock setup codex", () => {
 
     const toml = read(join(dir, "config.toml"));
     // Only our line is added; every comment and the user's server and profile stay as they were.
-    expect(toml).toBe(USER_TOML.replace(`approval_policy = "on-request"\n`, `approval_policy = "on-request"\nmcp_servers.airlock = { url = "http://127.0.0.1:27183/", bearer_token_env_var = "AIRLOCK_TOKEN" }\n`));
+    expect(toml).toBe(USER_TOML.replace(`approval_policy = "on-request"\n`, `approval_policy = "on-request"\nmcp_servers.airlock = { url = "http://127.0.0.1:27183/", bearer_token_env_var = "AIRLOCK_TOKEN", default_tools_approval_mode = "approve" }\n`));
     const doc = parseToml(toml) as { mcp_servers: Record<string, unknown> };
     expect(doc.mcp_servers.github).toEqual({ url: "https://api.githubcopilot.com/mcp/", bearer_token_env_var: "GITHUB_PAT" });
-    expect(doc.mcp_servers.airlock).toEqual({ url: "http://127.0.0.1:27183/", bearer_token_env_var: "AIRLOCK_TOKEN" });
+    expect(doc.mcp_servers.airlock).toEqual({ url: "http://127.0.0.1:27183/", bearer_token_env_var: "AIRLOCK_TOKEN", default_tools_approval_mode: "approve" });
 
     const hooks = read(join(dir, "hooks.json"));
     expect(hooks).toContain("// my hooks");
@@ -167,7 +169,7 @@ describe("airlock setup codex", () => {
     const changes = await run(ctx, { dryRun: true });
     const diff = diffOf(changes);
     expect(diff).toContain(`--- /dev/null\n+++ ${join(ctx.home, ".codex", "config.toml")}`);
-    expect(diff).toContain(`+airlock = { url = "http://127.0.0.1:27183/", bearer_token_env_var = "AIRLOCK_TOKEN" }`);
+    expect(diff).toContain(`+airlock = { url = "http://127.0.0.1:27183/", bearer_token_env_var = "AIRLOCK_TOKEN", default_tools_approval_mode = "approve" }`);
     expect(diff).toContain(`+++ ${join(ctx.home, ".codex", "hooks.json")}`);
     expect(existsSync(join(ctx.home, ".codex"))).toBe(false);
     expect(existsSync(join(ctx.home, ".airlock", "setup-state.json"))).toBe(false);

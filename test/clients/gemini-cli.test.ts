@@ -31,7 +31,7 @@ const HOOKS = {
   AfterAgent: [group("stop", "airlock-stop")],
 };
 const expectedSettings = (authorization?: string) =>
-  `${JSON.stringify({ mcpServers: { airlock: { httpUrl: "http://127.0.0.1:27183/", ...(authorization ? { headers: { Authorization: authorization } } : {}) } }, hooks: HOOKS }, null, 2)}\n`;
+  `${JSON.stringify({ mcpServers: { airlock: { httpUrl: "http://127.0.0.1:27183/", trust: true, ...(authorization ? { headers: { Authorization: authorization } } : {}) } }, hooks: HOOKS }, null, 2)}\n`;
 
 const USER_SETTINGS = `{
   // my Gemini settings

@@ -102,13 +102,18 @@ describe("claude-code session-start", () => {
 });
 
 describe("failing open", () => {
-  test("daemon down: exit 0 with one warning line, within a bounded time", async () => {
+  test("daemon down: exit 0, the user told in systemMessage, one warning line, within a bounded time", async () => {
     const free = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
     const port = free.port;
     free.stop(true);
     const r = await hook("claude-code", "pre-edit", preToolUse("s6", "src/api/users.ts"), { AIRLOCK_PORT: String(port) });
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe("");
+    const body = JSON.parse(r.stdout);
+    expect(Object.keys(body)).toEqual(["systemMessage"]);
+    expect(body.systemMessage).toContain("The edit is allowed, NOT checked against other agents' claims");
+    // Codex reads the same field (its pre-tool-use output schema has systemMessage).
+    const cx = await hook("codex", "pre-edit", { session_id: "x6", cwd: repo, hook_event_name: "PreToolUse", tool_name: "apply_patch", tool_input: { command: "*** Begin Patch\n*** Add File: a.ts\n+x\n*** End Patch" } }, { AIRLOCK_PORT: String(port) });
+    expect(JSON.parse(cx.stdout).systemMessage).toContain("NOT checked");
     expect(r.stderr.trim().split("\n")).toHaveLength(1);
     expect(r.stderr).toContain("no Airlock daemon answers");
     expect(r.ms).toBeLessThan(5000);
@@ -119,7 +124,7 @@ describe("failing open", () => {
     try {
       const r = await hook("claude-code", "stop", { session_id: "s7", hook_event_name: "Stop" }, { AIRLOCK_PORT: String(server.port) });
       expect(r.code).toBe(0);
-      expect(r.stdout).toBe("");
+      expect(JSON.parse(r.stdout).systemMessage).toContain("Stopping is allowed");
       expect(r.stderr).toContain("allowing");
       expect(r.ms).toBeLessThan(6000);
     } finally {
@@ -129,11 +134,13 @@ describe("failing open", () => {
 
   test("stdin never closed, or malformed: exit 0 with a warning", async () => {
     const open = await hook("claude-code", "pre-edit", null);
-    expect(open).toMatchObject({ code: 0, stdout: "" });
+    expect(open.code).toBe(0);
+    expect(JSON.parse(open.stdout).systemMessage).toContain("malformed input");
     expect(open.stderr).toContain("malformed input");
     expect(open.ms).toBeLessThan(5000);
     const bad = await hook("claude-code", "pre-edit", "{not json");
-    expect(bad).toMatchObject({ code: 0, stdout: "" });
+    expect(bad.code).toBe(0);
+    expect(JSON.parse(bad.stdout).systemMessage).toContain("stdin is not JSON");
     expect(bad.stderr).toContain("stdin is not JSON");
   });
 
@@ -142,6 +149,7 @@ describe("failing open", () => {
     const r = await hook("claude-code", "post-edit", {});
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('unknown event "post-edit"');
+    expect(JSON.parse(r.stdout).systemMessage).toContain("airlock setup claude-code");
   });
 });
 

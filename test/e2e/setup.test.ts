@@ -2,12 +2,14 @@
 // Claude Code CLI (`claude mcp list`, which health-checks every server and needs no API key)
 // must report the airlock server as connected: the URL, the transport and the headersHelper that
 // reads the token at connect time all work as written. A wrong token must fail, so "connected"
-// is proof the header was sent.
+// is proof the header was sent. Then the real Codex CLI's app-server reports the hooks setup
+// trusted, setup's own check of the hook command, and doctor's checks of every client.
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { ROOT, runCli, startDaemon } from "../helpers/daemon.ts";
+import { dirname, join } from "node:path";
+import { listCodexHooks } from "../../src/clients/codex-trust.ts";
+import { daemonCommand, ROOT, runCli, startDaemon } from "../helpers/daemon.ts";
 
 const CLAUDE = join(ROOT, "node_modules", ".bin", "claude");
 const haveClaude = existsSync(CLAUDE);
@@ -62,4 +64,178 @@ describe("airlock setup claude-code with the real Claude Code CLI", () => {
     },
     120_000,
   );
+});
+
+// --- Codex: hook trust through the real `codex app-server` ------------------------------------
+
+const CODEX = [join(ROOT, "node_modules", ".bin", "codex"), Bun.which("codex")].find((p): p is string => !!p && existsSync(p));
+const IN_CI = process.env.CI === "true";
+if (!CODEX) {
+  if (IN_CI) throw new Error(`the Codex e2e must run in CI: ${join(ROOT, "node_modules", ".bin", "codex")} is missing (npm install -D @openai/codex@0.171.0)`);
+  console.log(`skipping the Codex e2e: ${join(ROOT, "node_modules", ".bin", "codex")} is missing (npm install -D @openai/codex@0.171.0)`);
+}
+
+/** PATH with or without a directory; the rest of this machine's PATH minus any codex. */
+function pathFor(o: { codex: boolean; airlockShim?: boolean }): string {
+  const rest = (process.env.PATH ?? "").split(":").filter((d) => d && !existsSync(join(d, "codex")));
+  const extra: string[] = [];
+  if (o.codex && CODEX) extra.push(dirname(CODEX));
+  if (o.airlockShim) {
+    const bin = mkdtempSync(join(tmpdir(), "airlock-bin-"));
+    writeFileSync(join(bin, "airlock"), `#!/bin/sh\nexec ${daemonCommand().map((a) => `'${a}'`).join(" ")} "$@"\n`, { mode: 0o755 });
+    extra.push(bin);
+  }
+  return [...extra, ...rest].join(":");
+}
+
+describe("airlock setup codex with the real Codex CLI", () => {
+  test.skipIf(!CODEX)(
+    "setup trusts the three hooks through codex app-server, shows them, and --remove takes the trust out again",
+    async () => {
+      const home = mkdtempSync(join(tmpdir(), "airlock-codex-e2e-"));
+      const codexHome = join(home, ".codex");
+      mkdirSync(codexHome);
+      const userToml = `# mine\nmodel = "o3"\n`;
+      writeFileSync(join(codexHome, "config.toml"), userToml);
+      const env = { HOME: home, AIRLOCK_HOME: join(home, ".airlock"), AIRLOCK_PORT: "27183", CODEX_HOME: codexHome, PATH: pathFor({ codex: true }) };
+      const r = await runCli(["setup", "codex"], env, 90_000);
+      expect(r.stderr).not.toContain("WARNING");
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain("Codex hook trust (written by codex app-server into");
+      for (const e of ["SessionStart", "PreToolUse", "Stop"]) expect(r.stdout).toMatch(new RegExp(`${e}\\s+trusted\\s+.*hook codex .*sha256:`));
+
+      // Codex itself now reports them trusted.
+      const hooks = await listCodexHooks({ codex: CODEX!, cwd: home, hooksFile: join(codexHome, "hooks.json"), env: { ...process.env, ...env } });
+      expect(hooks.map((h) => [h.eventName, h.trustStatus]).sort()).toEqual([["preToolUse", "trusted"], ["sessionStart", "trusted"], ["stop", "trusted"]]);
+      expect(readFileSync(join(codexHome, "config.toml"), "utf8")).toContain('trusted_hash = "sha256:');
+
+      // A second run finds them trusted and writes nothing.
+      const again = await runCli(["setup", "codex"], env, 90_000);
+      expect(again.stdout).toContain("Codex hook trust (already in place)");
+
+      const rm = await runCli(["setup", "codex", "--remove"], env, 90_000);
+      expect(rm.code).toBe(0);
+      expect(rm.stdout).toContain("Removed Codex's trust of 3 airlock hook(s)");
+      expect(readFileSync(join(codexHome, "config.toml"), "utf8")).toBe(userToml);
+    },
+    180_000,
+  );
+
+  test.skipIf(!CODEX)(
+    "codex exec runs the SessionStart hook once setup has trusted it, and skips it untrusted",
+    async () => {
+      const home = mkdtempSync(join(tmpdir(), "airlock-codex-exec-"));
+      const codexHome = join(home, ".codex");
+      const repo = join(home, "repo");
+      mkdirSync(codexHome);
+      mkdirSync(join(repo, ".git"), { recursive: true });
+      // A model provider that never answers: SessionStart runs before the first model request.
+      const provider = `model_provider = "dead"\n\n[model_providers.dead]\nname = "dead"\nbase_url = "http://127.0.0.1:1/v1"\nenv_key = "DEAD_KEY"\nwire_api = "responses"\nsupports_websockets = false\n`;
+      writeFileSync(join(codexHome, "config.toml"), provider);
+      // Stands in for the daemon: records that a hook asked it something.
+      let asked = 0;
+      const daemon = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => (asked++, new Response("{}", { status: 503 })) });
+      const env = { HOME: home, AIRLOCK_HOME: join(home, ".airlock"), AIRLOCK_PORT: String(daemon.port), CODEX_HOME: codexHome, PATH: pathFor({ codex: true }) };
+      const exec = async (waitMs: number): Promise<{ asked: number; ms: number }> => {
+        asked = 0;
+        const t0 = Date.now();
+        const proc = Bun.spawn([CODEX!, "exec", "--skip-git-repo-check", "--model", "gpt-5", "hello"], { cwd: repo, env: { ...process.env, ...env, DEAD_KEY: "x" }, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+        const deadline = t0 + waitMs;
+        while (asked === 0 && Date.now() < deadline && proc.exitCode === null) await Bun.sleep(100);
+        await Bun.sleep(asked ? 0 : 1000);
+        const ms = Date.now() - t0;
+        proc.kill(9);
+        await proc.exited;
+        return { asked, ms };
+      };
+      try {
+        expect((await runCli(["setup", "codex"], env, 90_000)).code).toBe(0);
+        const trustedRun = await exec(30_000);
+        expect(trustedRun.asked).toBeGreaterThan(0);
+        // Take the trust away (as if setup had not recorded it): Codex skips the hook silently.
+        const trusted = readFileSync(join(codexHome, "config.toml"), "utf8");
+        writeFileSync(join(codexHome, "config.toml"), trusted.replace(/\[hooks\.state\.[^\]]*\]\ntrusted_hash = "[^"]*"\n\n?/g, ""));
+        // Given several times as long as the trusted run took to reach the hook, it never asks.
+        expect((await exec(Math.max(5000, 4 * trustedRun.ms))).asked).toBe(0);
+      } finally {
+        daemon.stop(true);
+      }
+    },
+    180_000,
+  );
+
+  test("without Codex installed, setup writes the files and says loudly what to run afterwards", async () => {
+    const home = mkdtempSync(join(tmpdir(), "airlock-codex-none-"));
+    const r = await runCli(["setup", "codex"], { HOME: home, AIRLOCK_HOME: join(home, ".airlock"), CODEX_HOME: join(home, ".codex"), PATH: pathFor({ codex: false }) });
+    expect(r.code).toBe(0);
+    expect(existsSync(join(home, ".codex", "hooks.json"))).toBe(true);
+    expect(r.stderr).toContain("!! Codex is not installed here");
+    expect(r.stderr).toContain("run `airlock setup codex` again");
+  });
+});
+
+describe("setup checks the hook command it wrote", () => {
+  test("a project file names the bare airlock; with none on PATH setup exits 1 with a loud block, files written", async () => {
+    const home = mkdtempSync(join(tmpdir(), "airlock-cmd-"));
+    const project = mkdtempSync(join(tmpdir(), "airlock-cmd-proj-"));
+    const env = { HOME: home, AIRLOCK_HOME: join(home, ".airlock"), PATH: pathFor({ codex: false }) };
+    const r = await runCli(["setup", "claude-code", "--project", project], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("!! The hooks Claude Code will run do not work: `airlock version` failed");
+    expect(r.stderr).toContain("edits are NOT checked");
+    expect(readFileSync(join(project, ".claude", "settings.json"), "utf8")).toContain('"command": "airlock hook claude-code pre-edit"');
+    // With airlock on PATH it runs, and setup says so.
+    const ok = await runCli(["setup", "claude-code", "--project", project], { ...env, PATH: pathFor({ codex: false, airlockShim: true }) });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain("Hook command checked: `airlock version` prints \"airlock ");
+  });
+
+  test("from source with no airlock on PATH, the user scope runs this checkout by absolute paths, and it runs", async () => {
+    const home = mkdtempSync(join(tmpdir(), "airlock-cmd-user-"));
+    const r = await runCli(["setup", "claude-code"], { HOME: home, AIRLOCK_HOME: join(home, ".airlock"), PATH: pathFor({ codex: false }) });
+    expect(r.code).toBe(0);
+    const cmd = JSON.parse(readFileSync(join(home, ".claude", "settings.json"), "utf8")).hooks.Stop[0].hooks[0].command as string;
+    expect(cmd.startsWith("/")).toBe(true);
+    expect(cmd.endsWith(" hook claude-code stop")).toBe(true);
+    expect(r.stdout).toContain("Hook command checked:");
+    // On Linux the token is created before an entry needs it.
+    if (process.platform !== "darwin") expect(existsSync(join(home, ".airlock", "token"))).toBe(true);
+  });
+});
+
+describe("airlock doctor checks every set-up client", () => {
+  test("reaches this daemon with an accepted token and the permission rule; a broken setup fails with the fix", async () => {
+    const home = mkdtempSync(join(tmpdir(), "airlock-doctor-"));
+    const d = await startDaemon({ home: join(home, ".airlock") });
+    try {
+      const env = { HOME: home, AIRLOCK_HOME: d.home, AIRLOCK_PORT: String(d.port), PATH: pathFor({ codex: false }) };
+      expect((await runCli(["setup", "claude-code"], env)).code).toBe(0);
+      const good = await runCli(["doctor"], env, 60_000);
+      expect(good.stdout).toContain("ok    Claude Code: MCP server, hooks, permission, policy in place");
+      expect(good.stdout).toMatch(/ok {4}Claude Code: hook command `.*` runs \(airlock /);
+      expect(good.stdout).toContain(`ok    Claude Code: reaches the daemon at http://127.0.0.1:${d.port}/`);
+      expect(good.stdout).toContain("ok    Claude Code: the daemon accepts the token it sends");
+      expect(good.stdout).toContain("ok    Claude Code: permissions.allow has mcp__airlock");
+
+      // Break it: no permission rule, a hook command that does not resolve, a wrong token.
+      const settings = join(home, ".claude", "settings.json");
+      const s = JSON.parse(readFileSync(settings, "utf8"));
+      s.permissions.allow = [];
+      for (const groups of Object.values(s.hooks) as { hooks: { command: string }[] }[][]) for (const g of groups) for (const h of g.hooks) h.command = h.command.replace(/^.* hook /, "airlock hook ");
+      writeFileSync(settings, JSON.stringify(s));
+      const bad = await runCli(["doctor"], { ...env, AIRLOCK_TOKEN: "0".repeat(64) }, 60_000);
+      console.log(bad.stdout.split("\n").filter((l) => l.includes("Claude Code") || l.includes("→")).join("\n"));
+      expect(bad.code).toBe(1);
+      expect(bad.stdout).toContain("FAIL  Claude Code: hook command `airlock version` fails");
+      expect(bad.stdout).toContain("FAIL  Claude Code: the daemon refuses its token (401)");
+      expect(bad.stdout).toContain("FAIL  Claude Code: no rule lets the agent call Airlock without a prompt");
+      expect(bad.stdout).toContain("→ airlock setup claude-code");
+
+      // Pointed at another port: not this daemon.
+      const other = await runCli(["doctor", "--port", "1"], env, 60_000);
+      expect(other.stdout).toContain(`FAIL  Claude Code: its MCP config points at http://127.0.0.1:${d.port}/, but this daemon runs at http://127.0.0.1:1/`);
+    } finally {
+      await d.kill();
+    }
+  }, 120_000);
 });

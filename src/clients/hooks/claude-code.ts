@@ -11,6 +11,10 @@
 // - Stop: {"decision":"block","reason":"..."} "prevents Claude from stopping. You must populate
 //   reason for Claude to know how to proceed." stop_hook_active is true when Claude is already
 //   continuing because of a stop hook: check it "to prevent Claude Code from running indefinitely".
+// - Any event's output may carry `systemMessage`, "a warning message shown to the user": how a
+//   hook that fails open says so (the decision is unchanged).
+// - SessionStart runs on startup, resume, clear and compact (the matcher setup writes), so the
+//   identity, the policy and what others hold come back after a compaction.
 // - Exit 0 with no output lets the event proceed. Each command hook has a timeout (60 s unless
 //   the settings' `timeout` says otherwise); ours answers within HOOK_DEADLINE_MS.
 import { CLAUDE_STYLE_ANSWERS, type HookAdapter, obj, str } from "./shared.ts";

@@ -14,8 +14,19 @@
 //   "permissionDecisionReason":"..."}} blocks the call.
 // - Stop (stop.command.output.schema.json): {"decision":"block","reason":"..."}; the reason must
 //   be non-blank and Codex continues the turn with it.
+// - SessionStart's `source` is startup, resume, clear, compact or fork (session-start.command.input
+//   in 0.171.0): a compaction starts again with source "compact", so the context is re-injected.
+//   PostCompact's output has no additionalContext, so it is not used.
+// - Every output schema has `systemMessage` (shown to the user): how a fail-open is told.
+// - Codex HTML-escapes hook text, so nothing we send holds `<` or `>`.
 // - Exit 0 with no output lets the event proceed; each handler has a configurable `timeout`.
 import { CLAUDE_STYLE_ANSWERS, type HookAdapter, obj, str } from "./shared.ts";
+
+/**
+ * Our own text has no `<` or `>`; data from other agents (a claim's reason, an agent id) might.
+ * Codex would HTML-escape them, so they become the look-alike single angle quotes.
+ */
+export const noAngles = (text: string): string => text.replaceAll("<", "\u2039").replaceAll(">", "\u203a");
 
 // Codex reads a patch's headers from the trimmed line (so an indented header counts too).
 const PATCH_HEADER = /^\s*\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$/gm;
@@ -39,4 +50,8 @@ export const codex: HookAdapter = {
     return patch ? patchTargets(patch) : [];
   },
   ...CLAUDE_STYLE_ANSWERS,
+  sessionContext: (text) => CLAUDE_STYLE_ANSWERS.sessionContext(noAngles(text)),
+  denyEdit: (message) => CLAUDE_STYLE_ANSWERS.denyEdit(noAngles(message)),
+  blockStop: (reason) => CLAUDE_STYLE_ANSWERS.blockStop(noAngles(reason)),
+  warnUser: (out, message) => CLAUDE_STYLE_ANSWERS.warnUser(out, noAngles(message)),
 };

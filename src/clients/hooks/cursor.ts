@@ -44,4 +44,8 @@ export const cursor: HookAdapter = {
     stderr: `${message}\n`,
   }),
   blockStop: (reason) => ({ code: 0, stdout: json({ followup_message: reason }) }),
+  // Cursor documents a user-facing field only next to a permission decision (user_message), and
+  // setting `permission: "allow"` would skip Cursor's own approval: the warning stays on stderr,
+  // which Cursor shows in its Hooks output channel.
+  warnUser: (out, message) => ({ ...out, stderr: `${out.stderr ?? ""}${message}\n` }),
 };

@@ -14,8 +14,9 @@
 // - AfterAgent (fires once per turn after the final response; the stop point):
 //   {"decision":"deny","reason":"..."} rejects the response and "is sent to the agent as a new
 //   prompt", so the agent keeps working.
+// - Every event's output may carry `systemMessage`, shown to the user (how a fail-open is told).
 // - Timeout: the hook's `timeout` in milliseconds, 60000 by default.
-import { type HookAdapter, json, obj, str } from "./shared.ts";
+import { type HookAdapter, json, obj, str, withJsonField } from "./shared.ts";
 
 /** Gemini CLI's built-in tools that write a file named by tool_input.file_path. */
 export const GEMINI_EDIT_TOOLS = ["write_file", "replace"] as const;
@@ -39,4 +40,6 @@ export const geminiCli: HookAdapter = {
   sessionContext: (text) => ({ code: 0, stdout: json({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: text } }) }),
   denyEdit: (message) => ({ code: 0, stdout: json({ decision: "deny", reason: message }) }),
   blockStop: (reason) => ({ code: 0, stdout: json({ decision: "deny", reason }) }),
+  // `systemMessage` is a common output field "displayed to the user" in the terminal.
+  warnUser: (out, message) => withJsonField(out, "systemMessage", message),
 };

@@ -3,7 +3,10 @@
 // documented hook wire format. A hook sits in the path of every edit the model makes, so it
 // must answer fast and never wedge the client: every daemon call has a short timeout, stdin is
 // read with a bound, and anything unexpected (daemon down, daemon error, malformed input)
-// fails open — the tool call or the stop is allowed, with one warning line on stderr.
+// fails open — the tool call or the stop is allowed — but never silently: the adapter puts the
+// warning where the client shows it to the user (Claude Code and Codex: `systemMessage`), every
+// time, and one line goes to stderr for the client's log. Hook text never holds `<` or `>`:
+// Codex HTML-escapes them before the model reads them.
 //
 // Room and paths (SPEC §6, "A room is a repository"; the convention `airlock claim` / `check`
 // use too): pre-edit passes each file's absolute path with room = the top level of the checkout
@@ -60,6 +63,8 @@ export interface HookAdapter {
   sessionContext(text: string): HookOutput;
   denyEdit(message: string): HookOutput;
   blockStop(reason: string): HookOutput;
+  /** Adds a message the user sees (not the model) to an answer, keeping its decision. */
+  warnUser(out: HookOutput, message: string): HookOutput;
 }
 
 /** What the hooks need from the daemon; tests pass a fake, the CLI the real HTTP client. */
@@ -164,7 +169,7 @@ export function offerReason(agentId: string, offers: { pool: string; expires?: n
   const soon = first.expires === undefined ? "briefly" : `for ${first.expires}s more`;
   return (
     `Airlock: your turn has come — ${which} offered to you and held for you only ${soon}. ` +
-    `Come back now: call acquire_slot(agent_id="${agentId}", pool="${first.pool}", wake_token=<the wake_token your queued acquire_slot answer gave you>) ` +
+    `Come back now: call acquire_slot(agent_id="${agentId}", pool="${first.pool}", wake_token=WAKE_TOKEN), where WAKE_TOKEN is the wake_token your queued acquire_slot answer gave you, ` +
     `to claim it, run the heavy work you queued for, then release_slot. If you no longer need it, call release_slot with that wake_token ` +
     `to withdraw, so the next agent gets it.`
   );
@@ -214,8 +219,22 @@ export function othersSummary(s: Snapshot, me: string, here?: string): string {
   return out.length ? ["What other agents hold right now:", ...out].join("\n") : "Nobody else holds anything right now.";
 }
 
-function failOpen(adapter: HookAdapter, event: HookEvent, why: string): HookOutput {
-  return { ...adapter.allow(event), stderr: `airlock hook ${adapter.client} ${event}: ${why}; allowing\n` };
+/** What a hook that could not do its check let through, per event. */
+const UNCHECKED: Record<HookEvent, string> = {
+  "pre-edit": "The edit is allowed, NOT checked against other agents' claims",
+  stop: "Stopping is allowed, not checked for a slot offered to this agent",
+  "session-start": "The session starts without Airlock's coordination context",
+};
+
+/** The user-visible line of a fail-open: what went wrong, what was let through, what to run. */
+export function failOpenMessage(event: HookEvent, why: string): string {
+  return `Airlock hook ${event} could not check (${why.replace(/[<>]/g, "")}). ${UNCHECKED[event]}. Run \`airlock doctor\` to find the cause.`;
+}
+
+/** Allows the event, and says so where the user looks and on stderr. */
+export function failOpen(adapter: HookAdapter, event: HookEvent, why: string): HookOutput {
+  const out = adapter.warnUser(adapter.allow(event), failOpenMessage(event, why));
+  return { ...out, stderr: `${out.stderr ?? ""}airlock hook ${adapter.client} ${event}: ${why}; allowing\n` };
 }
 
 function parseInput(raw: string | undefined): HookInput | string {
@@ -247,8 +266,14 @@ export async function runHook(adapter: HookAdapter, event: HookEvent, raw: strin
         try {
           summary = othersSummary(await deps.status(), agentId, (deps.roomOf ?? roomOfDir)(cwd));
         } catch (err) {
-          // The policy and the identity matter more than the summary: give them anyway.
-          return { ...adapter.sessionContext(policy), stderr: `airlock hook ${adapter.client} ${event}: no status (${errorMessage(err)})\n` };
+          // The policy and the identity matter more than the summary: give them anyway, and tell
+          // the user that the daemon did not answer (so edits are not being checked either).
+          const why = `no status (${errorMessage(err)})`;
+          const out = adapter.warnUser(
+            adapter.sessionContext(policy),
+            `Airlock: the daemon did not answer (${errorMessage(err).replace(/[<>]/g, "")}). Until it does, edits are not checked against other agents' claims. Run \`airlock doctor\` to find the cause.`,
+          );
+          return { ...out, stderr: `${out.stderr ?? ""}airlock hook ${adapter.client} ${event}: ${why}\n` };
         }
         return adapter.sessionContext(`${policy}\n\n${summary}`);
       }
@@ -293,12 +318,23 @@ export const obj = (v: unknown): Record<string, unknown> | undefined =>
   typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 export const json = (v: unknown): string => `${JSON.stringify(v)}\n`;
 
+/** Adds a top-level field to an answer's JSON (an empty answer becomes an object). */
+export function withJsonField(out: HookOutput, key: string, value: unknown): HookOutput {
+  let body: Record<string, unknown> = {};
+  try {
+    body = out.stdout ? (obj(JSON.parse(out.stdout)) ?? {}) : {};
+  } catch {
+    body = {};
+  }
+  return { ...out, stdout: json({ ...body, [key]: value }) };
+}
+
 /**
  * The answers of Claude Code's hook contract, which Codex adopted field for field: context and
  * denials under hookSpecificOutput, a blocked stop as {decision:"block", reason}, and
  * stop_hook_active as the loop guard.
  */
-export const CLAUDE_STYLE_ANSWERS: Pick<HookAdapter, "stopAlreadyContinued" | "allow" | "sessionContext" | "denyEdit" | "blockStop"> = {
+export const CLAUDE_STYLE_ANSWERS: Pick<HookAdapter, "stopAlreadyContinued" | "allow" | "sessionContext" | "denyEdit" | "blockStop" | "warnUser"> = {
   stopAlreadyContinued: (input) => input.stop_hook_active === true,
   allow: () => ({ code: 0 }),
   sessionContext: (text) => ({ code: 0, stdout: json({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: text } }) }),
@@ -307,4 +343,7 @@ export const CLAUDE_STYLE_ANSWERS: Pick<HookAdapter, "stopAlreadyContinued" | "a
     stdout: json({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: message } }),
   }),
   blockStop: (reason) => ({ code: 0, stdout: json({ decision: "block", reason }) }),
+  // `systemMessage`: "a warning message shown to the user" (Claude Code), and the same field in
+  // every Codex 0.171.0 hook output schema (session-start, pre-tool-use, stop, post-compact).
+  warnUser: (out, message) => withJsonField(out, "systemMessage", message),
 };

@@ -85,10 +85,14 @@ describe("claude-code PreToolUse (pre-edit)", () => {
     expect(await run("pre-edit", { ...PRE_TOOL_USE, tool_name: "Read", tool_input: { file_path: "/path/to/file.txt" } }, deps(t))).toEqual({ code: 0 });
   });
 
-  test("daemon down: exit 0, no output, one warning line", async () => {
+  test("daemon down: allowed (no decision), told to the user in systemMessage, and one warning line on stderr", async () => {
     const out = await run("pre-edit", PRE_TOOL_USE, DOWN);
     expect(out.code).toBe(0);
-    expect(out.stdout).toBeUndefined();
+    const body = JSON.parse(out.stdout!);
+    expect(Object.keys(body)).toEqual(["systemMessage"]);
+    expect(body.systemMessage).toBe(
+      "Airlock hook pre-edit could not check (no Airlock daemon answers at http://127.0.0.1:27183). The edit is allowed, NOT checked against other agents' claims. Run `airlock doctor` to find the cause.",
+    );
     expect(out.stderr).toMatch(/^airlock hook claude-code pre-edit: no Airlock daemon answers .*; allowing\n$/);
   });
 });
@@ -149,17 +153,19 @@ describe("claude-code SessionStart", () => {
   test("daemon down: the policy and identity are still injected, with a warning", async () => {
     const out = await run("session-start", SESSION_START, DOWN);
     expect(out.code).toBe(0);
-    expect(JSON.parse(out.stdout!).hookSpecificOutput.additionalContext).toContain("`claude-code:abc123`");
+    const body = JSON.parse(out.stdout!);
+    expect(body.hookSpecificOutput.additionalContext).toContain("`claude-code:abc123`");
+    expect(body.systemMessage).toContain("Airlock: the daemon did not answer");
     expect(out.stderr).toContain("no status");
   });
 });
 
 describe("claude-code malformed input", () => {
-  test("non-JSON, a JSON array, no session id, or no stdin at all: exit 0 with a warning", async () => {
+  test("non-JSON, a JSON array, no session id, or no stdin at all: exit 0, told to the user, and a warning", async () => {
     for (const raw of ["not json", "[1]", JSON.stringify({ ...PRE_TOOL_USE, session_id: undefined }), undefined]) {
       const out = await runHook(claudeCode, "pre-edit", raw, DOWN);
       expect(out.code).toBe(0);
-      expect(out.stdout).toBeUndefined();
+      expect(JSON.parse(out.stdout!).systemMessage).toContain("could not check (malformed input: ");
       expect(out.stderr).toMatch(/^airlock hook claude-code pre-edit: malformed input: .*; allowing\n$/);
     }
   });

@@ -61,3 +61,14 @@ describe("cursor stop and sessionStart", () => {
     expect(body.additional_context).toContain("Your agent_id is `cursor:conv-123`");
   });
 });
+
+describe("cursor fail-open", () => {
+  test("daemon down: allowed with {} (no permission field, so Cursor's own approval stays), the warning on stderr", async () => {
+    const down = { tool: () => Promise.reject(new Error("down")), status: () => Promise.reject(new Error("down")), repoRoot: () => "/path/to/project" };
+    const out = await runHook(cursor, "pre-edit", JSON.stringify(PRE_TOOL_USE), down);
+    expect(out.code).toBe(0);
+    expect(out.stdout).toBe("{}\n");
+    expect(out.stderr).toContain("The edit is allowed, NOT checked against other agents' claims");
+    expect(out.stderr).toEndWith("airlock hook cursor pre-edit: down; allowing\n");
+  });
+});

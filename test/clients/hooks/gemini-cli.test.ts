@@ -44,10 +44,14 @@ describe("gemini-cli BeforeTool (pre-edit)", () => {
     expect(await runHook(geminiCli, "pre-edit", JSON.stringify(own), deps(t))).toEqual({ code: 0, stdout: "{}\n" });
   });
 
-  test("daemon down: {} on stdout, a warning on stderr, exit 0", async () => {
+  test("daemon down: allowed, with a systemMessage the user sees and a warning on stderr, exit 0", async () => {
     const down: HookDeps = { tool: () => Promise.reject(new Error("down")), status: () => Promise.reject(new Error("down")), repoRoot: () => "/work/repo" };
     const out = await runHook(geminiCli, "pre-edit", JSON.stringify(BEFORE_TOOL), down);
-    expect(out).toEqual({ code: 0, stdout: "{}\n", stderr: "airlock hook gemini-cli pre-edit: down; allowing\n" });
+    expect(out.code).toBe(0);
+    expect(out.stderr).toBe("airlock hook gemini-cli pre-edit: down; allowing\n");
+    const body = JSON.parse(out.stdout!);
+    expect(Object.keys(body)).toEqual(["systemMessage"]);
+    expect(body.systemMessage).toContain("could not check (down). The edit is allowed, NOT checked");
   });
 });
 

@@ -1,0 +1,94 @@
+// How a hook (or a client's config) invokes airlock, and the proof that it runs. A hook command
+// is written once and run by the client for months: it must resolve for this user, survive an
+// upgrade, and never put one user's absolute path into a file a project commits.
+// - `airlock` when PATH finds this very program (the name survives every upgrade);
+// - else the compiled binary by a stable path: a Homebrew `…/Cellar/<name>/<version>/bin/<name>`
+//   (which `brew cleanup` deletes) becomes `<prefix>/bin/<name>` or `<prefix>/opt/<name>/bin/<name>`;
+// - from source (`bun src/main.ts`), with no `airlock` on PATH: bun and src/main.ts by their
+//   absolute paths, so the user scope runs this checkout;
+// - in a project-scoped file (`--project`): always the bare `airlock`, which every teammate has.
+// `verifyCommand` runs `<cmd> version` through `sh -c`, the way clients run hook commands.
+import { existsSync, realpathSync } from "node:fs";
+import { basename } from "node:path";
+
+export interface CommandProbe {
+  /** process.execPath: the compiled binary, or bun when running from source. */
+  execPath: string;
+  /** Bun.main: the entry script (src/main.ts from source). */
+  main: string;
+  /** A project-scoped file: never a user's absolute path. */
+  project: boolean;
+  which(name: string): string | null;
+  realpath(p: string): string;
+  exists(p: string): boolean;
+}
+
+const safeRealpath = (p: string) => {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+};
+
+export function shellQuote(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+export function isBun(execPath: string): boolean {
+  const name = basename(execPath);
+  return name === "bun" || name === "bun.exe" || name.startsWith("bun-");
+}
+
+/** `<prefix>/Cellar/<name>/<version>/bin/<exe>` → the links Homebrew keeps across versions. */
+export function stableBrewPath(path: string, exists: (p: string) => boolean = existsSync): string | undefined {
+  const m = /^(.*)\/Cellar\/([^/]+)\/[^/]+\/bin\/([^/]+)$/.exec(path);
+  if (!m) return undefined;
+  const [, prefix, formula, exe] = m;
+  const candidates = [`${prefix}/bin/${exe}`, `${prefix}/opt/${formula}/bin/${exe}`];
+  return candidates.find(exists) ?? candidates[1];
+}
+
+/** The command that runs airlock (see the header). */
+export function airlockCommand(o: Partial<CommandProbe> = {}): string {
+  const p: CommandProbe = {
+    execPath: process.execPath,
+    main: Bun.main,
+    project: false,
+    which: (n) => Bun.which(n),
+    realpath: safeRealpath,
+    exists: existsSync,
+    ...o,
+  };
+  if (p.project) return "airlock";
+  const fromSource = isBun(p.execPath);
+  const self = p.realpath(fromSource ? p.main : p.execPath);
+  const onPath = p.which("airlock");
+  if (onPath && p.realpath(onPath) === self) return "airlock";
+  if (!fromSource) return shellQuote(stableBrewPath(p.execPath, p.exists) ?? p.execPath);
+  return `${shellQuote(stableBrewPath(p.execPath, p.exists) ?? p.execPath)} ${shellQuote(p.main)}`;
+}
+
+export interface CommandCheck {
+  ok: boolean;
+  /** What `<cmd> version` printed (stdout, else stderr), trimmed to one line. */
+  output: string;
+}
+
+/** How long `<cmd> version` may take: a cold compiled binary starts in well under a second. */
+const VERSION_TIMEOUT_MS = 15_000;
+
+/** Runs `<cmd> version` through `sh -c`, as a client runs a hook command. */
+export function verifyCommand(cmd: string, env: Record<string, string | undefined> = process.env): CommandCheck {
+  const r = Bun.spawnSync(["/bin/sh", "-c", `${cmd} version`], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: VERSION_TIMEOUT_MS });
+  const out = r.stdout.toString().trim();
+  const err = r.stderr.toString().trim();
+  const ok = r.exitCode === 0 && /^airlock \S+/.test(out);
+  const line = (ok ? out : err || out || `exit ${r.exitCode ?? "killed"}`).split("\n")[0]!;
+  return { ok, output: line };
+}
+
+/** The airlock part of a hook command: `X hook <client> <event>` → `X`. */
+export function commandOfHook(hook: string): string {
+  return hook.replace(/\s+hook\s+\S+\s+\S+\s*$/, "");
+}

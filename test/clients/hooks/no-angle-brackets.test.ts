@@ -36,7 +36,7 @@ describe("no < or > in hook text", () => {
 
   test("every adapter's answer to every event: with others' state, with the daemon down, with bad input", async () => {
     const t = await makeApp();
-    await t.call("claim_paths", { agent_id: "other", paths: ["src/**"], reason: "refactor" });
+    await t.call("claim_paths", { agent_id: "other", room: "/repo", paths: ["src/**"], reason: "refactor" });
     const held = await t.call("acquire_slot", { agent_id: "other", reason: "build" });
     for (const a of HOOK_ADAPTERS) await t.call("acquire_slot", { agent_id: `${a.client}:s1` });
     await t.call("release_slot", { slot_token: held.slot_token });
@@ -60,7 +60,7 @@ describe("no < or > in hook text", () => {
 
   test("codex: other agents' data with < or > reaches the model as look-alike quotes, not &lt;", async () => {
     const t = await makeApp();
-    await t.call("claim_paths", { agent_id: "other", paths: ["src/**"], reason: "fix <Button> props" });
+    await t.call("claim_paths", { agent_id: "other", room: "/repo", paths: ["src/**"], reason: "fix <Button> props" });
     const input = inputFor("codex", "pre-edit");
     const denied = await runHook(codex, "pre-edit", JSON.stringify(input), appDeps(t, "/repo"));
     expect(denied.stdout).not.toMatch(ANGLE);

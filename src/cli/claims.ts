@@ -5,6 +5,8 @@ import { hostname, userInfo } from "node:os";
 import { defineCommand } from "citty";
 import { AirlockError } from "../errors.ts";
 import { PORT_ARG } from "./client.ts";
+import { duration } from "./format.ts";
+import { releaseOutcome } from "./release.ts";
 import { secondsFlag, tool } from "./wait.ts";
 import type { ConflictView } from "../clients/hooks/shared.ts";
 
@@ -49,7 +51,7 @@ export const claimsCommand = defineCommand({
     if (args.json) return console.log(JSON.stringify(claims, null, 2));
     if (claims.length === 0) return console.log("(no claims)");
     for (const c of claims) {
-      console.log(`${c.room}  ${c.agent_id}  ${c.paths.join(" ")}  ${c.expires_in_seconds}s${c.reason ? `  ${c.reason}` : ""}`);
+      console.log(`${c.room}  ${c.agent_id}  ${c.paths.join(" ")}  expires in ${duration(c.expires_in_seconds)}${c.reason ? `  ${c.reason}` : ""}`);
     }
   },
 });
@@ -88,7 +90,7 @@ export const unclaimCommand = defineCommand({
   args: { token: { type: "positional", description: "The claim_token", required: true }, port },
   async run({ args }) {
     const r = await tool<{ released: boolean }>("release_paths", { claim_token: args.token }, { port: args.port });
-    console.log(r.released ? "released" : "already released");
+    console.log(releaseOutcome(r.released, args.token, "claim_token"));
   },
 });
 

@@ -20,6 +20,9 @@ export const setupCommand = defineCommand({
   },
   async run({ args }) {
     const ctx = setupContext({ project: args.project });
+    if (!args.client && args.remove) {
+      throw new AirlockError("usage", `airlock setup: --remove needs a client: airlock setup <client> --remove (one of: ${CLIENTS.map((c) => c.id).join(", ")})`);
+    }
     if (!args.client) {
       for (const c of CLIENTS) {
         const where = c.detect(ctx);

@@ -17,6 +17,7 @@ import { runSlotCommand } from "./run.ts";
 import { setupCommand } from "./setup.ts";
 import { hookCommand } from "./hook.ts";
 import { renderHelp } from "./help.ts";
+import { lockCommand } from "./lock.ts";
 import { checkArgs, type CommandRules } from "./strict.ts";
 import { statusCommand } from "./status.ts";
 import { tokenCommand } from "./token.ts";
@@ -35,6 +36,7 @@ export const mainCommand = defineCommand({
     log: logCommand,
     call: callCommand,
     run: runSlotCommand,
+    lock: lockCommand,
     wait: waitCommand,
     release: releaseCommand,
     pools: poolsCommand,
@@ -59,6 +61,7 @@ const RULES = new Map<CommandDef<any>, CommandRules>([
   [claimCommand, { rest: "PATH..." }],
   [checkCommand, { rest: "PATH..." }],
   [runSlotCommand, { rest: "CMD..." }],
+  [lockCommand, { rest: "CMD..." }],
   [daemonCommand, { negatable: ["socket"] }],
   // A hook never breaks its client: a flag it does not know is warned about, and it still answers.
   [hookCommand, { lenient: true }],

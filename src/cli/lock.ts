@@ -84,7 +84,8 @@ async function waitForLock(ask: LockAsk): Promise<Locked | Held> {
   let lostAt: number | undefined;
   try {
     for (;;) {
-      const left = deadline - performance.now();
+      // The first call only tries: a held lock is said (who holds it) before the call that blocks.
+      const left = answered ? deadline - performance.now() : 0;
       const waitSeconds = Math.min(MAX_WAIT_SECONDS, Math.max(0, Math.ceil(left / 1000)));
       let a: Locked | Held;
       try {
@@ -114,7 +115,13 @@ async function waitForLock(ask: LockAsk): Promise<Locked | Held> {
         throw new AirlockError("store", `waiting for lock ${ask.name} would deadlock: ${steps}; release what ${ask.agentId} holds and try again`);
       }
       wakeToken = a.wake_token ?? wakeToken;
-      show(heldLine(ask.name, a.held_by, a.expires_in_seconds, a.queue_position), a.queue_position ?? 0);
+      const line = heldLine(ask.name, a.held_by, a.expires_in_seconds, a.queue_position);
+      if (a.queue_position !== undefined) show(line, a.queue_position);
+      else if (!shown && deadline > started) {
+        // The try before the line: said once, in full (progress lines are per position).
+        shown = true;
+        ask.out.say(line);
+      }
       if (deadline - performance.now() <= 0) {
         if (poller) clearInterval(poller);
         poller = undefined;

@@ -6,7 +6,7 @@ import { defineCommand } from "citty";
 import { AirlockError } from "../errors.ts";
 import { PORT_ARG } from "./client.ts";
 import { duration } from "./format.ts";
-import { releaseOutcome } from "./release.ts";
+import { type Released, releaseOutcome } from "./release.ts";
 import { secondsFlag, tool } from "./wait.ts";
 import type { ConflictView } from "../clients/hooks/shared.ts";
 
@@ -89,8 +89,8 @@ export const unclaimCommand = defineCommand({
   meta: { name: "unclaim", description: "Release a path claim by its claim_token" },
   args: { token: { type: "positional", description: "The claim_token", required: true }, port },
   async run({ args }) {
-    const r = await tool<{ released: boolean }>("release_paths", { claim_token: args.token }, { port: args.port });
-    console.log(releaseOutcome(r.released, args.token, "claim_token"));
+    const r = await tool<Released>("release_paths", { claim_token: args.token }, { port: args.port });
+    console.log(releaseOutcome(r, args.token, "claim_token"));
   },
 });
 

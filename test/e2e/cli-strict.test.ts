@@ -116,15 +116,26 @@ describe("help", () => {
 });
 
 describe("unknown tokens and pools", () => {
-  test("release and unclaim of a word that is no token say unknown and exit 1; a released one is unknown or already released", async () => {
-    for (const verb of ["release", "unclaim"]) {
-      const r = await runCli([verb, "deadbeef"], env);
-      expect(r.code).toBe(1);
-      expect(r.stderr).toContain('unknown token "deadbeef"');
+  test("release and unclaim of a token never issued say unknown and exit 1; one released before says already released", async () => {
+    for (const [verb, what] of [["release", "slot_token"], ["unclaim", "claim_token"]]) {
+      for (const token of ["deadbeef", "0123456789abcdef0123456789abcdef"]) {
+        const r = await runCli([verb!, token], env);
+        expect(r.code).toBe(1);
+        expect(r.stderr).toContain(`unknown ${what} "${token}"`);
+      }
     }
     const claim = await d.call("claim_paths", { agent_id: "me", room: "tok", paths: ["a/**"] });
     expect(await runCli(["unclaim", claim.claim_token], env)).toMatchObject({ code: 0, stdout: "released\n" });
-    expect(await runCli(["unclaim", claim.claim_token], env)).toMatchObject({ code: 0, stdout: "unknown or already released\n" });
+    expect(await runCli(["unclaim", claim.claim_token], env)).toMatchObject({ code: 0, stdout: "already released\n" });
+    const slot = await d.call("acquire_slot", { agent_id: "me", ttl_seconds: 60 });
+    expect(await runCli(["release", slot.slot_token], env)).toMatchObject({ code: 0, stdout: "released\n" });
+    expect(await runCli(["release", slot.slot_token], env)).toMatchObject({ code: 0, stdout: "already released\n" });
+    // A queued request withdrawn by its wake_token is known too.
+    const held = await d.call("acquire_slot", { agent_id: "holder", ttl_seconds: 60 });
+    const queued = await d.call("acquire_slot", { agent_id: "me", ttl_seconds: 60 });
+    expect(await runCli(["release", queued.wake_token], env)).toMatchObject({ code: 0, stdout: "released\n" });
+    expect(await runCli(["release", queued.wake_token], env)).toMatchObject({ code: 0, stdout: "already released\n" });
+    await d.call("release_slot", { slot_token: held.slot_token });
   });
 
   test("run --pool gpu and wait --pool gpu fail at once with `unknown pool: gpu` and how to create it", async () => {

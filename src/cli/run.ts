@@ -12,6 +12,7 @@ import { AirlockError, errorMessage } from "../errors.ts";
 import { bindProcess, groupAlive, groupSize, pidNamespace } from "../machine/process.ts";
 import { commandLine, commandOf, spawnChild, unrunnable } from "./child.ts";
 import { type ClientOptions, PORT_ARG, rpc } from "./client.ts";
+import { duration } from "./format.ts";
 import { clip, countFlag, labelAgent, labelReason, releaseQuietly, type Slot, StatusLine, tool, waitForSlot } from "./wait.ts";
 
 const MAX_REASON = 200; // the default reason is the command line; a whole script is too long to show
@@ -148,7 +149,7 @@ export const runSlotCommand = defineCommand({
         // One line, since it changes what a kill -9 of run means; asked for with --no-pid-binding, it goes unsaid.
         out.say(
           `this run is in another PID namespace (${own ?? "none"}) than the daemon (${daemon?.pid_namespace ?? "none"}): ` +
-            `it holds the slot in pool ${pool} by heartbeat (ttl ${ttlSeconds} s, renewed every ${Math.round((ttlSeconds * 10) / RENEWALS_PER_TTL) / 10} s), not by pid`,
+            `it holds the slot in pool ${pool} by heartbeat (ttl ${duration(ttlSeconds)}, renewed every ${duration(ttlSeconds / RENEWALS_PER_TTL)}), not by pid`,
         );
       }
       slot = await waitForSlot({

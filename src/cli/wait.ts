@@ -366,7 +366,7 @@ export const waitCommand = defineCommand({
     });
     if (!slot) {
       // An expected outcome, not a broken contract: said on stderr, exit 1.
-      out.say(`no slot in pool ${pool} within ${timeoutSeconds}s; the request was withdrawn`);
+      out.say(`no slot in pool ${pool} within ${duration(timeoutSeconds ?? 0)}; the request was withdrawn`);
       process.exitCode = 1;
       return;
     }

@@ -56,7 +56,7 @@ function flagRows(args: ArgsDef, rules: CommandRules): [string, string][] {
     if (def.type === "positional") continue;
     const aliases = "alias" in def ? def.alias : undefined;
     const short = (Array.isArray(aliases) ? aliases : aliases ? [aliases] : []).map((a) => (a.length === 1 ? `-${a}` : `--${a}`));
-    const value = def.type === "boolean" ? "" : ` ${def.valueHint ?? name.toUpperCase()}`;
+    const value = def.type === "boolean" ? "" : ` ${def.valueHint ?? name.split("-").at(-1)!.toUpperCase()}`;
     const notes = [def.required === true ? "(required)" : "", def.default !== undefined && def.type !== "boolean" ? `(default ${def.default})` : ""].filter(Boolean);
     rows.push([[...short, `--${name}`].join(", ") + value, [def.description ?? "", ...notes].join(" ")]);
     if (def.type === "boolean" && (def.default === true || def.negativeDescription) && !rules.negatable?.includes(name)) {

@@ -68,10 +68,10 @@ function flagRows(args: ArgsDef, rules: CommandRules): [string, string][] {
 }
 
 /** The help of the command reached by `names`, as plain or (on a colour terminal) bold-headed text, wrapped to `width`. */
-export async function renderHelp(cmd: CommandDef, names: string[], rules: CommandRules, width = helpWidth(), colour = !env.noColor): Promise<string> {
+export async function renderHelp(cmd: CommandDef<any>, names: string[], rules: CommandRules, width = helpWidth(), colour = !env.noColor): Promise<string> {
   const head = (s: string) => (colour ? `\x1b[1m${s}\x1b[22m` : s);
   const meta = (await resolve(cmd.meta)) ?? {};
-  const args = (await resolve(cmd.args)) ?? {};
+  const args: ArgsDef = (await resolve(cmd.args)) ?? {};
   const subs = await resolve(cmd.subCommands);
   const positionals = Object.entries(args).filter(([, d]) => d.type === "positional");
   const flags = flagRows(args, rules);

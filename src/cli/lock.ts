@@ -17,6 +17,7 @@ const DEFAULT_TTL_SECONDS = 900; // lock_resource's own default
 const RENEWALS_PER_TTL = 3; // a renewal or two may stall (a daemon restart) before the lock could lapse
 const PROGRESS_POLL_MS = 1000; // list_locks shows the line moving while the call blocks
 const UNLOCK_TIMEOUT_MS = 2000;
+const SETTLE_MS = 500; // after a stop signal, how long a call in flight gets to come back (locally: milliseconds)
 const RECONNECT_MS = 30_000; // a daemon restarting: keep asking with the wake_token this long
 const RECONNECT_EVERY_MS = 500;
 /** Exit code when --wait ran out with the lock still held (sysexits' EX_TEMPFAIL: try again later). */
@@ -56,6 +57,8 @@ interface LockAsk {
   waitSeconds: number | undefined;
   client: ClientOptions;
   out: StatusLine;
+  /** Told of every lock_resource call in flight, so a stop signal can hand back a grant it crossed. */
+  inFlight(call: Promise<Locked | Held>): void;
 }
 
 /** Takes the lock, waiting in line up to ask.waitSeconds; when that ran out, the last refusal. */
@@ -89,11 +92,13 @@ async function waitForLock(ask: LockAsk): Promise<Locked | Held> {
       const waitSeconds = Math.min(MAX_WAIT_SECONDS, Math.max(0, Math.ceil(left / 1000)));
       let a: Locked | Held;
       try {
-        a = await tool<Locked | Held>(
+        const call = tool<Locked | Held>(
           "lock_resource",
           { name: ask.name, agent_id: ask.agentId, ttl_seconds: ask.ttlSeconds, wait_seconds: waitSeconds, ...(wakeToken ? { wake_token: wakeToken } : {}) },
           ask.client,
         );
+        ask.inFlight(call);
+        a = await call;
         lostAt = undefined;
         answered = true;
       } catch (err) {
@@ -200,8 +205,15 @@ export const lockCommand = defineCommand({
 
     // Until CMD starts, a stop signal ends lock itself: the lock (if taken) is given back first.
     let token: string | undefined;
+    let inFlight: Promise<Locked | Held> | undefined;
+    let stopping = false;
     const stop = async (sig: string) => {
+      if (stopping) return;
+      stopping = true;
       out.clear();
+      // A call in flight may come back with a grant that crossed the signal: it is handed back too.
+      const late = token ? undefined : await Promise.race([inFlight?.catch(() => undefined), Bun.sleep(SETTLE_MS).then(() => undefined)]);
+      if (late?.locked) token = late.lock_token;
       if (token) await unlockQuietly(name, token, client);
       out.say(`${sig}: ${token ? `unlocked ${name}` : `left the line for lock ${name}`}`);
       process.exit(128 + signalNumber(sig));
@@ -210,7 +222,8 @@ export const lockCommand = defineCommand({
     for (const [sig, h] of handlers) process.on(sig, h);
 
     const agentId = args.agent ?? labelAgent(`lock:${hostname()}:${process.pid}`);
-    const got = await waitForLock({ name, agentId, ttlSeconds, waitSeconds, client, out });
+    const got = await waitForLock({ name, agentId, ttlSeconds, waitSeconds, client, out, inFlight: (c) => (inFlight = c) });
+    if (stopping) return await new Promise<never>(() => {}); // the stop handler exits
     if (!got.locked) {
       out.say(`lock ${name} is held by ${got.held_by} (expires in ${duration(got.expires_in_seconds)}); gave up after --wait ${args.wait}, ${cmd[0]} was not run`);
       process.exit(LOCK_TIMEOUT_EXIT);

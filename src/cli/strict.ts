@@ -6,6 +6,9 @@
 // does not take is a usage error (exit 2) with a "did you mean". Words after `--` are never
 // flags: they belong to the command `run` or `lock` starts.
 import type { ArgsDef, CommandDef } from "citty";
+
+// Any command, whatever its args (citty's CommandDef is invariant in them).
+type AnyCommand = CommandDef<any>;
 import { AirlockError } from "../errors.ts";
 
 /** What a command accepts beyond its declared args. */
@@ -18,11 +21,11 @@ export interface CommandRules {
   lenient?: boolean;
 }
 
-export type RulesOf = (cmd: CommandDef) => CommandRules;
+export type RulesOf = (cmd: AnyCommand) => CommandRules;
 
 /** A command reached by the words, with the names that led to it (`["airlock", "pool", "set"]`). */
 export interface Reached {
-  cmd: CommandDef;
+  cmd: AnyCommand;
   names: string[];
 }
 
@@ -103,7 +106,7 @@ function usageError(names: string[], problem: string, suggestion?: string, after
  * tree. Throws AirlockError("usage") naming the first problem; `--help` or `-h` anywhere before
  * `--` asks for the reached command's help instead, whatever else is wrong.
  */
-export async function checkArgs(root: CommandDef, rawArgs: string[], rulesOf: RulesOf = () => ({})): Promise<Checked> {
+export async function checkArgs(root: AnyCommand, rawArgs: string[], rulesOf: RulesOf = () => ({})): Promise<Checked> {
   const end = rawArgs.indexOf("--");
   const words = end >= 0 ? rawArgs.slice(0, end) : rawArgs;
   const afterDashes = end >= 0 ? rawArgs.slice(end + 1) : [];
@@ -114,13 +117,13 @@ export async function checkArgs(root: CommandDef, rawArgs: string[], rulesOf: Ru
   let i = 0;
   for (;;) {
     const rules = rulesOf(cmd);
-    const args = (await resolve(cmd.args)) ?? {};
+    const args: ArgsDef = (await resolve(cmd.args)) ?? {};
     const flags = flagsOf(args, rules);
     const subs = await resolve(cmd.subCommands);
     const declared = Object.entries(args).filter(([, d]) => d.type === "positional");
     const positionals: string[] = [];
     const given = new Set<string>();
-    let next: CommandDef | undefined;
+    let next: AnyCommand | undefined;
     for (; i < words.length && problems.length === 0; i++) {
       const w = words[i]!;
       if (w === "--help" || w === "-h") continue;

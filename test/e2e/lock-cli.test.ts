@@ -78,6 +78,18 @@ describe("airlock lock", () => {
     expect(await d.call("list_locks")).toEqual([]);
   });
 
+  test("SIGTERM to a waiting lock exits 143; the lock stays with its holder and, once freed, is nobody's", async () => {
+    const held = await d.call("lock_resource", { name: "leave", agent_id: "holder", ttl_seconds: 60 });
+    const proc = Bun.spawn([...daemonCommand(), "lock", "leave", "--agent", "leaver", "--", "true"], { cwd: ROOT, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+    const leave = async () => (await d.call("list_locks")).find((l: { name: string }) => l.name === "leave");
+    await until("lock to wait in line", async () => (await leave())?.queue_depth === 1, 10_000);
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(143);
+    expect((await leave())?.agent_id).toBe("holder");
+    await d.call("unlock_resource", { name: "leave", lock_token: held.lock_token });
+    await until("the lock to be free", async () => (await leave()) === undefined, 5000);
+  });
+
   test("no command, or a command that does not exist, runs nothing and holds nothing", async () => {
     expect((await runCli(["lock", "x"], env)).code).toBe(2);
     const r = await runCli(["lock", "x", "--", "airlock-no-such-command"], env);

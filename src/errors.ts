@@ -7,6 +7,7 @@ export type ErrorCode =
   | "store" // a store-level rule (kept with v2's "store: ..." wording)
   | "config" // bad configuration at start-up (token file, port, flags)
   | "unavailable" // the daemon could not be reached
+  | "usage" // a command line the CLI refuses before doing anything (exit 2)
   | "internal";
 
 export class AirlockError extends Error {

@@ -15,6 +15,8 @@ import { defineCommand } from "citty";
 import { AirlockError } from "../errors.ts";
 import { checkoutTop } from "../machine/repo.ts";
 import { PORT_ARG } from "./client.ts";
+import { duration } from "./format.ts";
+import { type Released, releaseOutcome } from "./release.ts";
 import { secondsFlag, tool } from "./wait.ts";
 import type { ConflictView } from "../clients/hooks/shared.ts";
 
@@ -99,7 +101,7 @@ export const claimsCommand = defineCommand({
     if (args.json) return console.log(JSON.stringify(claims, null, 2));
     if (claims.length === 0) return console.log(args.all || args.room ? "(no claims)" : "(no claims in this room; --all lists every room)");
     for (const c of claims) {
-      console.log(`${c.room}  ${c.agent_id}  ${c.paths.join(" ")}  ${c.expires_in_seconds}s${c.reason ? `  ${c.reason}` : ""}`);
+      console.log(`${c.room}  ${c.agent_id}  ${c.paths.join(" ")}  expires in ${duration(c.expires_in_seconds)}${c.reason ? `  ${c.reason}` : ""}`);
     }
   },
 });
@@ -138,8 +140,8 @@ export const unclaimCommand = defineCommand({
   meta: { name: "unclaim", description: "Release a path claim by its claim_token" },
   args: { token: { type: "positional", description: "The claim_token", required: true }, port },
   async run({ args }) {
-    const r = await tool<{ released: boolean }>("release_paths", { claim_token: args.token }, { port: args.port });
-    console.log(r.released ? "released" : "already released");
+    const r = await tool<Released>("release_paths", { claim_token: args.token }, { port: args.port });
+    console.log(releaseOutcome(r, args.token, "claim_token"));
   },
 });
 

@@ -1,10 +1,9 @@
-// Human rendering of a status snapshot (path claims grouped by room), shared by `status` and
+// Human rendering of journal changes (shared by `log` and status' recent changes), of a status snapshot (path claims grouped by room), shared by `status` and
 // `watch`, and of pools, shared by `status`, `pools` and the place-in-line line that `run` and
 // `wait` print while they queue.
 import { colors } from "consola/utils";
 import { env } from "../config/env.ts";
-import { formatChange } from "./log.ts";
-import type { Snapshot, SnapshotPool, SnapshotRoomClaims } from "../domain/snapshot.ts";
+import type { ChangeView, Snapshot, SnapshotPool, SnapshotRoomClaims } from "../domain/snapshot.ts";
 
 const c = (fn: (s: string) => string) => (s: string) => (env.noColor ? s : fn(s));
 const bold = c(colors.bold);
@@ -21,7 +20,7 @@ export function renderStatus(s: Snapshot, where: string): string {
   const head = `${bold("Airlock")} — ${where}${shared}${s.source === "database" ? yellow("  (daemon not running: read from the database)") : ""}\n`;
   const locks = s.locks.map((l) => {
     const q = l.queue_depth ? yellow(`  ${l.queue_depth} waiting: ${l.waiters.map((w) => `${w.agent_id}${w.blocked ? "" : dim(" (away)")}`).join(", ")}`) : "";
-    return `${l.name}  ${dim("held by")} ${l.agent_id}  ${dim(`${l.held_seconds}s held, expires in ${l.expires_in_seconds}s, fence ${l.fence}`)}${q}`;
+    return `${l.name}  ${dim("held by")} ${l.agent_id}  ${dim(`${duration(l.held_seconds)} held, expires in ${duration(l.expires_in_seconds)}, fence ${l.fence}`)}${q}`;
   });
   const agents = s.agents.map((a) => {
     const holds = [
@@ -31,7 +30,7 @@ export function renderStatus(s: Snapshot, where: string): string {
       ...(a.claims ?? []).map((x) => `paths ${x.paths.join(" ")}`),
     ];
     const waits = (a.waiting_for ?? []).map((w) => `${w.kind} ${w.resource}${w.blocked_by.length ? ` (${w.blocked_by.join(", ")})` : ""}${w.blocked ? "" : dim(" away")}`);
-    return `${a.agent_id}${a.role ? ` [${a.role}]` : ""}  ${dim(`heartbeat expires in ${a.expires_in_seconds}s`)}${holds.length ? `  holds ${holds.join(", ")}` : ""}${waits.length ? yellow(`  waits for ${waits.join(", ")}`) : ""}`;
+    return `${a.agent_id}${a.role ? ` [${a.role}]` : ""}  ${dim(`heartbeat expires in ${duration(a.expires_in_seconds)}`)}${holds.length ? `  holds ${holds.join(", ")}` : ""}${waits.length ? yellow(`  waits for ${waits.join(", ")}`) : ""}`;
   });
   // An older daemon's snapshot has no graph or journal.
   const graph = s.graph ?? { edges: [], cycles: [] };
@@ -60,6 +59,37 @@ export function renderStatus(s: Snapshot, where: string): string {
   ].join("\n");
 }
 
+/** A journal change as watch_changes and the snapshot give it. */
+export type Change = ChangeView;
+
+const SHOWN = new Set(["revision", "at", "kind", "resource", "agent_id", "reason"]);
+
+/**
+ * One field of a change, for a human: times the daemon keeps as epoch milliseconds (`*_at`)
+ * become clock times, lengths (`*_ms`, `*_seconds`) become durations, with the unit dropped
+ * from the name: expires=10:57:03, held=25ms, ttl=15m.
+ */
+function field(k: string, v: unknown): string {
+  if (typeof v === "number") {
+    if (k.endsWith("_at")) return `${k.slice(0, -3)}=${clock(v)}`;
+    if (k.endsWith("_ms")) return `${k.slice(0, -3)}=${durationMs(v)}`;
+    if (k.endsWith("_seconds")) return `${k.slice(0, -8)}=${duration(v)}`;
+  }
+  return `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`;
+}
+
+/** One human line: revision, local time, kind, resource, agent, the kind's fields, and why. */
+export function formatChange(c: Change): string {
+  const fields = Object.entries(c)
+    .filter(([k]) => !SHOWN.has(k))
+    .map(([k, v]) => field(k, v));
+  const parts = [`#${c.revision}`, clock(c.at), c.kind.padEnd(16), c.resource];
+  if (c.agent_id !== undefined) parts.push(`by ${c.agent_id}`);
+  if (fields.length > 0) parts.push(fields.join(" "));
+  if (c.reason !== undefined) parts.push(`(${c.reason})`);
+  return parts.join("  ");
+}
+
 /** How many of the snapshot's journal entries status shows (airlock log shows them all). */
 const RECENT_CHANGES = 10;
 
@@ -68,12 +98,36 @@ function renderClaim(c: SnapshotRoomClaims["claims"][number]): string {
   return `${c.agent_id}  ${c.paths.join(" ")}${c.reason ? `  (${c.reason})` : ""}  ${dim(`expires in ${duration(c.expires_in_seconds)}, fence ${c.fence}`)}`;
 }
 
-/** 45s, 2m10s, 1h05m: short enough for a one-line progress report. */
+/**
+ * The one way the CLI writes a length of time: 45s, 2m 5s, 1h 5m, 3d 4h (two units at most:
+ * short enough for a one-line progress report). Never raw seconds or milliseconds.
+ */
 export function duration(seconds: number): string {
   const s = Math.max(0, Math.floor(seconds));
+  const two = (big: number, bigUnit: string, small: number, smallUnit: string) => (small ? `${big}${bigUnit} ${small}${smallUnit}` : `${big}${bigUnit}`);
   if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
+  if (s < 3600) return two(Math.floor(s / 60), "m", s % 60, "s");
+  if (s < 86_400) return two(Math.floor(s / 3600), "h", Math.floor((s % 3600) / 60), "m");
+  return two(Math.floor(s / 86_400), "d", Math.floor((s % 86_400) / 3600), "h");
+}
+
+/** A duration given in milliseconds: under a second as `250ms` (a release is that fast), else as duration(). */
+export function durationMs(ms: number): string {
+  return ms < 1000 ? `${Math.max(0, Math.round(ms))}ms` : duration(ms / 1000);
+}
+
+const pad2 = (n: number) => String(n).padStart(2, "0");
+
+/**
+ * The one way the CLI writes a moment: the local clock time (10:42:07), with the local date in
+ * front when it is not today (2026-11-30 10:42:07). Never epoch milliseconds.
+ */
+export function clock(at: number | string | Date, now: Date = new Date()): string {
+  const t = new Date(at);
+  if (Number.isNaN(t.getTime())) return String(at);
+  const time = `${pad2(t.getHours())}:${pad2(t.getMinutes())}:${pad2(t.getSeconds())}`;
+  const sameDay = t.getFullYear() === now.getFullYear() && t.getMonth() === now.getMonth() && t.getDate() === now.getDate();
+  return sameDay ? time : `${t.getFullYear()}-${pad2(t.getMonth() + 1)}-${pad2(t.getDate())} ${time}`;
 }
 
 /** 1st, 2nd, 3rd, 4th, 11th, 22nd. */
@@ -89,14 +143,14 @@ export type PoolInfo = SnapshotPool & { waiters: (SnapshotPool["waiters"][number
 /** One pool: a summary line, then its holders, then its queue in order. */
 export function renderPool(p: PoolInfo): string[] {
   const queued = p.queued ? yellow(`, ${p.queued} queued`) : "";
-  const head = `${p.pool}  capacity ${p.capacity}, ${p.in_use} in use, ${p.offered} offered${queued}  ${dim(`version ${p.version}, offers last ${p.offer_seconds}s`)}`;
+  const head = `${p.pool}  capacity ${p.capacity}, ${p.in_use} in use, ${p.offered} offered${queued}  ${dim(`version ${p.version}, offers last ${duration(p.offer_seconds)}`)}`;
   const holders = p.holders.map(
     (h) =>
       `${dim("held by")} ${h.agent_id}${h.reason ? ` (${h.reason})` : ""}  ${dim(`weight ${h.weight}, ${duration(h.held_seconds)} held${h.pid === undefined ? "" : `, pid ${h.pid}`}`)}`,
   );
   const waiters = p.waiters.map((w, i) => {
     const state = w.state === "queued" ? (w.blocked ? "blocked" : "queued") : w.state;
-    const left = w.state === "offered" && w.offer_expires_in_seconds !== undefined ? ` (${w.offer_expires_in_seconds}s left)` : "";
+    const left = w.state === "offered" && w.offer_expires_in_seconds !== undefined ? ` (${duration(w.offer_expires_in_seconds)} left)` : "";
     return `${i + 1}. ${w.agent_id}${w.reason ? ` (${w.reason})` : ""}  ${dim(`weight ${w.weight}, waiting ${duration(w.waiting_seconds)},`)} ${yellow(state + left)}`;
   });
   return [head, ...holders, ...waiters];

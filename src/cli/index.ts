@@ -1,6 +1,7 @@
-// The command router. Bare `airlock` (or flags only) runs the daemon, as v2 did. Errors are
+// The command router. Bare `airlock` (or flags only) runs the daemon, as v2 did. Every command
+// line is checked first (strict.ts): a usage error exits 2 before anything is done. Errors are
 // shown as one line, never a stack trace; AirlockError messages already say what to do.
-import { defineCommand, runCommand, runMain, showUsage } from "citty";
+import { type CommandDef, defineCommand, runCommand } from "citty";
 import { AirlockError, errorMessage } from "../errors.ts";
 import { log } from "../log.ts";
 import { VERSION } from "../version.ts";
@@ -15,6 +16,9 @@ import { releaseCommand } from "./release.ts";
 import { runSlotCommand } from "./run.ts";
 import { setupCommand } from "./setup.ts";
 import { hookCommand } from "./hook.ts";
+import { renderHelp } from "./help.ts";
+import { lockCommand } from "./lock.ts";
+import { checkArgs, type CommandRules } from "./strict.ts";
 import { statusCommand } from "./status.ts";
 import { tokenCommand } from "./token.ts";
 import { uiCommand } from "./ui.ts";
@@ -32,6 +36,7 @@ export const mainCommand = defineCommand({
     log: logCommand,
     call: callCommand,
     run: runSlotCommand,
+    lock: lockCommand,
     wait: waitCommand,
     release: releaseCommand,
     pools: poolsCommand,
@@ -50,7 +55,21 @@ export const mainCommand = defineCommand({
   },
 });
 
-const HELP = new Set(["--help", "-h", "help"]);
+// What a command accepts beyond its declared args (see strict.ts). Kept here, with the
+// catalogue, so that each command file stays a plain citty command.
+const RULES = new Map<CommandDef<any>, CommandRules>([
+  [claimCommand, { rest: "PATH..." }],
+  [checkCommand, { rest: "PATH..." }],
+  [runSlotCommand, { rest: "CMD..." }],
+  [lockCommand, { rest: "CMD..." }],
+  [daemonCommand, { negatable: ["socket"] }],
+  // A hook never breaks its client: a flag it does not know is warned about, and it still answers.
+  [hookCommand, { lenient: true }],
+]);
+const rulesOf = (cmd: CommandDef<any>): CommandRules => RULES.get(cmd) ?? {};
+
+/** Exit code of a command line refused before anything was done (as getopt-style tools do). */
+export const USAGE_EXIT = 2;
 
 export async function main(argv: string[]): Promise<void> {
   const first = argv[0];
@@ -58,21 +77,22 @@ export async function main(argv: string[]): Promise<void> {
     console.log(`airlock ${VERSION}`);
     return;
   }
-  // Words after `--` belong to the command `airlock run` runs (`-- grep -h x`), not to us.
-  const ours = argv.includes("--") ? argv.slice(0, argv.indexOf("--")) : argv;
-  if (ours.some((a) => HELP.has(a))) return runMain(mainCommand, { rawArgs: ours.map((a) => (a === "help" ? "--help" : a)) });
-  const rawArgs = first === undefined || first.startsWith("-") ? ["daemon", ...argv] : argv;
+  // `airlock help pool set` is `airlock pool set --help`; bare flags run the daemon, as v2 did.
+  const rawArgs = first === "help" ? [...argv.slice(1), "--help"] : first === undefined || (first.startsWith("-") && first !== "--help" && first !== "-h") ? ["daemon", ...argv] : argv;
   try {
+    const checked = await checkArgs(mainCommand, rawArgs, rulesOf);
+    if (checked.help) {
+      process.stdout.write(await renderHelp(checked.cmd, checked.names, rulesOf(checked.cmd)));
+      return;
+    }
+    for (const w of checked.warnings) process.stderr.write(`warning: ${w} (ignored)\n`);
     await runCommand(mainCommand, { rawArgs });
   } catch (err) {
-    if (err instanceof AirlockError) {
-      log.error(err.message);
-    } else if ((err as { code?: string }).code?.startsWith("E_")) {
-      await showUsage(mainCommand);
-      log.error(errorMessage(err));
-    } else {
-      log.error(errorMessage(err));
+    if (err instanceof AirlockError && err.code === "usage") {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(USAGE_EXIT);
     }
+    log.error(errorMessage(err));
     process.exit(1);
   }
 }

@@ -1,18 +1,10 @@
-// `airlock log`: the journal, one change a line, from a revision onward; --follow keeps
-// watching (watch_changes, 50 s at a time) until Ctrl-C.
+// `airlock log`: the journal, one change a line (local clock times, human durations; --json
+// keeps the daemon's fields as they are), from a revision onward; --follow (-f) keeps watching
+// (watch_changes, 50 s at a time) until Ctrl-C.
 import { defineCommand } from "citty";
 import { AirlockError } from "../errors.ts";
 import { callTool, PORT_ARG } from "./client.ts";
-
-interface Change {
-  revision: number;
-  at: string;
-  kind: string;
-  resource: string;
-  agent_id?: string;
-  reason?: string;
-  [field: string]: unknown;
-}
+import { type Change, formatChange } from "./format.ts";
 
 interface Answer {
   revision: number;
@@ -20,26 +12,12 @@ interface Answer {
   trimmed?: true;
 }
 
-const SHOWN = new Set(["revision", "at", "kind", "resource", "agent_id", "reason"]);
-
-/** One human line: time, kind, resource, agent, the kind's fields, and why. */
-export function formatChange(c: Change): string {
-  const time = c.at.replace("T", " ").replace(/\.\d+Z$/, "Z");
-  const fields = Object.entries(c)
-    .filter(([k]) => !SHOWN.has(k))
-    .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`);
-  const parts = [`#${c.revision}`, time, c.kind.padEnd(16), c.resource];
-  if (c.agent_id !== undefined) parts.push(`by ${c.agent_id}`);
-  if (fields.length > 0) parts.push(fields.join(" "));
-  if (c.reason !== undefined) parts.push(`(${c.reason})`);
-  return parts.join("  ");
-}
 
 export const logCommand = defineCommand({
   meta: { name: "log", description: "Print the change journal (locks, tasks, agents, notes, pools, claims), one change a line" },
   args: {
     since: { type: "string", description: "Start after this revision (default 0: everything kept)" },
-    follow: { type: "boolean", description: "Keep printing new changes until Ctrl-C" },
+    follow: { type: "boolean", alias: "f", description: "Keep printing new changes until Ctrl-C" },
     json: { type: "boolean", description: "One JSON object per line" },
     kinds: { type: "string", description: "Only these kinds, comma-separated: exact (lock.granted) or prefixes (task.)" },
     resource: { type: "string", description: "Only resources whose name starts with this" },

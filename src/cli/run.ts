@@ -5,24 +5,17 @@
 // work it guards, and a background job CMD leaves behind keeps it until that job exits too.
 // A pid means that only to a daemon in the same PID namespace: from a container or a bwrap
 // --unshare-pid sandbox, `run` holds an unbound slot instead and keeps it alive by heartbeat.
-import { accessSync, closeSync, constants as fs, statSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
-import type { Subprocess } from "bun";
 import { defineCommand } from "citty";
 import { DEFAULT_POOL } from "../domain/pools.ts";
 import { AirlockError, errorMessage } from "../errors.ts";
 import { bindProcess, groupAlive, groupSize, pidNamespace } from "../machine/process.ts";
+import { commandLine, commandOf, spawnChild, unrunnable } from "./child.ts";
 import { type ClientOptions, PORT_ARG, rpc } from "./client.ts";
-import { clip, countFlag, labelAgent, labelReason, releaseQuietly, type Slot, signalNumber, StatusLine, tool, waitForSlot } from "./wait.ts";
+import { duration } from "./format.ts";
+import { clip, countFlag, labelAgent, labelReason, releaseQuietly, type Slot, StatusLine, tool, waitForSlot } from "./wait.ts";
 
 const MAX_REASON = 200; // the default reason is the command line; a whole script is too long to show
-// Forwarded to CMD's group while it runs. INT, TERM and HUP as asked; QUIT (Ctrl-\) and WINCH
-// because CMD has its own session: the terminal sends them to `run`'s group only.
-const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGWINCH"] as const;
-// CMD starts only once its slot is bound to its group: this sh waits for a line on fd 3 and then
-// execs CMD (same pid, same group, same start time, so the binding holds). If `run` dies first,
-// the pipe closes, the read fails and CMD never starts.
-const GATE = 'IFS= read -r go <&3 || exit 125; exec 3<&-; exec "$@"';
 // Heartbeat mode: a `run` killed with -9 leaves its slot held this long at most, so a minute is
 // what a vanished sandbox costs the others in line; three renewals per TTL survive a daemon
 // restart or a stalled call or two before the slot could lapse under a command still running.
@@ -94,29 +87,6 @@ function heartbeat(token: string, pool: string, ttlSeconds: number, what: string
   return () => clearInterval(timer);
 }
 
-/** The words after `--` exactly as given (or the positionals, when there is no `--`). */
-function commandOf(rawArgs: string[], positionals: string[]): string[] {
-  const i = rawArgs.indexOf("--");
-  return i >= 0 ? rawArgs.slice(i + 1) : positionals;
-}
-
-function commandLine(cmd: string[]): string {
-  return cmd.map((w) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'\\''`)}'`)).join(" ");
-}
-
-/** Why CMD cannot be started, as the shell would say it (exit 127 or 126), or null if it can. */
-function unrunnable(name: string): { code: number; message: string } | null {
-  if (!name.includes("/")) return Bun.which(name) ? null : { code: 127, message: `${name}: command not found` };
-  try {
-    if (statSync(name).isDirectory()) return { code: 126, message: `${name}: is a directory` };
-    accessSync(name, fs.X_OK);
-    return null;
-  } catch (err) {
-    const code = (err as { code?: string }).code;
-    return code === "ENOENT" ? { code: 127, message: `${name}: no such file` } : { code: 126, message: `${name}: permission denied` };
-  }
-}
-
 /**
  * Whether the request may be bound to this process, so that it dies with it (and the slot, until
  * CMD has its own group). Not when this process is in init's group (a shell that is PID 1 in a
@@ -126,22 +96,6 @@ function unrunnable(name: string): { code: number; message: string } | null {
 function ownGroupBindable(): boolean {
   const me = bindProcess(process.pid);
   return me !== null && me.pgid !== 1;
-}
-
-function spawnGated(cmd: string[]): { child: Subprocess; open: () => void } {
-  // detached: the child calls setsid, so it leads a new session and process group (pgid = pid).
-  const child = Bun.spawn(["/bin/sh", "-c", GATE, "airlock-run", ...cmd], { stdio: ["inherit", "inherit", "inherit", "pipe"], detached: true });
-  const gate = child.stdio[3] as unknown as number;
-  return {
-    child,
-    open() {
-      try {
-        writeSync(gate, "go\n");
-      } finally {
-        closeSync(gate);
-      }
-    },
-  };
 }
 
 export const runSlotCommand = defineCommand({
@@ -195,7 +149,7 @@ export const runSlotCommand = defineCommand({
         // One line, since it changes what a kill -9 of run means; asked for with --no-pid-binding, it goes unsaid.
         out.say(
           `this run is in another PID namespace (${own ?? "none"}) than the daemon (${daemon?.pid_namespace ?? "none"}): ` +
-            `it holds the slot in pool ${pool} by heartbeat (ttl ${ttlSeconds} s, renewed every ${Math.round((ttlSeconds * 10) / RENEWALS_PER_TTL) / 10} s), not by pid`,
+            `it holds the slot in pool ${pool} by heartbeat (ttl ${duration(ttlSeconds)}, renewed every ${duration(ttlSeconds / RENEWALS_PER_TTL)}), not by pid`,
         );
       }
       slot = await waitForSlot({
@@ -213,15 +167,15 @@ export const runSlotCommand = defineCommand({
       out.say(`warning: running without a slot (--fail-open): ${err.message}`);
     }
 
-    let spawned: ReturnType<typeof spawnGated>;
+    let spawned: ReturnType<typeof spawnChild>;
     try {
-      spawned = spawnGated(cmd);
+      spawned = spawnChild(cmd, "airlock-run");
     } catch (err) {
       if (slot) await releaseQuietly(slot.token, client);
       out.say(`cannot start ${cmd[0]}: ${errorMessage(err)}`);
       process.exit(127);
     }
-    const { child, open } = spawned;
+    const { child } = spawned;
     const binding = bindProcess(child.pid); // CMD's group as it is now, to tell when it is empty
     let boundToCmd = false;
     let stopHeartbeat = () => {};
@@ -237,25 +191,9 @@ export const runSlotCommand = defineCommand({
       }
     }
 
-    const forward = FORWARDED.map(
-      (sig) =>
-        [
-          sig,
-          () => {
-            try {
-              process.kill(-child.pid, sig);
-            } catch {
-              // the group is already gone
-            }
-          },
-        ] as const,
-    );
-    for (const [sig, h] of forward) process.on(sig, h);
-    open();
-    await child.exited;
+    spawned.open();
+    const code = await spawned.exited();
     stopHeartbeat();
-    for (const [sig, h] of forward) process.off(sig, h);
-    const code = child.exitCode ?? 128 + signalNumber(String(child.signalCode ?? ""));
 
     if (slot) {
       if (boundToCmd && binding && groupAlive(binding)) {

@@ -45,6 +45,9 @@ export const setupCommand = defineCommand({
     remove: { type: "boolean", description: "Take out exactly what setup added" },
   },
   async run({ args }) {
+    if (!args.client && args.remove) {
+      throw new AirlockError("usage", `airlock setup: --remove needs a client: airlock setup <client> --remove (one of: ${CLIENTS.map((c) => c.id).join(", ")})`);
+    }
     if (!args.client) {
       const ctx = setupContext({ project: args.project });
       for (const c of CLIENTS) {

@@ -4,6 +4,7 @@
 // The token itself never reaches the browser.
 import { defineCommand } from "citty";
 import { daemonUrl, PORT_ARG, rpc } from "./client.ts";
+import { duration } from "./format.ts";
 
 /** The command that opens a URL in the desktop's browser, or null where there is none. */
 export function opener(platform: NodeJS.Platform = process.platform): string[] | null {
@@ -30,6 +31,6 @@ export const uiCommand = defineCommand({
         return;
       }
     }
-    console.log(`Open this link within ${r.expires_in_seconds} s (it works once):\n${link}`);
+    console.log(`Open this link within ${duration(r.expires_in_seconds)} (it works once):\n${link}`);
   },
 });

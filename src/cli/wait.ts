@@ -150,15 +150,20 @@ export class StatusLine {
 
   /** The place in line: rewritten on a terminal, else printed only when the position changes. */
   place(pool: string, p: Place): void {
+    this.progress(placeLine(pool, p), p.position);
+  }
+
+  /** A line about waiting: rewritten in place on a terminal, else printed only when `position` changes. */
+  progress(line: string, position: number): void {
     if (this.tty) {
       // One terminal row: a wrapped line could not be rewritten in place with \r.
       const room = (process.stderr.columns || 100) - 1 - "airlock: ".length;
-      process.stderr.write(`\r\x1b[2K${this.prefix}${clip(placeLine(pool, p), Math.max(20, room))}`);
+      process.stderr.write(`\r\x1b[2K${this.prefix}${clip(line, Math.max(20, room))}`);
       this.live = true;
-    } else if (p.position !== this.lastPosition) {
-      process.stderr.write(`${this.prefix}${placeLine(pool, p)}\n`);
+    } else if (position !== this.lastPosition) {
+      process.stderr.write(`${this.prefix}${line}\n`);
     }
-    this.lastPosition = p.position;
+    this.lastPosition = position;
   }
 
   say(message: string): void {
@@ -211,6 +216,15 @@ type Refused = {
 type Answer = Granted | Refused;
 
 const never = new Promise<never>(() => {});
+
+/** acquire_slot's "unknown pool: gpu", with how to create it; any other error as it was. */
+function unknownPool(err: unknown, pool: string): unknown {
+  if (!(err instanceof AirlockError && err.message.includes(`unknown pool: ${pool}`))) return err;
+  return new AirlockError(
+    "invalid_argument",
+    `unknown pool: ${pool}; create it with \`airlock pool set ${pool} --capacity N --reason TEXT\` (\`airlock pools\` lists the pools)`,
+  );
+}
 
 /**
  * Takes a slot, waiting as long as needed (or until timeoutSeconds: then null, with the request
@@ -268,7 +282,9 @@ export async function waitForSlot(ask: SlotAsk): Promise<Slot | null> {
   };
 
   try {
-    let a = await acquire(0);
+    let a = await acquire(0).catch((err: unknown) => {
+      throw unknownPool(err, ask.pool);
+    });
     let lostAt: number | undefined;
     while (!a.granted) {
       if (a.deadlock) {
@@ -350,7 +366,7 @@ export const waitCommand = defineCommand({
     });
     if (!slot) {
       // An expected outcome, not a broken contract: said on stderr, exit 1.
-      out.say(`no slot in pool ${pool} within ${timeoutSeconds}s; the request was withdrawn`);
+      out.say(`no slot in pool ${pool} within ${duration(timeoutSeconds ?? 0)}; the request was withdrawn`);
       process.exitCode = 1;
       return;
     }

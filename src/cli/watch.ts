@@ -1,7 +1,7 @@
 // `airlock watch`: status, redrawn every interval until Ctrl-C.
 import { defineCommand } from "citty";
 import { errorMessage } from "../errors.ts";
-import { renderStatus } from "./format.ts";
+import { clock, renderStatus } from "./format.ts";
 import { loadSnapshot } from "./status.ts";
 import { PORT_ARG } from "./client.ts";
 
@@ -21,7 +21,7 @@ export const watchCommand = defineCommand({
       } catch (err) {
         screen = errorMessage(err);
       }
-      process.stdout.write(`\x1b[2J\x1b[H${screen}\n${new Date().toLocaleTimeString()}  (Ctrl-C to stop)\n`);
+      process.stdout.write(`\x1b[2J\x1b[H${screen}\n${clock(Date.now())}  (Ctrl-C to stop)\n`);
       await Bun.sleep(everyMs);
     }
   },

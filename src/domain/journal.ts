@@ -18,6 +18,8 @@ const TRIM_EVERY_MS = 3600 * 1000;
 // a scan), and trimmed once it passes the max by a tenth: never a scan per write.
 const COUNT_CHECK_EVERY = 256;
 const COUNT_SLACK = 1.1;
+// What newToken() makes (16 random bytes in hex): nothing else can name a token in the journal.
+const TOKEN_SHAPE = /^[0-9a-f]{32}$/;
 
 export interface JournalOptions {
   /** Entries older than this are trimmed (the newest always stays). */
@@ -175,6 +177,20 @@ export class Journal {
     const r: WatchResult = { revision, changes };
     if (since > 0 && since < (yield* this.oldestTx()) - 1) r.trimmed = true;
     return r;
+  }
+
+  /**
+   * Whether a change of this kind prefix (`pool.`, `path.`) names this token by the 8-character
+   * prefix the journal keeps of it: then it was issued here (within the journal's retention),
+   * and a release that finds nothing means "already released", not "unknown". Read only on
+   * that miss, never on a path every call takes.
+   */
+  async mentionsToken(kindPrefix: string, token: string): Promise<boolean> {
+    if (!TOKEN_SHAPE.test(token)) return false;
+    return this.c.read(function* () {
+      const row = yield* get<{ x: number }>("SELECT 1 AS x FROM journal WHERE kind LIKE ? AND data LIKE ? LIMIT 1", `${kindPrefix}%`, `%"${token.slice(0, 8)}"%`);
+      return row !== undefined && row !== null;
+    });
   }
 
   /** The oldest revision kept (0 when none). Revisions are contiguous but for trimming. */

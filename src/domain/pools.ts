@@ -503,7 +503,8 @@ export class Pools implements WaitSource {
     const fence = yield* this.journal.record("pool.granted", poolName, {
       agentId: want.agentId,
       reason: want.reason,
-      data: compactData({ weight: want.weight, pid: b?.pid, waited_ms: since === undefined ? 0 : now - since }),
+      // slot: the token's prefix, as waiters' entries keep theirs (request): a later release_slot of it can say "already released".
+      data: compactData({ weight: want.weight, pid: b?.pid, waited_ms: since === undefined ? 0 : now - since, slot: token.slice(0, 8) }),
     });
     yield* run(
       "INSERT INTO slots (token, pool, agent_id, weight, reason, fence, acquired_at, expires_at, pid, pgid, pid_start) " +

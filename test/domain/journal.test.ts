@@ -338,3 +338,23 @@ describe("watch", () => {
     expect(seen).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
   });
 });
+
+describe("tokens the journal can vouch for", () => {
+  test("a slot, a queued request and a path claim are known after their release; a token never issued is not", async () => {
+    const k = t.kernel;
+    const held = await k.pools.acquire({ agentId: "a", pool: "heavy", weight: 1, ttlMs: 60_000, waitMs: 0 });
+    const queued = await k.pools.acquire({ agentId: "b", pool: "heavy", weight: 1, ttlMs: 60_000, waitMs: 0 });
+    if (!held.granted || queued.granted) throw new Error("expected one grant and one queued request");
+    expect(await k.pools.release(queued.wakeToken!)).toBe(true);
+    expect(await k.pools.release(held.token)).toBe(true);
+    const claim = await k.paths.claim({ agentId: "a", room: "r", paths: ["src/**"], ttlMs: 60_000, waitMs: 0 });
+    if (!claim.granted) throw new Error("not granted");
+    expect(await k.paths.release(claim.token)).toBe(true);
+    expect(await k.journal.mentionsToken("pool.", held.token)).toBe(true);
+    expect(await k.journal.mentionsToken("pool.", queued.wakeToken!)).toBe(true);
+    expect(await k.journal.mentionsToken("path.", claim.token)).toBe(true);
+    expect(await k.journal.mentionsToken("pool.", claim.token)).toBe(false);
+    expect(await k.journal.mentionsToken("pool.", "0123456789abcdef0123456789abcdef")).toBe(false);
+    expect(await k.journal.mentionsToken("path.", "deadbeef")).toBe(false);
+  });
+});

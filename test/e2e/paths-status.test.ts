@@ -35,7 +35,7 @@ describe("status shows path claims by room", () => {
       const at = lines.findIndex((l) => l.startsWith("CLAIMS (2)"));
       expect(at).toBeGreaterThanOrEqual(0);
       expect(lines[at + 1]).toBe("  room /repo/one");
-      expect(lines[at + 2]).toMatch(/^ {4}claude {2}src\/api\/\*\* {2}\(api rewrite\) {2}expires in 1[45]m\d\ds, fence \d+$/);
+      expect(lines[at + 2]).toMatch(/^ {4}claude {2}src\/api\/\*\* {2}\(api rewrite\) {2}expires in 1[45]m( \d\d?s)?, fence \d+$/);
       expect(lines[at + 3]).toBe("  room two");
       expect(lines[at + 4]).toMatch(/^ {4}codex {2}src\/web\/\*\* docs\/\*\.md {2}expires in /);
     } finally {

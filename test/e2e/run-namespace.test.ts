@@ -170,7 +170,7 @@ describe("held by heartbeat", () => {
       expect(lines).toHaveLength(1);
       expect(lines[0]).toContain("another PID namespace");
       expect(lines[0]).toContain(FOREIGN_NS);
-      expect(lines[0]).toContain("by heartbeat (ttl 60 s, renewed every 20 s)");
+      expect(lines[0]).toContain("by heartbeat (ttl 1m, renewed every 20s)");
     } finally {
       server.stop(true);
     }

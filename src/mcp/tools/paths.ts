@@ -107,10 +107,13 @@ export const pathTools = [
   defineTool({
     name: "release_paths",
     title: "Release a path claim",
-    description: "Release a claim you hold, with its claim_token, as soon as your edits there are done. Agents waiting for the region get it at once.",
+    description:
+      "Release a claim you hold, with its claim_token, as soon as your edits there are done. Agents waiting for the region " +
+      "get it at once. Releasing again answers released:false; a token never issued answers released:false, unknown:true.",
     args: v.object({ claim_token: claimToken }),
     async run(a, { kernel }) {
-      return { released: await kernel.paths.release(a.claim_token) };
+      if (await kernel.paths.release(a.claim_token)) return { released: true };
+      return (await kernel.journal.mentionsToken("path.", a.claim_token)) ? { released: false } : { released: false, unknown: true };
     },
   }),
 

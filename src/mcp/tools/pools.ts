@@ -99,10 +99,12 @@ export const poolTools = [
     title: "Release a slot",
     description:
       "Release a slot as soon as the heavy work ends: the next agent in line gets it at once. Idempotent: releasing " +
-      "again answers released:false. A queued request's wake_token withdraws the request instead.",
+      "again answers released:false; a token never issued answers released:false, unknown:true. A queued request's " +
+      "wake_token withdraws the request instead.",
     args: v.object({ slot_token: slotToken }),
     async run(a, { kernel }) {
-      return { released: await kernel.pools.release(a.slot_token) };
+      if (await kernel.pools.release(a.slot_token)) return { released: true };
+      return (await kernel.journal.mentionsToken("pool.", a.slot_token)) ? { released: false } : { released: false, unknown: true };
     },
   }),
 

@@ -1,0 +1,175 @@
+// Strict arguments (SPEC §8), the real CLI against a real daemon: a mistyped flag, a flag
+// without its value or an unknown command is refused with exit 2 and a "did you mean" before
+// anything is done; --help fits 80 columns with no ANSI when piped; `log -f` follows; and the
+// defects this replaced (setup --dryrun wrote files, claim --agnet claimed `bob`, run --pol
+// queued in heavy) change nothing now.
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, mkdtempSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { cliEnv, daemonCommand, ROOT, runCli, useDaemon } from "../helpers/daemon.ts";
+
+setDefaultTimeout(30_000);
+
+const d = useDaemon();
+const env = cliEnv(d);
+
+const scratch = () => mkdtempSync(join(tmpdir(), "airlock-strict-"));
+
+function refused(r: { code: number; stderr: string; stdout: string }, flag: string, suggestion?: string) {
+  expect(r.code).toBe(2);
+  expect(r.stdout).toBe("");
+  expect(r.stderr).toContain(flag);
+  if (suggestion) expect(r.stderr).toContain(`did you mean ${suggestion}?`);
+  expect(r.stderr).not.toMatch(/^\s+at /m);
+}
+
+describe("the reproduced defects are refused with exit 2, changing nothing", () => {
+  test("setup cursor --dryrun suggests --dry-run and writes no file", async () => {
+    const home = scratch();
+    const r = await runCli(["setup", "cursor", "--dryrun"], { HOME: home, AIRLOCK_HOME: d.home });
+    refused(r, "unknown flag --dryrun", "--dry-run");
+    expect(existsSync(join(home, ".cursor"))).toBe(false);
+    expect(readdirSync(home).filter((f) => !f.startsWith(".bun"))).toEqual([]);
+  });
+
+  test("claim --agnet bob 'typo/**' suggests --agent and creates no claim", async () => {
+    const r = await runCli(["claim", "--room", "strict", "--agnet", "bob", "typo/**"], env);
+    refused(r, "unknown flag --agnet", "--agent");
+    expect(await d.call("list_path_claims", { room: "strict" })).toEqual([]);
+  });
+
+  test("run --pol gpu -- true suggests --pool and takes no slot", async () => {
+    const dir = scratch();
+    const r = await runCli(["run", "--pol", "gpu", "--", "touch", join(dir, "ran")], env);
+    refused(r, "unknown flag --pol", "--pool");
+    expect(existsSync(join(dir, "ran"))).toBe(false);
+    const log = await d.call("watch_changes", { kinds: ["pool."] });
+    expect(log.changes).toEqual([]);
+  });
+});
+
+describe("every command is strict", () => {
+  test("a string flag at the end, or followed by another flag or by --, is a missing value", async () => {
+    refused(await runCli(["log", "--since"], env), "--since needs a value");
+    refused(await runCli(["claim", "--agent", "--room", "x", "a/**"], env), "--agent needs a value");
+    refused(await runCli(["run", "--pool", "--", "true"], env), "--pool needs a value");
+    expect(await d.call("list_path_claims", {})).toEqual([]);
+  });
+
+  test("an unknown command suggests the nearest one; a word a command does not take is refused", async () => {
+    refused(await runCli(["stauts"], env), "unknown command stauts", "status");
+    refused(await runCli(["status", "extra"], env), '"extra"');
+    refused(await runCli(["pool", "sett", "heavy"], env), "unknown command sett", "set");
+    refused(await runCli(["release"], env), "missing TOKEN");
+    refused(await runCli(["pool", "set", "heavy", "--reason", "r"], env), "missing --capacity");
+  });
+
+  test("bare flags run the daemon, and its flags are checked too", async () => {
+    refused(await runCli(["--prot", "1234"], env), "unknown flag --prot", "--port");
+  });
+
+  test("words after -- belong to the child command and are never checked", async () => {
+    const r = await runCli(["run", "--", "sh", "-c", 'printf "%s|" "$@"', "x", "--dryrun", "-h", "--agnet"], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("--dryrun|-h|--agnet|");
+  });
+
+  test("a run flag after the command's own words says to put the command after --", async () => {
+    const r = await runCli(["run", "sh", "-c", "true"], env);
+    refused(r, "unknown flag -c");
+    expect(r.stderr).toContain("after --");
+  });
+
+  test("declared spellings pass: --flag=value, boolean negation, aliases", async () => {
+    expect((await runCli(["claims", "--room=nowhere"], env)).stdout).toBe("(no claims)\n");
+    expect((await runCli(["run", "--no-pid-binding", "--", "true"], env)).code).toBe(0);
+    refused(await runCli(["claims", "--no-room"], env), "unknown flag --no-room");
+  });
+
+  test("setup --remove without a client is an error, not the client listing", async () => {
+    const r = await runCli(["setup", "--remove"], { HOME: scratch(), AIRLOCK_HOME: d.home });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("--remove needs a client");
+  });
+});
+
+describe("help", () => {
+  const commands = [[], ["run"], ["lock"], ["setup"], ["pool", "set"], ["log"], ["daemon"], ["claim"], ["install-service"]];
+  for (const c of commands) {
+    test(`airlock ${c.join(" ")} --help fits 80 columns with no ANSI when piped`, async () => {
+      const r = await runCli([...c, "--help"], { ...env, NO_COLOR: undefined, TERM: "xterm-256color", FORCE_COLOR: "1" });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain("Usage:");
+      expect(r.stdout).not.toContain("\x1b");
+      for (const line of r.stdout.split("\n")) expect(line.length).toBeLessThanOrEqual(80);
+    });
+  }
+
+  test("help is shown even when the rest of the line has a typo, and `airlock help X` is `airlock X --help`", async () => {
+    const r = await runCli(["claim", "--agnet", "x", "--help"], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("--agent");
+    expect((await runCli(["help", "pool", "set"], env)).stdout).toContain("--capacity");
+  });
+});
+
+describe("unknown tokens and pools", () => {
+  test("release and unclaim of a token never issued say unknown and exit 1; one released before says already released", async () => {
+    for (const [verb, what] of [["release", "slot_token"], ["unclaim", "claim_token"]]) {
+      for (const token of ["deadbeef", "0123456789abcdef0123456789abcdef"]) {
+        const r = await runCli([verb!, token], env);
+        expect(r.code).toBe(1);
+        expect(r.stderr).toContain(`unknown ${what} "${token}"`);
+      }
+    }
+    const claim = await d.call("claim_paths", { agent_id: "me", room: "tok", paths: ["a/**"] });
+    expect(await runCli(["unclaim", claim.claim_token], env)).toMatchObject({ code: 0, stdout: "released\n" });
+    expect(await runCli(["unclaim", claim.claim_token], env)).toMatchObject({ code: 0, stdout: "already released\n" });
+    const slot = await d.call("acquire_slot", { agent_id: "me", ttl_seconds: 60 });
+    expect(await runCli(["release", slot.slot_token], env)).toMatchObject({ code: 0, stdout: "released\n" });
+    expect(await runCli(["release", slot.slot_token], env)).toMatchObject({ code: 0, stdout: "already released\n" });
+    // A queued request withdrawn by its wake_token is known too.
+    const held = await d.call("acquire_slot", { agent_id: "holder", ttl_seconds: 60 });
+    const queued = await d.call("acquire_slot", { agent_id: "me", ttl_seconds: 60 });
+    expect(await runCli(["release", queued.wake_token], env)).toMatchObject({ code: 0, stdout: "released\n" });
+    expect(await runCli(["release", queued.wake_token], env)).toMatchObject({ code: 0, stdout: "already released\n" });
+    await d.call("release_slot", { slot_token: held.slot_token });
+  });
+
+  test("run --pool gpu and wait --pool gpu fail at once with `unknown pool: gpu` and how to create it", async () => {
+    for (const args of [["run", "--pool", "gpu", "--", "true"], ["wait", "--pool", "gpu"]]) {
+      const r = await runCli(args, env, 10_000);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain("unknown pool: gpu");
+      expect(r.stderr).toContain("airlock pool set gpu --capacity N");
+    }
+  });
+});
+
+describe("log", () => {
+  test("log -f follows, and the human form has clock times and durations, never epoch milliseconds", async () => {
+    const proc = Bun.spawn([...daemonCommand(), "log", "-f"], { cwd: ROOT, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+    try {
+      await Bun.sleep(500);
+      const lock = await d.call("lock_resource", { name: "followed", agent_id: "me", ttl_seconds: 60 });
+      await d.call("renew_lock", { name: "followed", lock_token: lock.lock_token, ttl_seconds: 120 });
+      const reader = proc.stdout.getReader();
+      let text = "";
+      while (!text.includes("lock.renewed")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+      }
+      const line = text.split("\n").find((l) => l.includes("lock.renewed"))!;
+      expect(line).toMatch(/^#\d+ {2}\d\d:\d\d:\d\d {2}lock\.renewed/);
+      expect(line).toMatch(/expires=\d\d:\d\d:\d\d/);
+      expect(line).not.toMatch(/\d{13}/);
+      await d.call("unlock_resource", { name: "followed", lock_token: lock.lock_token });
+    } finally {
+      proc.kill();
+      await proc.exited;
+    }
+  });
+});

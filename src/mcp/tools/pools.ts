@@ -4,7 +4,7 @@ import * as v from "valibot";
 import type { Kernel } from "../../domain/kernel.ts";
 import { DEFAULT_POOL, type SlotResult } from "../../domain/pools.ts";
 import { holderWire, livePools, queuedWire } from "../../domain/snapshot.ts";
-import { clampedSeconds, int, MAX_ID_LENGTH, text, ttlArgs, ttlSeconds } from "./args.ts";
+import { clampedSeconds, MAX_ID_LENGTH, text, truncated, ttlArgs, ttlSeconds, whole } from "./args.ts";
 import { compact, DEADLOCK_NOTE, defineTool, inSeconds } from "./define.ts";
 
 export const DEFAULT_SLOT_TTL_SECONDS = 900; // like a lock: long enough for a build, renew for longer
@@ -67,14 +67,14 @@ export const poolTools = [
       agent_id: text("agent_id", "Who you are, e.g. `agent:claude-session-abc`.", MAX_ID_LENGTH),
       pool: v.optional(pool, DEFAULT_POOL),
       reason: v.optional(text("reason", "What you will run, e.g. `cargo test`. Shown to the agents queued behind you.")),
-      weight: v.optional(int("weight", "Capacity units this job needs (>= 1). Default 1.", { min: 1, max: MAX_CAPACITY }), 1),
+      weight: v.optional(whole("weight", "Capacity units this job needs (>= 1). Default 1.", { min: 1, max: MAX_CAPACITY }), 1),
       wait_seconds: v.optional(
         clampedSeconds("wait_seconds", "Block up to this many seconds (0–50) for your turn. Default 0: answer at once (you stay queued)."),
         0,
       ),
       wake_token: v.optional(text("wake_token", "The wake_token from an earlier answer: claims your offer or keeps your place.", 64)),
       ...ttlArgs("How long the slot lives unless renewed or released, in seconds (> 0). Ignored with pid.", DEFAULT_SLOT_TTL_SECONDS),
-      pid: v.optional(int("pid", "A process of yours: the slot is held exactly as long as its process group.", { min: 1, max: MAX_PID })),
+      pid: v.optional(whole("pid", "A process of yours: the slot is held exactly as long as its process group.", { min: 1, max: MAX_PID })),
     }),
     async run(a, { kernel, signal }) {
       const r = await kernel.pools.acquire(
@@ -115,7 +115,7 @@ export const poolTools = [
     args: v.object({
       slot_token: text("slot_token", "The slot_token from acquire_slot.", 64),
       ...ttlArgs("New lifetime from now, in seconds (> 0).", DEFAULT_SLOT_TTL_SECONDS),
-      pid: v.optional(int("pid", "Bind the slot to this process's group from now on.", { min: 1, max: MAX_PID })),
+      pid: v.optional(whole("pid", "Bind the slot to this process's group from now on.", { min: 1, max: MAX_PID })),
     }),
     async run(a, { kernel }) {
       const r = await kernel.pools.renew(a.slot_token, ttlSeconds(a, DEFAULT_SLOT_TTL_SECONDS)! * 1000, a.pid);
@@ -147,12 +147,12 @@ export const poolTools = [
       "inspect_machine first to choose a capacity. author and reason are recorded.",
     args: v.object({
       pool,
-      capacity: int("capacity", "How many weight units may run at once (>= 1).", { min: 1, max: MAX_CAPACITY }),
-      expected_version: int("expected_version", "The version you read from list_pools; 0 to create a pool.", { min: 0 }),
+      capacity: whole("capacity", "How many weight units may run at once (>= 1).", { min: 1, max: MAX_CAPACITY }),
+      expected_version: whole("expected_version", "The version you read from list_pools; 0 to create a pool.", { min: 0 }),
       author: text("author", "Who is changing it.", MAX_ID_LENGTH),
       reason: text("reason", "Why, e.g. `16-core machine, builds use 4 cores each`."),
       offer_seconds: v.optional(
-        int("offer_seconds", "How long freed capacity is held for an absent request (>= 1). Default 30.", { min: 1, max: MAX_OFFER_SECONDS }),
+        truncated("offer_seconds", "How long freed capacity is held for an absent request (>= 1). Default 30.", { min: 1, max: MAX_OFFER_SECONDS }),
       ),
     }),
     run(a, { kernel }) {

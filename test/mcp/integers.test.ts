@@ -107,3 +107,18 @@ test("on the wire: ttl_seconds 1.5 is a one-second lock (v2), weight 1.5 and cap
   );
   expect(JSON.stringify(await a.call("list_pools"))).toBe(pools);
 });
+
+test("acquire_slot with its wake_token and no weight keeps the queued weight; a different weight is refused", async () => {
+  const a = await makeApp();
+  await a.call("configure_pool", { pool: "heavy", capacity: 2, expected_version: 1, author: "a", reason: "r" });
+  const held = await a.call("acquire_slot", { agent_id: "h", weight: 2 });
+  const q = await a.call("acquire_slot", { agent_id: "b", weight: 2 });
+  expect(q).toMatchObject({ granted: false, queue_position: 1 });
+  const before = await everything(a);
+  expect(await a.callError("acquire_slot", { agent_id: "b", wake_token: q.wake_token, weight: 1 })).toStartWith(
+    "weight must be the weight your queued request asked for (2) when the call resumes it (got 1)",
+  );
+  expect(await everything(a)).toBe(before);
+  expect(await a.call("release_slot", { slot_token: held.slot_token })).toEqual({ released: true });
+  expect(await a.call("acquire_slot", { agent_id: "b", wake_token: q.wake_token })).toMatchObject({ granted: true, weight: 2 });
+});

@@ -65,6 +65,9 @@ async function load(): Promise<void> {
   }
   banner();
   apply(snap);
+  // The first snapshot ends the loading state (the journal's placeholder too).
+  for (const el of document.querySelectorAll("[data-testid=loading]")) el.remove();
+  document.querySelector("main")?.removeAttribute("aria-busy");
 }
 
 function apply(snap: Snapshot): void {
@@ -176,7 +179,7 @@ $("theme-toggle").addEventListener("click", () => {
 systemDark.addEventListener("change", () => applyTheme());
 
 applyTheme();
-live(false);
+// No live(false) here: the page says "connecting…" (index.html) until the feed opens or fails.
 setInterval(tick, 1000);
 await refresh();
 connect();

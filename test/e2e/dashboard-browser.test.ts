@@ -1,7 +1,8 @@
 // The dashboard in a real browser: Debian's Chromium driven by playwright-core. The user's
 // path exactly: `airlock ui --print` gives the one-time link, the browser follows it and holds
 // an HttpOnly cookie; changes made over MCP appear live (over SSE) within a second; waiters show
-// in order; a pool offer counts down; a deadlock (everyone blocked) and a cycle that would
+// in order; a pool offer counts down; the first paint says "loading" (no zeros, no
+// "reconnecting") until the first snapshot; a deadlock (everyone blocked) and a cycle that would
 // deadlock if an agent between calls blocks show as two kinds; a browser without the cookie is
 // refused. Each state is saved as a screenshot in .ci/out/ (AIRLOCK_ARTIFACTS), and the
 // measured update latencies in dashboard-latency.json there.
@@ -89,6 +90,35 @@ describe.skipIf(!HAVE_CHROMIUM)("the dashboard in Chromium", () => {
     // Where the state comes from; on a shared store, how many daemons keep it.
     expect(await page.getByTestId("source").textContent()).toBe(ON_POSTGRES ? "daemon · shared store, 1 daemon" : "daemon");
     await shot("empty");
+  });
+
+  test("the first paint shows a loading state until the first snapshot: no zeros, and no \"reconnecting\" without a failure", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    // The status answer is held back: the page shows what it has before it.
+    await page.route("**/ui/api/status", async (route) => {
+      await held;
+      await route.continue();
+    });
+    try {
+      await page.reload({ waitUntil: "domcontentloaded" });
+      await page.getByTestId("loading").first().waitFor({ timeout: 5000 });
+      expect(await page.getByTestId("loading").count()).toBe(7); // every section
+      const counts = await page.locator("h2 .count").allTextContents();
+      expect(counts).toHaveLength(7);
+      expect(counts.filter((c) => c !== "…")).toEqual([]); // no zeros before anything is known
+      expect(await page.getByTestId("connection").textContent()).not.toContain("reconnecting");
+      expect(await page.locator("main").getAttribute("aria-busy")).toBe("true");
+      expect(await page.getByTestId("banner").isHidden()).toBe(true);
+      await shot("loading");
+    } finally {
+      release();
+    }
+    await page.getByTestId("loading").first().waitFor({ state: "detached", timeout: 5000 });
+    await page.unroute("**/ui/api/status");
+    expect(await page.locator("main").getAttribute("aria-busy")).toBeNull();
+    expect((await page.locator("h2 .count").allTextContents()).every((c) => /^\d+$/.test(c))).toBe(true);
+    await page.getByTestId("connection").filter({ hasText: "live" }).waitFor({ timeout: 5000 });
   });
 
   test("a lock taken over MCP appears within a second, and its waiters in order", async () => {

@@ -3,7 +3,8 @@
 // `wait` print while they queue.
 import { colors } from "consola/utils";
 import { env } from "../config/env.ts";
-import type { ChangeView, Snapshot, SnapshotPool, SnapshotRoomClaims } from "../domain/snapshot.ts";
+import { type CycleStep, wouldDeadlockLabel } from "../domain/deadlock.ts";
+import type { ChangeView, Snapshot, SnapshotPool, SnapshotRoomClaims, WaitGraphView } from "../domain/snapshot.ts";
 
 const c = (fn: (s: string) => string) => (s: string) => (env.noColor ? s : fn(s));
 const bold = c(colors.bold);
@@ -33,9 +34,9 @@ export function renderStatus(s: Snapshot, where: string): string {
     return `${a.agent_id}${a.role ? ` [${a.role}]` : ""}  ${dim(`heartbeat expires in ${duration(a.expires_in_seconds)}`)}${holds.length ? `  holds ${holds.join(", ")}` : ""}${waits.length ? yellow(`  waits for ${waits.join(", ")}`) : ""}`;
   });
   // An older daemon's snapshot has no graph or journal.
-  const graph = s.graph ?? { edges: [], cycles: [] };
+  const graph = s.graph ?? { edges: [], deadlocks: [], would_deadlock: [] };
   const edges = graph.edges.map((e) => `${e.agent_id} → ${e.waits_for}  ${dim(`${e.kind} ${e.resource}${e.blocked ? "" : ", between calls"}`)}`);
-  const cycles = graph.cycles.map((c) => red(`deadlock: ${c.map((x) => `${x.agent_id} → (${x.resource})`).join(" → ")} → ${c[0]?.agent_id ?? ""}`));
+  const cycles = renderCycles(graph);
   const changes = (s.journal ?? []).slice(-RECENT_CHANGES).map((e) => formatChange(e));
   const queues = s.queues.map(
     (q) => `${q.queue}  ${q.pending} pending, ${q.claimed} claimed, ${q.done} done, ${q.failed} failed${q.waiters ? yellow(`, ${q.waiters} waiting`) : ""}`,
@@ -89,6 +90,23 @@ export function formatChange(c: Change): string {
   if (c.reason !== undefined) parts.push(`(${c.reason})`);
   return parts.join("  ");
 }
+
+/**
+ * The graph's cycles, in the daemon's one meaning: a deadlock is a cycle whose agents are all
+ * blocked right now (what a caller closing it is answered with); a cycle through agents between
+ * calls is one that would deadlock if they blocked, and says who. The dashboard says the same.
+ */
+export function renderCycles(graph: WaitGraphView): string[] {
+  // A daemon older than the two kinds sends one list of cycles, blocked or not: said as such.
+  const old = (graph as { cycles?: CycleStep[][] }).cycles;
+  if (graph.deadlocks === undefined) return (old ?? []).map((c) => yellow(`cycle: ${cycleSteps(c)}`) + dim("  (an older daemon: blocked or between calls unknown)"));
+  return [
+    ...graph.deadlocks.map((d) => red(`deadlock: ${cycleSteps(d.cycle)}`)),
+    ...(graph.would_deadlock ?? []).map((c) => yellow(`${wouldDeadlockLabel(c.between_calls)}: ${cycleSteps(c.cycle)}`)),
+  ];
+}
+
+const cycleSteps = (c: CycleStep[]) => `${c.map((x) => `${x.agent_id} → (${x.resource})`).join(" → ")} → ${c[0]?.agent_id ?? ""}`;
 
 /** How many of the snapshot's journal entries status shows (airlock log shows them all). */
 const RECENT_CHANGES = 10;

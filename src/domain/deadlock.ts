@@ -40,6 +40,23 @@ export interface Deadlock {
   cycle: CycleStep[];
 }
 
+/** A cycle that is not a deadlock yet: it becomes one when the agents between calls block again. */
+export interface WouldDeadlock {
+  cycle: CycleStep[];
+  /** The agents in the cycle whose wait is kept between calls (not blocked now), in cycle order. */
+  betweenCalls: string[];
+}
+
+/**
+ * How every screen names a cycle that is not a deadlock yet ("cycle that would deadlock if a
+ * blocks", "... if a and b block"): `airlock status` and the dashboard say it in these words.
+ * Pure, with no imports, so the dashboard's bundle can take it.
+ */
+export function wouldDeadlockLabel(betweenCalls: readonly string[]): string {
+  const who = betweenCalls.length <= 1 ? (betweenCalls[0] ?? "") : `${betweenCalls.slice(0, -1).join(", ")} and ${betweenCalls.at(-1)}`;
+  return `cycle that would deadlock if ${who} ${betweenCalls.length === 1 ? "blocks" : "block"}`;
+}
+
 /** What a primitive tells the graph: the waits of one agent (only its blocked calls' unless asked), or of everyone. */
 export interface WaitSource {
   waitsOf(agentId: string, includeDetached: boolean): Tx<Wait[]>;
@@ -108,23 +125,57 @@ export class WaitGraph {
     return { cycle };
   }
 
-  /** Every wait, and each distinct cycle among them (blocked calls and kept places alike). */
-  *view(): Tx<{ waits: Wait[]; cycles: CycleStep[][] }> {
+  /**
+   * Every wait, and each distinct cycle among them, of two kinds:
+   * - deadlocks, in the one meaning the daemon acts on: agents that are stuck, each of whose
+   *   blocked calls waits on someone stuck (detect() for every blocked call of the agent finds
+   *   a cycle). Every agent in such a cycle is blocked right now.
+   * - cycles that would deadlock once the agents between calls (their wait timed out and they
+   *   keep their place with a wake_token) block again: then the last of them to block is
+   *   answered with the cycle. Until then the daemon answers nobody, because such an agent may
+   *   let go of what it holds. betweenCalls names them, and the cycle starts with the first.
+   * A cycle of blocked calls through an agent that has another blocked call able to progress is
+   * neither (that agent may still let go): the exotic case the next closing call catches.
+   */
+  *view(): Tx<{ waits: Wait[]; deadlocks: Deadlock[]; wouldDeadlock: WouldDeadlock[] }> {
     const waits: Wait[] = [];
     for (const s of this.sources) waits.push(...(yield* s.allWaits()));
-    const cycles: CycleStep[][] = [];
     const seen = new Set<string>();
-    for (const w of waits) {
-      const d = yield* this.detect(w, { includeDetached: true });
-      if (!d) continue;
-      const key = d.cycle
+    const fresh = (cycle: CycleStep[]) => {
+      const key = cycle
         .map((s) => s.agent_id)
         .sort()
         .join("\u0000");
-      if (seen.has(key)) continue;
+      if (seen.has(key)) return false;
       seen.add(key);
-      cycles.push(d.cycle);
+      return true;
+    };
+
+    const deadlocks: Deadlock[] = [];
+    const blockedBy = new Map<string, Wait[]>();
+    for (const w of waits) if (w.blocked) blockedBy.set(w.agentId, [...(blockedBy.get(w.agentId) ?? []), w]);
+    for (const mine of blockedBy.values()) {
+      const found: Deadlock[] = [];
+      for (const w of mine) {
+        const d = yield* this.detect(w);
+        if (!d) break;
+        found.push(d);
+      }
+      if (found.length === mine.length && fresh(found[0]!.cycle)) deadlocks.push(found[0]!);
     }
-    return { waits, cycles };
+
+    // A step is blocked when one of its agent's blocked calls waits along it.
+    const blockedStep = (s: CycleStep) =>
+      waits.some((w) => w.blocked && w.agentId === s.agent_id && w.edges.some((e) => e.waitsFor === s.waits_for && e.resource === s.resource));
+    const wouldDeadlock: WouldDeadlock[] = [];
+    for (const w of waits) {
+      const d = yield* this.detect(w, { includeDetached: true });
+      if (!d) continue;
+      const away = d.cycle.filter((s) => !blockedStep(s)).map((s) => s.agent_id);
+      if (away.length === 0 || !fresh(d.cycle)) continue;
+      const first = d.cycle.findIndex((s) => s.agent_id === away[0]);
+      wouldDeadlock.push({ cycle: [...d.cycle.slice(first), ...d.cycle.slice(0, first)], betweenCalls: [...new Set(away)] });
+    }
+    return { waits, deadlocks, wouldDeadlock };
   }
 }

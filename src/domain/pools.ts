@@ -24,6 +24,7 @@ import { newToken } from "./tokens.ts";
 import { isBlocked, type Outcome, type Waiter, type WaitQueue } from "./wait.ts";
 
 export const DEFAULT_POOL = "heavy";
+export const DEFAULT_SLOT_TTL_MS = 900_000; // like a lock: long enough for a build, renew for longer
 
 /** This machine's own budget, beside the store's `heavy` (the team's, on a shared store). */
 export function machinePoolName(): string {
@@ -139,14 +140,20 @@ export interface SlotRefusal {
 
 export type SlotResult = SlotGrant | SlotRefusal;
 
+/**
+ * One acquire_slot call. A call that resumes a queued request (by its wake_token, or by agent and
+ * pool) keeps what the request queued with for whatever it leaves out: weight, reason, ttl, pid.
+ * A new request takes the defaults (weight 1, DEFAULT_SLOT_TTL_MS, no reason, unbound).
+ */
 export interface SlotRequest {
   agentId: string;
   pool: string;
   reason?: string | undefined;
-  weight: number;
+  /** Whole units >= 1. A resumed request must ask for the weight it queued with, or leave it out. */
+  weight?: number | undefined;
   waitMs: number;
   wakeToken?: string | undefined;
-  ttlMs: number;
+  ttlMs?: number | undefined;
   pid?: number | undefined;
 }
 
@@ -195,7 +202,8 @@ export class Pools implements WaitSource {
   }
 
   async acquire(req: SlotRequest, signal?: AbortSignal): Promise<SlotResult> {
-    assertTtl(req.ttlMs);
+    if (req.weight !== undefined) assertUnits("weight", req.weight);
+    if (req.ttlMs !== undefined) assertTtl(req.ttlMs);
     const binding = req.pid === undefined ? null : checkPid(req.pid);
     const first = await this.c.tx(() => this.acquireTx(req, binding, signal));
     if ("done" in first) return first.done;
@@ -212,16 +220,30 @@ export class Pools implements WaitSource {
     signal?: AbortSignal,
   ): Tx<{ done: SlotResult } | { wait: SlotWaiter; blocked: Promise<Outcome<SlotGrant>> }> {
     const pool = yield* this.pool(req.pool);
-    if (req.weight > pool.capacity) {
+    if (req.weight !== undefined && req.weight > pool.capacity) {
       throw new AirlockError("invalid_argument", `weight must be <= the pool's capacity (${pool.capacity}) (got ${req.weight})`);
     }
-    const want = { agentId: req.agentId, weight: req.weight, reason: req.reason ?? null, ttlMs: req.ttlMs, binding };
     let w = this.waits.find(req.wakeToken, req.pool, req.agentId);
+    // A place in line is for the weight it was taken with: changing it would be a new request.
+    if (w && req.weight !== undefined && req.weight !== w.req.weight) {
+      throw new AirlockError(
+        "invalid_argument",
+        `weight must be the weight your queued request asked for (${w.req.weight}) when the call resumes it (got ${req.weight}): ` +
+          "leave weight out to keep your place, or release_slot with its wake_token and acquire_slot again to queue with the new weight",
+      );
+    }
+    // Left out: what the request queued with, or the defaults for a new one.
+    const want = {
+      agentId: req.agentId,
+      weight: req.weight ?? w?.req.weight ?? 1,
+      reason: req.reason ?? w?.req.reason ?? null,
+      ttlMs: req.ttlMs ?? w?.req.ttlMs ?? DEFAULT_SLOT_TTL_MS,
+      binding: binding ?? w?.req.binding ?? null,
+    };
     if (w) {
       this.waits.adopt(w);
-      // An offer is claimed; asking for more than was offered needs the difference free too.
-      if (w.req.state === "offered" && want.weight <= w.req.weight + (yield* this.free(pool))) return { done: yield* this.grantRequest(w, want) };
-      if (w.req.state === "offered") yield* this.unoffer(w);
+      // An offer is claimed: it was sized for this very weight (held + offered <= capacity).
+      if (w.req.state === "offered") return { done: yield* this.grantRequest(w, want) };
       Object.assign(w.req, want);
       if (w.req.state === "paused") {
         // Back from a missed offer: it rejoins at the tail.
@@ -233,7 +255,7 @@ export class Pools implements WaitSource {
       this.waits.keep(w, true);
     } else {
       const nobodyWaits = !this.waits.line(req.pool).some((x) => x.req.state !== "paused");
-      if (nobodyWaits && req.weight <= (yield* this.free(pool))) return { done: yield* this.grantNew(pool.name, want) };
+      if (nobodyWaits && want.weight <= (yield* this.free(pool))) return { done: yield* this.grantNew(pool.name, want) };
       w = this.waits.enqueue(req.pool, { ...want, state: "queued", offerExpiresAt: null }, req.agentId);
       yield* this.persist(w);
       this.waits.keep(w);
@@ -302,6 +324,7 @@ export class Pools implements WaitSource {
   }
 
   async configure(req: ConfigureRequest): Promise<ConfigureResult> {
+    assertUnits("capacity", req.capacity);
     return this.c.tx(() => this.configureTx(req));
   }
 
@@ -873,6 +896,11 @@ function checkPid(pid: number): ProcessBinding {
     throw new AirlockError("invalid_argument", `pid ${pid} is in the daemon's or init's process group, which never exits; run the work in its own group`);
   }
   return { ...b, host: hostname() };
+}
+
+/** Weights and capacities are whole units >= 1 (SPEC §5): 1.5 of a build slot means nothing. */
+function assertUnits(field: string, n: number): void {
+  if (!Number.isInteger(n) || n < 1) throw new AirlockError("invalid_argument", `${field} must be a whole number >= 1 (got ${n})`);
 }
 
 function compactData(o: Record<string, unknown>): Record<string, unknown> {

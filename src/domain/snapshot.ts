@@ -5,7 +5,7 @@
 import { type Awaitable, DEAD_AFTER_MS } from "../store/store.ts";
 import { all, get, type Tx } from "../store/tx.ts";
 import { secondsSince, secondsUntil } from "./context.ts";
-import type { CycleStep, Wait } from "./deadlock.ts";
+import type { CycleStep, Deadlock, Wait, WouldDeadlock } from "./deadlock.ts";
 import type { JournalEntry } from "./journal.ts";
 import type { Kernel } from "./kernel.ts";
 import type { Holder, Queued } from "./pools.ts";
@@ -63,10 +63,22 @@ export interface WaitEdgeView {
   blocked: boolean;
 }
 
+/**
+ * The wait-for graph, with its cycles sorted into the two kinds every screen shows apart. A
+ * cycle's steps are in order; the last step's waits_for is the first step's agent_id.
+ */
 export interface WaitGraphView {
   edges: WaitEdgeView[];
-  /** Each cycle as its steps in order; the last step's waits_for is the first step's agent_id. */
-  cycles: { agent_id: string; waits_for: string; resource: string }[][];
+  /**
+   * Deadlocks as the daemon means them (and answers a caller that closes one): every agent in
+   * the cycle is blocked right now. Same shape as a refused call's `deadlock`.
+   */
+  deadlocks: { cycle: CycleStep[] }[];
+  /**
+   * Cycles that would deadlock if the agents in between_calls blocked: each of them keeps its
+   * place between calls, so the daemon has answered nobody yet. The cycle starts with the first.
+   */
+  would_deadlock: { cycle: CycleStep[]; between_calls: string[] }[];
 }
 
 /** One journal entry as the feed shows it: `at` is ISO 8601 (UTC), the kind's own fields flattened in. */
@@ -113,7 +125,7 @@ export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
   // Before the agents: each agent row lists its slots, claims and waits.
   const pools = live ? yield* livePools(live, now) : yield* storedPools(now);
   const claims = byRoom(live ? yield* live.paths.listTx() : yield* storedClaims(now), now);
-  const graph = live ? yield* live.graph.view() : { waits: [], cycles: [] };
+  const graph = live ? yield* live.graph.view() : { waits: [], deadlocks: [], wouldDeadlock: [] };
   // Only a shared store has daemons to count (and its clock is the database's).
   const daemons = (yield* hasTable("daemons"))
     ? ((yield* get<{ n: number }>("SELECT COUNT(*) AS n FROM daemons WHERE seen_at >= ?", now - DEAD_AFTER_MS))?.n ?? 0)
@@ -210,10 +222,14 @@ export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
   };
 }
 
-/** The edges of the wait-for graph, one per (waiter, blocker, resource), and its cycles. */
-function graphView(g: { waits: Wait[]; cycles: CycleStep[][] }): WaitGraphView {
+/** The edges of the wait-for graph, one per (waiter, blocker, resource), and its cycles of both kinds. */
+function graphView(g: { waits: Wait[]; deadlocks: Deadlock[]; wouldDeadlock: WouldDeadlock[] }): WaitGraphView {
   const edges = g.waits.flatMap((w) => w.edges.map((e) => ({ agent_id: w.agentId, waits_for: e.waitsFor, resource: e.resource, kind: w.kind, blocked: w.blocked })));
-  return { edges, cycles: g.cycles };
+  return {
+    edges,
+    deadlocks: g.deadlocks.map((d) => ({ cycle: d.cycle })),
+    would_deadlock: g.wouldDeadlock.map((c) => ({ cycle: c.cycle, between_calls: c.betweenCalls })),
+  };
 }
 
 function* hasTable(name: string): Tx<boolean> {

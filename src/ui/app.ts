@@ -65,18 +65,24 @@ async function load(): Promise<void> {
   }
   banner();
   apply(snap);
+  // The first snapshot ends the loading state (the journal's placeholder too).
+  for (const el of document.querySelectorAll("[data-testid=loading]")) el.remove();
+  document.querySelector("main")?.removeAttribute("aria-busy");
 }
 
 function apply(snap: Snapshot): void {
   for (const c of snap.journal ?? []) journal.add(c);
   seen = Math.max(seen, snap.revision);
-  const deadlocked = new Set((snap.graph?.cycles ?? []).flat().map((s) => s.agent_id));
+  // The daemon's two kinds, as the snapshot sorts them: in a deadlock now, or in a cycle that would be one.
+  const deadlocked = new Set((snap.graph?.deadlocks ?? []).flatMap((d) => d.cycle.map((s) => s.agent_id)));
+  const atRisk = new Set((snap.graph?.would_deadlock ?? []).flatMap((c) => c.cycle.map((s) => s.agent_id)));
   // On a shared store, say so: the page shows the team's state, kept by this many daemons.
   $("source").textContent = snap.daemons === undefined ? snap.source : `${snap.source} · shared store, ${snap.daemons} daemon${snap.daemons === 1 ? "" : "s"}`;
   $("revision").textContent = `rev ${snap.revision}`;
   section("graph", snap.graph?.edges.length ?? 0, snap.graph ? graph(snap) : []);
   $("graph").classList.toggle("alarm", deadlocked.size > 0);
-  section("agents", snap.agents.length, agents(snap, deadlocked));
+  $("graph").classList.toggle("caution", deadlocked.size === 0 && atRisk.size > 0);
+  section("agents", snap.agents.length, agents(snap, deadlocked, atRisk));
   section("locks", snap.locks.length, locks(snap));
   section("pools", snap.pools.length, pools(snap));
   section("claims", snap.claims.reduce((n, r) => n + r.claims.length, 0), claims(snap));
@@ -173,7 +179,7 @@ $("theme-toggle").addEventListener("click", () => {
 systemDark.addEventListener("change", () => applyTheme());
 
 applyTheme();
-live(false);
+// No live(false) here: the page says "connecting…" (index.html) until the feed opens or fails.
 setInterval(tick, 1000);
 await refresh();
 connect();

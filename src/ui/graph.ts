@@ -1,6 +1,10 @@
 // The wait-for graph as inline SVG, and its cycles as text. Agents sit on an ellipse (sorted, so a
 // refresh does not shuffle them); an edge points from the waiter to whoever is in its way. Edges
 // between the same two agents bow apart so a two-agent deadlock shows both arrows.
+// Cycles come in the daemon's two kinds, as the snapshot sorts them (and `airlock status` says
+// them): a deadlock (everyone in it blocked right now) in red; a cycle that would deadlock if the
+// agents between calls blocked, in amber, naming them.
+import { type CycleStep, wouldDeadlockLabel } from "../domain/deadlock.ts";
 import type { Snapshot, WaitEdgeView } from "../domain/snapshot.ts";
 import { h, svg, type El } from "./dom.ts";
 
@@ -16,9 +20,11 @@ const short = (s: string) => (s.length > LABEL_MAX ? `${s.slice(0, LABEL_MAX - 1
 const edgeKey = (e: { agent_id: string; waits_for: string; resource: string }) => JSON.stringify([e.agent_id, e.waits_for, e.resource]);
 
 export function graph(snap: Snapshot): El[] {
-  const { edges, cycles } = snap.graph;
+  const { edges, deadlocks, would_deadlock: would } = snap.graph;
   if (!edges.length) return [h("p", { class: "empty" }, "nobody waits")];
-  const inCycle = new Set(cycles.flatMap((c) => c.map(edgeKey)));
+  const inDeadlock = new Set(deadlocks.flatMap((d) => d.cycle.map(edgeKey)));
+  const inRisk = new Set(would.flatMap((c) => c.cycle.map(edgeKey)));
+  const cycleOf = (e: WaitEdgeView): Cycle => (inDeadlock.has(edgeKey(e)) ? "deadlock" : inRisk.has(edgeKey(e)) ? "risk" : null);
   const kinds = new Map(edges.map((e) => [edgeKey(e), e.kind]));
 
   const ids = [...new Set(edges.flatMap((e) => [e.agent_id, e.waits_for]))].sort();
@@ -37,27 +43,32 @@ export function graph(snap: Snapshot): El[] {
       ),
     );
   }
-  // Cycle edges last, so they are drawn over anything they cross.
-  const ordered = [...edges].sort((a, b) => Number(inCycle.has(edgeKey(a))) - Number(inCycle.has(edgeKey(b))));
+  // Cycle edges last (deadlocks on top), so they are drawn over anything they cross.
+  const rank = (e: WaitEdgeView) => ({ deadlock: 2, risk: 1, none: 0 })[cycleOf(e) ?? "none"];
+  const ordered = [...edges].sort((a, b) => rank(a) - rank(b));
   const bows = bowOffsets(edges);
-  for (const e of ordered) {
-    const cyc = inCycle.has(edgeKey(e));
-    root.append(edge(e, byId.get(e.agent_id)!, byId.get(e.waits_for)!, bows.get(e) ?? 0, cyc));
-  }
+  for (const e of ordered) root.append(edge(e, byId.get(e.agent_id)!, byId.get(e.waits_for)!, bows.get(e) ?? 0, cycleOf(e)));
 
-  const legend = h("p", { class: "legend" }, "solid: blocked now · dashed: away, keeps its place · ", h("span", { class: "warn" }, "red: deadlock"));
-  const list = cycles.length
-    ? h(
-        "ul",
-        { class: "cycles" },
-        cycles.map((c) => {
-          const steps = c.flatMap((s) => [s.agent_id, ` → (${[kinds.get(edgeKey(s)), s.resource].filter(Boolean).join(" ")}) → `]);
-          return h("li", { "data-testid": "cycle" }, h("strong", null, "deadlock: "), steps, c[0]?.agent_id ?? "");
-        }),
-      )
-    : null;
-  return [h("div", { class: "graph" }, root), ...(list ? [list] : []), legend];
+  const legend = h(
+    "p",
+    { class: "legend" },
+    "solid: blocked now · dashed: away, keeps its place · ",
+    h("span", { class: "warn" }, "red: deadlock"),
+    " · ",
+    h("span", { class: "risk" }, "amber: would deadlock if the agents away block"),
+  );
+  const steps = (c: CycleStep[]) => [...c.flatMap((s) => [s.agent_id, ` → (${[kinds.get(edgeKey(s)), s.resource].filter(Boolean).join(" ")}) → `]), c[0]?.agent_id ?? ""];
+  const items = [
+    ...deadlocks.map((d) => h("li", { "data-testid": "cycle" }, h("strong", null, "deadlock: "), steps(d.cycle))),
+    ...would.map((c) =>
+      h("li", { class: "risk", "data-testid": "would-deadlock", "data-between": c.between_calls.join(" ") }, h("strong", null, `${wouldDeadlockLabel(c.between_calls)}: `), steps(c.cycle)),
+    ),
+  ];
+  return [h("div", { class: "graph" }, root), ...(items.length ? [h("ul", { class: "cycles" }, items)] : []), legend];
 }
+
+type Cycle = "deadlock" | "risk" | null;
+
 
 function layout(ids: string[], loops: boolean): { nodes: Node[]; width: number; height: number } {
   const n = ids.length;
@@ -98,7 +109,7 @@ function bowOffsets(edges: WaitEdgeView[]): Map<WaitEdgeView, number> {
   return out;
 }
 
-function edge(e: WaitEdgeView, from: Node, to: Node, bow: number, cycle: boolean): El {
+function edge(e: WaitEdgeView, from: Node, to: Node, bow: number, cycle: Cycle): El {
   const label = `${e.kind} ${e.resource}`;
   let d: string;
   let mid: Pt;
@@ -122,14 +133,14 @@ function edge(e: WaitEdgeView, from: Node, to: Node, bow: number, cycle: boolean
   return svg(
     "g",
     {
-      class: ["edge", e.kind, e.blocked ? "blocked" : "away", cycle ? "cycle" : ""].join(" ").trim(),
-      "data-testid": cycle ? "cycle-edge" : "graph-edge",
+      class: ["edge", e.kind, e.blocked ? "blocked" : "away", cycle === "deadlock" ? "cycle" : cycle === "risk" ? "risk" : ""].join(" ").trim(),
+      "data-testid": cycle === "deadlock" ? "cycle-edge" : cycle === "risk" ? "risk-edge" : "graph-edge",
       "data-from": e.agent_id,
       "data-to": e.waits_for,
       "data-resource": e.resource,
     },
     svg("title", null, `${e.agent_id} waits for ${e.waits_for}: ${label}${e.blocked ? " (blocked)" : " (away)"}`),
-    svg("path", { d, "marker-end": cycle ? "url(#arrow-cycle)" : "url(#arrow)" }),
+    svg("path", { d, "marker-end": cycle === "deadlock" ? "url(#arrow-cycle)" : cycle === "risk" ? "url(#arrow-risk)" : "url(#arrow)" }),
     svg("text", { x: mid.x, y: mid.y, "text-anchor": "middle", "dominant-baseline": "central" }, short(label)),
   );
 }
@@ -149,7 +160,7 @@ const markers = () =>
   svg(
     "defs",
     null,
-    ["arrow", "arrow-cycle"].map((id) =>
+    ["arrow", "arrow-cycle", "arrow-risk"].map((id) =>
       svg("marker", { id, class: id, viewBox: "0 0 10 10", refX: 8, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" }, svg("path", { d: "M0,0 L10,5 L0,10 z" })),
     ),
   );

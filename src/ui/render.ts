@@ -6,12 +6,13 @@ import { agentRef, chip, countdown, elapsed, empty, h, muted, waitState, type El
 // Past this many slots one cell per slot is too thin to read; the bar goes proportional.
 const MAX_CELLS = 48;
 
-export function agents(snap: Snapshot, deadlocked: Set<string>): El[] {
+/** deadlocked: agents in a deadlock now; atRisk: agents in a cycle that would deadlock if those away blocked. */
+export function agents(snap: Snapshot, deadlocked: Set<string>, atRisk: Set<string>): El[] {
   if (!snap.agents.length) return [empty("no agents registered")];
-  return snap.agents.map((a) => agent(a, deadlocked.has(a.agent_id)));
+  return snap.agents.map((a) => agent(a, deadlocked.has(a.agent_id) ? "deadlocked" : atRisk.has(a.agent_id) ? "at-risk" : ""));
 }
 
-function agent(a: SnapshotAgent, deadlocked: boolean): El {
+function agent(a: SnapshotAgent, cycle: "deadlocked" | "at-risk" | ""): El {
   const holds = [
     ...a.locks.map((l) => chip("lock", l)),
     ...a.tasks.map((t) => chip("task", `#${t}`)),
@@ -23,7 +24,7 @@ function agent(a: SnapshotAgent, deadlocked: boolean): El {
   );
   return h(
     "article",
-    { class: deadlocked ? "item agent deadlocked" : "item agent", "data-testid": "agent", "data-agent": a.agent_id },
+    { class: `item agent ${cycle}`.trim(), "data-testid": "agent", "data-agent": a.agent_id },
     h("div", { class: "line" }, h("strong", null, a.agent_id), a.role ? h("span", { class: "role" }, a.role) : null, h("span", { class: "meta" }, "heartbeat ", countdown(a.expires_in_seconds))),
     h("div", { class: "facts" }, h("span", { class: "label" }, "holds"), h("span", { class: "chips" }, holds.length ? holds : muted("nothing"))),
     waits.length ? h("div", { class: "facts" }, h("span", { class: "label" }, "waits for"), h("ul", { class: "waits" }, waits)) : null,

@@ -101,7 +101,75 @@ describe("deadlock: three agents, mixed primitives", () => {
     await stillBlocked(lock("B", "z", WAIT));
     const v = t.store.read(t.kernel.graph.view());
     expect(v.waits.map((w) => `${w.agentId}->${w.edges.map((e) => e.waitsFor).join(",")}`).sort()).toEqual(["A->B", "B->C"]);
-    expect(v.cycles).toEqual([]);
+    expect(v.deadlocks).toEqual([]);
+    expect(v.wouldDeadlock).toEqual([]);
+  });
+});
+
+/** The graph's cycles of both kinds, as readable steps. */
+const kinds = () => {
+  const v = t.store.read(t.kernel.graph.view());
+  return {
+    deadlocks: v.deadlocks.map((d) => steps(d)),
+    would: v.wouldDeadlock.map((c) => ({ steps: steps(c), betweenCalls: c.betweenCalls })),
+  };
+};
+
+describe("the graph's two kinds of cycle: a deadlock (everyone blocked now) and one that would deadlock", () => {
+  test("all between calls: nobody was answered, and the cycle would deadlock if both block again", async () => {
+    expect((await lock("A", "x")).locked).toBe(true);
+    expect((await lock("B", "y")).locked).toBe(true);
+    const a = lock("A", "y", 1000);
+    await settle();
+    t.clock.advance(1000);
+    expect((await a).locked).toBe(false);
+    const b = lock("B", "x", 1000);
+    await settle();
+    t.clock.advance(1000);
+    expect((await b).locked).toBe(false);
+    expect(kinds()).toEqual({ deadlocks: [], would: [{ steps: ["A -(y)-> B", "B -(x)-> A"], betweenCalls: ["A", "B"] }] });
+  });
+
+  test("one blocked and one between calls: accepted by the daemon, so no deadlock; it would be if the one away blocks", async () => {
+    expect((await lock("A", "x")).locked).toBe(true);
+    expect((await lock("B", "y")).locked).toBe(true);
+    const a = lock("A", "y", 1000);
+    await settle();
+    t.clock.advance(1000);
+    expect((await a).locked).toBe(false); // A keeps its place, between calls
+    await stillBlocked(lock("B", "x", WAIT)); // accepted: A may let go
+    // The cycle starts with the agent it waits on to block.
+    expect(kinds()).toEqual({ deadlocks: [], would: [{ steps: ["A -(y)-> B", "B -(x)-> A"], betweenCalls: ["A"] }] });
+    // And so it is: A's next blocking call is answered with that very cycle.
+    const again = await lock("A", "y", WAIT);
+    expect(!again.locked && steps(again.deadlock)).toEqual(["A -(y)-> B", "B -(x)-> A"]);
+  });
+
+  test("a deadlock that forms without a closing call (a hand-off) is one: every agent in it is blocked now", async () => {
+    expect((await lock("A", "x")).locked).toBe(true);
+    expect((await lock("C", "z")).locked).toBe(true);
+    const b1 = lock("B", "x", WAIT); // B's first call waits for A
+    await stillBlocked(b1);
+    await stillBlocked(lock("B", "z", WAIT)); // its second waits for C, who waits for nobody
+    await stillBlocked(lock("C", "x", WAIT)); // C waits for A: no cycle yet
+    expect(kinds()).toEqual({ deadlocks: [], would: [] });
+    // A lets go: x passes to B, so C now waits for B, who (in its other call) waits for C.
+    expect(await t.kernel.locks.release("x", undefined, "A")).toBe(true);
+    expect((await b1).locked).toBe(true);
+    const k = kinds();
+    expect(k.would).toEqual([]);
+    expect(k.deadlocks).toHaveLength(1);
+    expect([...k.deadlocks[0]!].sort()).toEqual(["B -(z)-> C", "C -(x)-> B"]);
+  });
+
+  test("a cycle of blocked calls through an agent whose other call can progress is no deadlock: it may let go", async () => {
+    expect((await lock("A", "a")).locked).toBe(true);
+    expect((await lock("B", "b")).locked).toBe(true);
+    expect((await lock("C", "c")).locked).toBe(true);
+    await stillBlocked(lock("A", "b", WAIT));
+    await stillBlocked(lock("A", "c", WAIT)); // C waits for nobody: this call of A's can end
+    await stillBlocked(lock("B", "a", WAIT)); // accepted, for the same reason
+    expect(kinds().deadlocks).toEqual([]);
   });
 });
 
@@ -117,7 +185,7 @@ test("the graph shows a cycle between places kept between calls (nobody blocked,
   t.clock.advance(1000);
   const r = await b;
   expect(!r.locked && r.deadlock).toBeUndefined();
-  expect(t.store.read(t.kernel.graph.view()).cycles.map((c) => steps({ cycle: c }))).toEqual([["A -(y)-> B", "B -(x)-> A"]]);
+  expect(t.store.read(t.kernel.graph.view()).wouldDeadlock.map((c) => steps(c))).toEqual([["A -(y)-> B", "B -(x)-> A"]]);
 });
 
 describe("deadlock: no false positives", () => {

@@ -178,6 +178,67 @@ describe("pools: weights", () => {
   });
 });
 
+describe("pools: a request that comes back keeps what it queued with", () => {
+  /** Everything a refused call could have changed: the lines, the holders, the journal. */
+  const everything = async () => JSON.stringify({ pools: await t.kernel.pools.list(), journal: await kinds() });
+
+  test("with its wake_token and no weight, it is offered and granted the weight it queued with", async () => {
+    await configure(2);
+    const a = await granted("A", { weight: 2 });
+    const b = await queued("B", { weight: 2, reason: "cargo test", ttlMs: 60_000 });
+    // A poll without weight, reason or ttl keeps its place, and its weight.
+    const poll = await queued("B", { wakeToken: b.wakeToken, weight: undefined, ttlMs: undefined });
+    expect(poll.wakeToken).toBe(b.wakeToken);
+    expect((await pool()).waiters).toMatchObject([{ agentId: "B", weight: 2, reason: "cargo test", state: "queued" }]);
+    await t.kernel.pools.release(a.token);
+    expect((await pool()).offered).toBe(2);
+    t.clock.advance(5_000);
+    const got = await granted("B", { wakeToken: b.wakeToken, weight: undefined, ttlMs: undefined });
+    expect(got.weight).toBe(2);
+    expect(got.expiresAt).toBe(t.clock.now() + 60_000); // its own ttl, not the default
+    expect(await pool()).toMatchObject({ inUse: 2, offered: 0, queued: 0 });
+    expect((await pool()).holders).toMatchObject([{ agentId: "B", weight: 2, reason: "cargo test" }]);
+  });
+
+  test("a blocked call that resumes without weight is granted the weight it queued with", async () => {
+    await configure(3);
+    const a = await granted("A", { weight: 3 });
+    const b = await queued("B", { weight: 3 });
+    const again = track(acquire("B", { wakeToken: b.wakeToken, weight: undefined, waitMs: 10_000 }));
+    await flush();
+    await t.kernel.pools.release(a.token);
+    await flush();
+    expect(again.value).toMatchObject({ granted: true, weight: 3 });
+  });
+
+  test("a different weight is refused, naming weight and the way out, and changes nothing", async () => {
+    await configure(3);
+    await granted("A", { weight: 3 });
+    const b = await queued("B", { weight: 2 });
+    const before = await everything();
+    const rule = "weight must be the weight your queued request asked for (2) when the call resumes it (got 3)";
+    await expect(acquire("B", { wakeToken: b.wakeToken, weight: 3 })).rejects.toThrow(rule);
+    await expect(acquire("B", { weight: 3 })).rejects.toThrow(rule); // found by agent and pool, without the token
+    await expect(acquire("B", { wakeToken: b.wakeToken, weight: 1 })).rejects.toThrow("release_slot with its wake_token");
+    expect(await everything()).toBe(before);
+    // The same weight, given again, is the ordinary poll.
+    expect((await queued("B", { wakeToken: b.wakeToken, weight: 2 })).position).toBe(1);
+  });
+
+  test("a fractional weight or capacity is refused, not truncated, and changes nothing", async () => {
+    await configure(2);
+    await granted("A");
+    const b = await queued("B", { weight: 2 });
+    const before = await everything();
+    await expect(acquire("C", { weight: 1.5 })).rejects.toThrow("weight must be a whole number >= 1 (got 1.5)");
+    await expect(acquire("B", { wakeToken: b.wakeToken, weight: 2.5 })).rejects.toThrow("weight must be a whole number >= 1 (got 2.5)");
+    await expect(configure(1.5)).rejects.toThrow("capacity must be a whole number >= 1 (got 1.5)");
+    await expect(configure(2.5, { pool: "new", expectedVersion: 0 })).rejects.toThrow("capacity must be a whole number >= 1 (got 2.5)");
+    expect(await everything()).toBe(before);
+    expect((await pool()).capacity).toBe(2);
+  });
+});
+
 describe("pools: this machine's own budget", () => {
   test("machine:<host>/heavy exists without configuring, one job at a time, apart from heavy", async () => {
     const mine = machinePoolName();

@@ -1,8 +1,10 @@
 // The dashboard in a real browser: Debian's Chromium driven by playwright-core. The user's
 // path exactly: `airlock ui --print` gives the one-time link, the browser follows it and holds
 // an HttpOnly cookie; changes made over MCP appear live (over SSE) within a second; waiters show
-// in order; a pool offer counts down; a deadlock shows as a cycle; a browser without the cookie
-// is refused. Each state is saved as a screenshot in .ci/out/ (AIRLOCK_ARTIFACTS), and the
+// in order; a pool offer counts down; the first paint says "loading" (no zeros, no
+// "reconnecting") until the first snapshot; a deadlock (everyone blocked) and a cycle that would
+// deadlock if an agent between calls blocks show as two kinds; a browser without the cookie is
+// refused. Each state is saved as a screenshot in .ci/out/ (AIRLOCK_ARTIFACTS), and the
 // measured update latencies in dashboard-latency.json there.
 //
 // Chromium comes from the system (/usr/bin/chromium, or AIRLOCK_CHROMIUM): .ci/run installs it.
@@ -13,6 +15,7 @@ import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { loginLink } from "../helpers/dashboard.ts";
 import { ON_POSTGRES, ROOT, storeQuery, useDaemon } from "../helpers/daemon.ts";
+import { until } from "../helpers/until.ts";
 
 setDefaultTimeout(60_000);
 
@@ -87,6 +90,35 @@ describe.skipIf(!HAVE_CHROMIUM)("the dashboard in Chromium", () => {
     // Where the state comes from; on a shared store, how many daemons keep it.
     expect(await page.getByTestId("source").textContent()).toBe(ON_POSTGRES ? "daemon · shared store, 1 daemon" : "daemon");
     await shot("empty");
+  });
+
+  test("the first paint shows a loading state until the first snapshot: no zeros, and no \"reconnecting\" without a failure", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    // The status answer is held back: the page shows what it has before it.
+    await page.route("**/ui/api/status", async (route) => {
+      await held;
+      await route.continue();
+    });
+    try {
+      await page.reload({ waitUntil: "domcontentloaded" });
+      await page.getByTestId("loading").first().waitFor({ timeout: 5000 });
+      expect(await page.getByTestId("loading").count()).toBe(7); // every section
+      const counts = await page.locator("h2 .count").allTextContents();
+      expect(counts).toHaveLength(7);
+      expect(counts.filter((c) => c !== "…")).toEqual([]); // no zeros before anything is known
+      expect(await page.getByTestId("connection").textContent()).not.toContain("reconnecting");
+      expect(await page.locator("main").getAttribute("aria-busy")).toBe("true");
+      expect(await page.getByTestId("banner").isHidden()).toBe(true);
+      await shot("loading");
+    } finally {
+      release();
+    }
+    await page.getByTestId("loading").first().waitFor({ state: "detached", timeout: 5000 });
+    await page.unroute("**/ui/api/status");
+    expect(await page.locator("main").getAttribute("aria-busy")).toBeNull();
+    expect((await page.locator("h2 .count").allTextContents()).every((c) => /^\d+$/.test(c))).toBe(true);
+    await page.getByTestId("connection").filter({ hasText: "live" }).waitFor({ timeout: 5000 });
   });
 
   test("a lock taken over MCP appears within a second, and its waiters in order", async () => {
@@ -184,20 +216,50 @@ describe.skipIf(!HAVE_CHROMIUM)("the dashboard in Chromium", () => {
     await d.call("release_slot", { slot_token: claimed.slot_token });
   });
 
-  test("agents, path claims as a tree, and a deadlock as a highlighted cycle; light and dark", async () => {
+  test("agents, path claims as a tree, a cycle that would deadlock, and a deadlock; light and dark", async () => {
     await d.call("register_agent", { agent_id: "claude-1", role: "lead", ttl_seconds: 300 });
     await d.call("register_agent", { agent_id: "codex-2", ttl_seconds: 300 });
     await d.call("claim_paths", { agent_id: "claude-1", room: "/home/me/repo", paths: ["src/api/**", "package.json"], reason: "refactor the API", ttl_seconds: 300 });
     await d.call("claim_paths", { agent_id: "codex-2", room: "/home/me/repo", paths: ["src/web/*.ts"], ttl_seconds: 300 });
     const x = await d.call("lock_resource", { name: "db-migrations", agent_id: "claude-1", ttl_seconds: 300 });
     await d.call("lock_resource", { name: "npm-install", agent_id: "codex-2", ttl_seconds: 300 });
-    // Both wait between calls for what the other holds: a cycle nobody was answered for yet.
+    // Both wait between calls for what the other holds: a cycle nobody was answered for yet. Not
+    // a deadlock (the daemon accepted it): one that would be if both blocked, and it says so.
     await d.call("lock_resource", { name: "npm-install", agent_id: "claude-1", ttl_seconds: 300, wait_seconds: 1 });
     await d.call("lock_resource", { name: "db-migrations", agent_id: "codex-2", ttl_seconds: 300, wait_seconds: 1 });
 
-    await page.getByTestId("cycle").first().waitFor({ timeout: LIVE_MS });
-    expect(await page.getByTestId("cycle").first().textContent()).toMatch(/claude-1.*codex-2|codex-2.*claude-1/);
+    // (While codex-2's call still blocked, the page rightly said "if claude-1 blocks".)
+    const would = page.getByTestId("would-deadlock");
+    await would.filter({ hasText: "claude-1 and codex-2 block" }).waitFor({ timeout: LIVE_MS });
+    expect(await would.count()).toBe(1);
+    expect(await would.first().textContent()).toMatch(/^cycle that would deadlock if claude-1 and codex-2 block: claude-1 → \(lock npm-install\) → codex-2 → \(lock db-migrations\) → claude-1$/);
+    expect(await would.first().getAttribute("data-between")).toBe("claude-1 codex-2");
+    expect(await page.getByTestId("risk-edge").count()).toBe(2);
+    expect(await page.getByTestId("cycle").count()).toBe(0);
+    expect(await page.getByTestId("cycle-edge").count()).toBe(0);
+    expect(await page.getByTestId("graph").getAttribute("class")).toContain("caution");
+    expect(await page.locator('[data-testid=agent][data-agent="claude-1"]').getAttribute("class")).toContain("at-risk");
+
+    // A deadlock that forms by a hand-off: everyone in it blocked now, drawn as one, in red.
+    const hx = await d.call("lock_resource", { name: "hd-x", agent_id: "hd-a", ttl_seconds: 300 });
+    const hz = await d.call("lock_resource", { name: "hd-z", agent_id: "hd-c", ttl_seconds: 300 });
+    const blocked = (agent: string, name: string) => async () =>
+      ((await d.call("list_locks")) as any[]).find((l) => l.name === name)?.waiters.some((w: any) => w.agent_id === agent && w.blocked);
+    const b1 = d.call("lock_resource", { name: "hd-x", agent_id: "hd-b", ttl_seconds: 300, wait_seconds: 30 });
+    await until("hd-b to block on hd-x", blocked("hd-b", "hd-x"));
+    const b2 = d.call("lock_resource", { name: "hd-z", agent_id: "hd-b", ttl_seconds: 300, wait_seconds: 30 });
+    await until("hd-b to block on hd-z", blocked("hd-b", "hd-z"));
+    const c = d.call("lock_resource", { name: "hd-x", agent_id: "hd-c", ttl_seconds: 300, wait_seconds: 30 });
+    await until("hd-c to block on hd-x", blocked("hd-c", "hd-x"));
+    await d.call("unlock_resource", { name: "hd-x", lock_token: hx.lock_token });
+    const bx = await b1;
+    expect(bx.locked).toBe(true);
+    const deadlock = page.getByTestId("cycle");
+    await deadlock.first().waitFor({ timeout: LIVE_MS });
+    expect(await deadlock.first().textContent()).toMatch(/^deadlock: (hd-b → \(lock hd-z\) → hd-c → \(lock hd-x\) → hd-b|hd-c → \(lock hd-x\) → hd-b → \(lock hd-z\) → hd-c)$/);
     expect(await page.getByTestId("cycle-edge").count()).toBe(2);
+    expect(await page.getByTestId("would-deadlock").count()).toBe(1); // the other cycle keeps its own kind
+    expect(await page.getByTestId("graph").getAttribute("class")).toContain("alarm");
     const room = page.locator('[data-testid=room][data-room="/home/me/repo"]');
     await room.waitFor({ timeout: LIVE_MS });
     const roomText = (await room.textContent()) ?? "";
@@ -214,6 +276,12 @@ describe.skipIf(!HAVE_CHROMIUM)("the dashboard in Chromium", () => {
     await shot("dark");
     await page.emulateMedia({ colorScheme: "light" });
     await d.call("unlock_resource", { name: "db-migrations", lock_token: x.lock_token });
+    await d.call("unlock_resource", { name: "hd-z", lock_token: hz.lock_token });
+    const bz = await b2;
+    await d.call("unlock_resource", { name: "hd-x", lock_token: bx.lock_token });
+    const cx = await c;
+    await d.call("unlock_resource", { name: "hd-z", lock_token: bz.lock_token });
+    await d.call("unlock_resource", { name: "hd-x", lock_token: cx.lock_token });
   });
 
   test("the page logged no script errors through all of it", () => {

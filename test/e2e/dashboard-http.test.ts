@@ -36,7 +36,7 @@ test("nothing under /ui answers without a session cookie, and a login link works
   const session = cookie.split(";")[0]!;
   const status = await fetch(`${d.url}/ui/api/status`, { headers: { cookie: session } });
   expect(status.status).toBe(200);
-  expect(await status.json()).toMatchObject({ source: "daemon", graph: { edges: [], cycles: [] } });
+  expect(await status.json()).toMatchObject({ source: "daemon", graph: { edges: [], deadlocks: [], would_deadlock: [] } });
 });
 
 test("the page and its assets carry no token, and come with a strict CSP", async () => {

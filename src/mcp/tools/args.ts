@@ -38,27 +38,72 @@ export function anyText(field: string, description: string, max = MAX_VALUE_LENG
   );
 }
 
-/** A JSON number truncated toward zero, optionally range-checked. */
-export function int(field: string, description: string, range: { min?: number; max?: number } = {}) {
-  const min = range.min ?? -Number.MAX_SAFE_INTEGER;
-  const max = range.max ?? Number.MAX_SAFE_INTEGER;
-  return v.pipe(
-    v.number((i) => `${field} must be a number (got ${shown(i.input)})`),
-    v.finite(`${field} must be a finite number`),
-    v.transform(Math.trunc),
-    v.minValue(min, (i) => `${field} must be >= ${min} (got ${shown(i.input)})`),
-    v.maxValue(max, (i) => `${field} must be <= ${max} (got ${shown(i.input)})`),
-    v.description(description),
-  );
+/**
+ * How an integer argument treats a fraction. This is the one rule for every integer argument of
+ * every tool (docs/decisions.md, "Integers"):
+ * - "truncated": a duration (ttl_seconds, ttl_minutes, lease_seconds, offer_seconds,
+ *   wait_seconds) is truncated toward zero, as v2 did: a v2 client that sends 1.5 gets 1.
+ * - "whole": everything that counts, weighs, identifies or orders (weight, capacity, priority,
+ *   by, id, pid, expected_version, since_revision, last_seen_generation, max_attempts, limit)
+ *   must be whole: 1.5 slots or task 1.5 is a mistake, and truncating it would act on
+ *   something the caller did not ask for.
+ * Either way only a JSON number is an integer: "5" is refused, naming the field.
+ */
+export type IntegerClass = "truncated" | "whole";
+
+// Each integer argument's class, by its schema: the validation tests read it from the catalogue,
+// so a new tool's integer argument is tested without anyone listing it (and not published on the wire).
+const CLASSES = new WeakMap<object, IntegerClass>();
+
+/** The class of a tool argument's schema (optional or not); undefined for a non-integer argument. */
+export function integerClass(schema: v.GenericSchema): IntegerClass | undefined {
+  const inner = schema.type === "optional" ? (schema as v.OptionalSchema<v.GenericSchema, unknown>).wrapped : schema;
+  return CLASSES.get(inner);
 }
 
-/** wait_seconds and the like: any number is accepted and clamped into [0, max]. */
+function classed<S extends object>(cls: IntegerClass, schema: S): S {
+  CLASSES.set(schema, cls);
+  return schema;
+}
+
+type Range = { min?: number; max?: number };
+
+/** The checks every integer argument shares, around the one step its class decides. */
+function integerParts(field: string, description: string, range: Range) {
+  const min = range.min ?? -Number.MAX_SAFE_INTEGER;
+  const max = range.max ?? Number.MAX_SAFE_INTEGER;
+  return {
+    number: v.number((i) => `${field} must be a number (got ${shown(i.input)})`),
+    finite: v.finite<number, string>(`${field} must be a finite number`),
+    min: v.minValue<number, number, v.ErrorMessage<v.MinValueIssue<number, number>>>(min, (i) => `${field} must be >= ${min} (got ${shown(i.input)})`),
+    max: v.maxValue<number, number, v.ErrorMessage<v.MaxValueIssue<number, number>>>(max, (i) => `${field} must be <= ${max} (got ${shown(i.input)})`),
+    description: v.description<number, string>(description),
+  };
+}
+
+/** A count, weight, capacity, priority, id, version or pid: a fraction is refused. */
+export function whole(field: string, description: string, range: Range = {}) {
+  const p = integerParts(field, description, range);
+  const integer = v.integer<number, v.ErrorMessage<v.IntegerIssue<number>>>((i) => `${field} must be a whole number (got ${shown(i.input)})`);
+  return classed("whole", v.pipe(p.number, p.finite, integer, p.min, p.max, p.description));
+}
+
+/** A duration (seconds; minutes for ttl_minutes): a fraction is truncated toward zero (v2's rule). */
+export function truncated(field: string, description: string, range: Range = {}) {
+  const p = integerParts(field, description, range);
+  return classed("truncated", v.pipe(p.number, p.finite, v.transform(Math.trunc), p.min, p.max, p.description));
+}
+
+/** wait_seconds and the like: any number is accepted, truncated and clamped into [0, max]. */
 export function clampedSeconds(field: string, description: string, max = MAX_WAIT_SECONDS) {
-  return v.pipe(
-    v.number((i) => `${field} must be a number (got ${shown(i.input)})`),
-    v.check((n) => !Number.isNaN(n), `${field} must be a number (got NaN)`),
-    v.transform((n) => Math.min(max, Math.max(0, Math.trunc(n)))),
-    v.description(description),
+  return classed(
+    "truncated",
+    v.pipe(
+      v.number((i) => `${field} must be a number (got ${shown(i.input)})`),
+      v.check((n) => !Number.isNaN(n), `${field} must be a number (got NaN)`),
+      v.transform((n) => Math.min(max, Math.max(0, Math.trunc(n)))),
+      v.description(description),
+    ),
   );
 }
 
@@ -88,13 +133,13 @@ export function textList(field: string, description: string) {
 /** ttl_seconds, and ttl_minutes as its deprecated alias; ttl_seconds wins when both are given. */
 export const ttlArgs = (what: string, defaultSeconds?: number) => ({
   ttl_seconds: v.optional(
-    int(
+    truncated(
       "ttl_seconds",
       `${what}${defaultSeconds !== undefined ? ` Default ${defaultSeconds}.` : ""}`,
       { max: MAX_TTL_SECONDS },
     ),
   ),
-  ttl_minutes: v.optional(int("ttl_minutes", "Deprecated alias: minutes instead of seconds. ttl_seconds wins.", { max: MAX_TTL_SECONDS / 60 })),
+  ttl_minutes: v.optional(truncated("ttl_minutes", "Deprecated alias: minutes instead of seconds. ttl_seconds wins.", { max: MAX_TTL_SECONDS / 60 })),
 });
 
 /** Seconds, from ttl_seconds or ttl_minutes×60, else the default (undefined: none). */

@@ -2,7 +2,7 @@
 // matches yet, blocks until a matching change commits.
 import * as v from "valibot";
 import { changeView } from "../../domain/snapshot.ts";
-import { clampedSeconds, int, text, textList } from "./args.ts";
+import { clampedSeconds, text, textList, whole } from "./args.ts";
 import { defineTool } from "./define.ts";
 
 export const MAX_WATCH_LIMIT = 1000;
@@ -21,13 +21,13 @@ export const journalTools = [
       "(0–50, default 0) until one arrives. Pass the answer's revision back as since_revision next time: no change " +
       "is ever missed between calls. trimmed:true means changes older than the journal's retention were dropped.",
     args: v.object({
-      since_revision: v.optional(int("since_revision", "The revision you saw last (0 for everything kept).", { min: 0 }), 0),
+      since_revision: v.optional(whole("since_revision", "The revision you saw last (0 for everything kept).", { min: 0 }), 0),
       wait_seconds: v.optional(clampedSeconds("wait_seconds", "Block up to this many seconds (0–50) when nothing matches. Default 0."), 0),
       kinds: v.optional(
         textList("kinds", 'Only these kinds: exact ("lock.granted") or prefixes ending in "." ("task."). Default: all.'),
       ),
       resource_prefix: v.optional(text("resource_prefix", "Only changes to resources whose name starts with this.")),
-      limit: v.optional(int("limit", `At most this many changes per answer (1–${MAX_WATCH_LIMIT}). Default 100.`, { min: 1, max: MAX_WATCH_LIMIT }), 100),
+      limit: v.optional(whole("limit", `At most this many changes per answer (1–${MAX_WATCH_LIMIT}). Default 100.`, { min: 1, max: MAX_WATCH_LIMIT }), 100),
     }),
     async run(a, { kernel, signal }) {
       const r = await kernel.journal.watch(

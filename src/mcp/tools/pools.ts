@@ -2,18 +2,19 @@
 // list_pools, configure_pool.
 import * as v from "valibot";
 import type { Kernel } from "../../domain/kernel.ts";
-import { DEFAULT_POOL, type SlotResult } from "../../domain/pools.ts";
+import { DEFAULT_POOL, DEFAULT_SLOT_TTL_MS, type SlotResult } from "../../domain/pools.ts";
 import { holderWire, livePools, queuedWire } from "../../domain/snapshot.ts";
-import { clampedSeconds, int, MAX_ID_LENGTH, text, ttlArgs, ttlSeconds } from "./args.ts";
+import { clampedSeconds, MAX_ID_LENGTH, text, truncated, ttlArgs, ttlSeconds, whole } from "./args.ts";
 import { compact, DEADLOCK_NOTE, defineTool, inSeconds } from "./define.ts";
 
-export const DEFAULT_SLOT_TTL_SECONDS = 900; // like a lock: long enough for a build, renew for longer
+export const DEFAULT_SLOT_TTL_SECONDS = DEFAULT_SLOT_TTL_MS / 1000;
 const MAX_CAPACITY = 1024; // far beyond any machine's cores; a typo like 1e9 is refused
 const MAX_OFFER_SECONDS = 3600;
 const MAX_PID = 2 ** 31 - 1;
 const RETRY_WITH = (token: string) =>
   `keep working; call acquire_slot again with wake_token=${token} (wait_seconds up to 50 to block) to claim your turn`;
 
+const ms = (s: number | undefined) => (s === undefined ? undefined : s * 1000);
 const pool = text("pool", `The pool's name. Default \`${DEFAULT_POOL}\`.`, MAX_ID_LENGTH);
 const slotToken = text("slot_token", "The slot_token from acquire_slot (or a queued request's wake_token, to withdraw it).", 64);
 
@@ -67,14 +68,21 @@ export const poolTools = [
       agent_id: text("agent_id", "Who you are, e.g. `agent:claude-session-abc`.", MAX_ID_LENGTH),
       pool: v.optional(pool, DEFAULT_POOL),
       reason: v.optional(text("reason", "What you will run, e.g. `cargo test`. Shown to the agents queued behind you.")),
-      weight: v.optional(int("weight", "Capacity units this job needs (>= 1). Default 1.", { min: 1, max: MAX_CAPACITY }), 1),
+      // No default here: a call that resumes a queued request without weight keeps the weight it queued with.
+      weight: v.optional(
+        whole(
+          "weight",
+          "Capacity units this job needs (>= 1). Default 1. With wake_token, leave it out (or pass the same): your request keeps the weight it queued with.",
+          { min: 1, max: MAX_CAPACITY },
+        ),
+      ),
       wait_seconds: v.optional(
         clampedSeconds("wait_seconds", "Block up to this many seconds (0–50) for your turn. Default 0: answer at once (you stay queued)."),
         0,
       ),
       wake_token: v.optional(text("wake_token", "The wake_token from an earlier answer: claims your offer or keeps your place.", 64)),
       ...ttlArgs("How long the slot lives unless renewed or released, in seconds (> 0). Ignored with pid.", DEFAULT_SLOT_TTL_SECONDS),
-      pid: v.optional(int("pid", "A process of yours: the slot is held exactly as long as its process group.", { min: 1, max: MAX_PID })),
+      pid: v.optional(whole("pid", "A process of yours: the slot is held exactly as long as its process group.", { min: 1, max: MAX_PID })),
     }),
     async run(a, { kernel, signal }) {
       const r = await kernel.pools.acquire(
@@ -85,7 +93,8 @@ export const poolTools = [
           weight: a.weight,
           waitMs: a.wait_seconds * 1000,
           wakeToken: a.wake_token,
-          ttlMs: ttlSeconds(a, DEFAULT_SLOT_TTL_SECONDS)! * 1000,
+          // Left out: a resumed request keeps its own, a new one gets DEFAULT_SLOT_TTL_MS.
+          ttlMs: ms(ttlSeconds(a)),
           pid: a.pid,
         },
         signal,
@@ -117,7 +126,7 @@ export const poolTools = [
     args: v.object({
       slot_token: text("slot_token", "The slot_token from acquire_slot.", 64),
       ...ttlArgs("New lifetime from now, in seconds (> 0).", DEFAULT_SLOT_TTL_SECONDS),
-      pid: v.optional(int("pid", "Bind the slot to this process's group from now on.", { min: 1, max: MAX_PID })),
+      pid: v.optional(whole("pid", "Bind the slot to this process's group from now on.", { min: 1, max: MAX_PID })),
     }),
     async run(a, { kernel }) {
       const r = await kernel.pools.renew(a.slot_token, ttlSeconds(a, DEFAULT_SLOT_TTL_SECONDS)! * 1000, a.pid);
@@ -149,12 +158,12 @@ export const poolTools = [
       "inspect_machine first to choose a capacity. author and reason are recorded.",
     args: v.object({
       pool,
-      capacity: int("capacity", "How many weight units may run at once (>= 1).", { min: 1, max: MAX_CAPACITY }),
-      expected_version: int("expected_version", "The version you read from list_pools; 0 to create a pool.", { min: 0 }),
+      capacity: whole("capacity", "How many weight units may run at once (>= 1).", { min: 1, max: MAX_CAPACITY }),
+      expected_version: whole("expected_version", "The version you read from list_pools; 0 to create a pool.", { min: 0 }),
       author: text("author", "Who is changing it.", MAX_ID_LENGTH),
       reason: text("reason", "Why, e.g. `16-core machine, builds use 4 cores each`."),
       offer_seconds: v.optional(
-        int("offer_seconds", "How long freed capacity is held for an absent request (>= 1). Default 30.", { min: 1, max: MAX_OFFER_SECONDS }),
+        truncated("offer_seconds", "How long freed capacity is held for an absent request (>= 1). Default 30.", { min: 1, max: MAX_OFFER_SECONDS }),
       ),
     }),
     run(a, { kernel }) {

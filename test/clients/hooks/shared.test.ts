@@ -60,7 +60,7 @@ describe("othersSummary", () => {
   const snap: Snapshot = {
     source: "daemon",
     revision: 0,
-    graph: { edges: [], cycles: [] },
+    graph: { edges: [], deadlocks: [], would_deadlock: [] },
     journal: [],
     locks: [
       { name: "db", agent_id: "me", expires_in_seconds: 9, held_seconds: 1, fence: 1, queue_depth: 0, waiters: [] },

@@ -1,6 +1,6 @@
 // Every integer argument of every tool, generated from the catalogue (a new tool is covered
-// without being listed here): a duration's fraction is truncated toward zero, as v2 did, and any
-// other integer's fraction is refused with a message naming the field and the rule, changing
+// without being listed here): a v2 integer's or a duration's fraction is truncated toward zero,
+// as v2 did, and any other integer's fraction is refused with a message naming the field and the rule, changing
 // nothing. A string is never a number. The rule lives in src/mcp/tools/args.ts; docs/decisions.md
 // ("Integers") says which argument is which.
 import { describe, expect, test } from "bun:test";
@@ -13,8 +13,8 @@ import { makeApp, type TestApp } from "./rpc.ts";
 
 type Entries = Record<string, v.GenericSchema & { pipe?: readonly { type: string; requirement?: unknown }[] }>;
 
-/** The durations: the only integer arguments whose fraction is truncated (docs/decisions.md). */
-const TRUNCATED = ["lease_seconds", "offer_seconds", "ttl_minutes", "ttl_seconds", "wait_seconds"];
+/** v2's integers and the durations: the only integer arguments whose fraction is truncated (docs/decisions.md). */
+const TRUNCATED = ["by", "id", "last_seen_generation", "lease_seconds", "offer_seconds", "priority", "ttl_minutes", "ttl_seconds", "wait_seconds"];
 
 const entriesOf = (t: Tool) => t.args.entries as unknown as Entries;
 const unwrap = (s: Entries[string]): Entries[string] => (s.type === "optional" ? (s as unknown as { wrapped: Entries[string] }).wrapped : s);
@@ -35,6 +35,8 @@ function sample(s: Entries[string]): unknown {
 function base(t: Tool): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, s] of Object.entries(entriesOf(t))) if (s.type !== "optional") out[k] = sample(s);
+  // A blocking tool answers at once (its wait is not what these cases are about).
+  if ("wait_seconds" in entriesOf(t)) out.wait_seconds = 0;
   return out;
 }
 
@@ -60,9 +62,9 @@ test("every number argument of every tool is an integer of a declared class", ()
   expect(integers.map((i) => `${i.tool.name}.${i.field}`)).toEqual(numbers);
 });
 
-test("only durations truncate; every other integer must be whole", () => {
+test("only v2's integers and the durations truncate; every other integer must be whole", () => {
   expect([...new Set(integers.filter((i) => i.cls === "truncated").map((i) => i.field))].sort()).toEqual(TRUNCATED);
-  for (const field of ["weight", "capacity", "priority", "by", "id", "pid", "expected_version", "since_revision", "last_seen_generation", "max_attempts", "limit"]) {
+  for (const field of ["weight", "capacity", "pid", "expected_version", "since_revision", "max_attempts", "limit"]) {
     expect(integers.filter((i) => i.field === field).map((i) => i.cls)).toContain("whole");
     expect(integers.filter((i) => i.field === field && i.cls !== "whole")).toEqual([]);
   }

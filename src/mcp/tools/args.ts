@@ -41,12 +41,13 @@ export function anyText(field: string, description: string, max = MAX_VALUE_LENG
 /**
  * How an integer argument treats a fraction. This is the one rule for every integer argument of
  * every tool (docs/decisions.md, "Integers"):
- * - "truncated": a duration (ttl_seconds, ttl_minutes, lease_seconds, offer_seconds,
- *   wait_seconds) is truncated toward zero, as v2 did: a v2 client that sends 1.5 gets 1.
- * - "whole": everything that counts, weighs, identifies or orders (weight, capacity, priority,
- *   by, id, pid, expected_version, since_revision, last_seen_generation, max_attempts, limit)
- *   must be whole: 1.5 slots or task 1.5 is a mistake, and truncating it would act on
- *   something the caller did not ask for.
+ * - "truncated": every integer argument of the 22 v2 tools (SPEC §2: "truncated toward zero",
+ *   so a v2 script that sends 1.5 gets 1: ttl_seconds, ttl_minutes, wait_seconds, by, id,
+ *   priority, lease_seconds, last_seen_generation), and the durations of the extensions
+ *   (offer_seconds, wait_seconds).
+ * - "whole": the extensions' counts, weights and positions (weight, capacity, pid,
+ *   expected_version, since_revision, max_attempts, limit) must be whole: 1.5 slots is a
+ *   mistake, and truncating it would act on something the caller did not ask for.
  * Either way only a JSON number is an integer: "5" is refused, naming the field.
  */
 export type IntegerClass = "truncated" | "whole";

@@ -1,6 +1,6 @@
 // Event tools: signal_event, wait_for_event, clear_event.
 import * as v from "valibot";
-import { clampedSeconds, text, whole } from "./args.ts";
+import { clampedSeconds, text, truncated } from "./args.ts";
 import { defineTool } from "./define.ts";
 
 const name = text("name", "The event's name, e.g. `schema-ready`.");
@@ -28,7 +28,7 @@ export const eventTools = [
       "your calls is then never missed. Start with 0.",
     args: v.object({
       name,
-      last_seen_generation: v.optional(whole("last_seen_generation", "The generation you saw last (0 at first)."), 0),
+      last_seen_generation: v.optional(truncated("last_seen_generation", "The generation you saw last (0 at first)."), 0),
       wait_seconds: v.optional(clampedSeconds("wait_seconds", "Block up to this many seconds (0–50). Default 25."), 25),
     }),
     async run(a, { kernel, signal }) {

@@ -2,7 +2,7 @@
 import * as v from "valibot";
 import type { Kernel } from "../../domain/kernel.ts";
 import type { Note } from "../../domain/notes.ts";
-import { anyText, whole, MAX_ID_LENGTH, text, ttlArgs, ttlSeconds } from "./args.ts";
+import { anyText, truncated, MAX_ID_LENGTH, text, ttlArgs, ttlSeconds } from "./args.ts";
 import { compact, defineTool, inSeconds } from "./define.ts";
 
 function noteView(k: Kernel, n: Note) {
@@ -94,7 +94,7 @@ export const noteTools = [
       "(`migration-seq` → 4, create 0004_*.sql). Counters start at 0.",
     args: v.object({
       name: text("name", "The counter's name, e.g. `migration-seq`."),
-      by: v.optional(whole("by", "Amount to add. Default 1."), 1),
+      by: v.optional(truncated("by", "Amount to add. Default 1."), 1),
     }),
     async run(a, { kernel }) {
       return { value: await kernel.counters.increment(a.name, a.by) };

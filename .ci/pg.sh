@@ -74,14 +74,26 @@ start() {
   as_pg "$bin/initdb" -D "$dir/db" -A trust -U postgres >"$dir/initdb.log" 2>&1 ||
     die "initdb failed: $(tail -n 5 "$dir/initdb.log")"
   # Another process may take the port between the check and the start: try a few.
+  local seen unbound=""
   for _ in 1 2 3 4 5; do
     port=$(free_port)
+    seen=0
+    [ ! -f "$dir/log" ] || seen=$(wc -l <"$dir/log")
     if as_pg "$bin/pg_ctl" -D "$dir/db" -l "$dir/log" -w \
       -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=on ${PG_SERVER_OPTS:-}" start >/dev/null; then
+      # Asked (through PG_SERVER_OPTS) to listen on several addresses, the server starts when it
+      # binds any one of them; an address another process held at that instant (a test's brief
+      # listener on an ephemeral port) would refuse every connection later. Another port, then.
+      if tail -n +"$((seen + 1))" "$dir/log" | grep -q "could not bind .*Address already in use"; then
+        as_pg "$bin/pg_ctl" -D "$dir/db" -m fast -w stop >/dev/null || die "the server in $dir/db did not stop"
+        unbound=$(grep "could not bind .*Address already in use" "$dir/log" | tail -n 1)
+        continue
+      fi
       echo "postgres://postgres@127.0.0.1:$port/postgres"
       return 0
     fi
   done
+  [ -z "$unbound" ] || die "the server could not listen on every address it was given: $unbound"
   die "the server did not start: $(tail -n 5 "$dir/log" 2>/dev/null)"
 }
 

@@ -40,6 +40,20 @@ async function lockEntry(d: DaemonProcess, name: string): Promise<LockEntry | un
   return ((await d.call("list_locks")) as LockEntry[]).find((l) => l.name === name);
 }
 
+/** What d's status says: the waiters it holds on events and queues, and the wait-for graph. */
+interface Status {
+  events: { name: string; waiters: number }[];
+  queues: { queue: string; waiters: number }[];
+  graph: { edges: { agent_id: string; kind: string; blocked: boolean }[] };
+}
+async function status(d: DaemonProcess): Promise<Status> {
+  return (await d.rpc("airlock/status")).result as Status;
+}
+const eventWaiters = async (d: DaemonProcess, name: string) => (await status(d)).events.find((e) => e.name === name)?.waiters ?? 0;
+const queueWaiters = async (d: DaemonProcess, queue: string) => (await status(d)).queues.find((q) => q.queue === queue)?.waiters ?? 0;
+/** Whether agent's path claim is blocked, in line in its room, as d sees it. */
+const pathBlocked = async (d: DaemonProcess, agent: string) => (await status(d)).graph.edges.some((e) => e.agent_id === agent && e.kind === "path" && e.blocked);
+
 /** Whether agent is in name's line, blocked, as d sees it. */
 async function blockedOn(d: DaemonProcess, name: string, agent: string): Promise<boolean> {
   return (await lockEntry(d, name))?.waiters.some((w) => w.agent_id === agent && w.blocked) ?? false;
@@ -215,8 +229,10 @@ describePg("two daemons, one database", () => {
   });
 
   test("wait_for_event blocked on d1 is woken by signal_event on d2, with the generation", async () => {
-    const w = blocked(d1().call("wait_for_event", { name: "ev-x", last_seen_generation: 0, wait_seconds: LONG_WAIT_S }));
-    await Bun.sleep(200); // no waiter list for events: give the call time to block
+    // Signalled once first: status lists (and counts the waiters of) events that exist.
+    const g0 = (await d2().call("signal_event", { name: "ev-x" })).generation as number;
+    const w = blocked(d1().call("wait_for_event", { name: "ev-x", last_seen_generation: g0, wait_seconds: LONG_WAIT_S }));
+    await until("the event waiter blocked on d1", async () => (await eventWaiters(d1(), "ev-x")) === 1);
     expect(w.settled()).toBe(false);
     const sig = await d2().call("signal_event", { name: "ev-x" });
     expect(await answered("the event waiter on d1 after a signal on d2", w.promise)).toEqual({ generation: sig.generation, fired: true });
@@ -224,8 +240,11 @@ describePg("two daemons, one database", () => {
 
   test("claim_next_task blocked on d1 gets the task pushed on d2; a blocked claimer on d2 whose client left never keeps one", async () => {
     const q = "cross-q";
+    // A task pushed and claimed first: status lists (and counts the waiters of) queues with tasks.
+    const seed = await d1().call("push_task", { queue: q, payload: "seed" });
+    expect(await d1().call("claim_next_task", { queue: q, agent_id: "worker-0" })).toMatchObject({ claimed: true, id: seed.id });
     const w = blocked(d1().call("claim_next_task", { queue: q, agent_id: "worker-1", wait_seconds: LONG_WAIT_S }));
-    await Bun.sleep(200);
+    await until("the claimer blocked on d1", async () => (await queueWaiters(d1(), q)) === 1);
     expect(w.settled()).toBe(false);
     const pushed = await d2().call("push_task", { queue: q, payload: "build it" });
     const got = await answered("the claimer blocked on d1 after a push on d2", w.promise);
@@ -234,10 +253,10 @@ describePg("two daemons, one database", () => {
     // A claimer on d2 whose client goes away: a task pushed on d1 afterwards is not lost to it.
     const gone = new AbortController();
     const lost = d2().call("claim_next_task", { queue: q, agent_id: "worker-2", wait_seconds: LONG_WAIT_S }, { signal: gone.signal }).catch(() => "aborted");
-    await Bun.sleep(200);
+    await until("the claimer blocked on d2", async () => (await queueWaiters(d2(), q)) === 1);
     gone.abort();
     expect(await lost).toBe("aborted");
-    await Bun.sleep(200);
+    await until("the claimer gone from d2's line", async () => (await queueWaiters(d2(), q)) === 0, 10_000);
     const second = await d1().call("push_task", { queue: q, payload: "then this" });
     await until("the second task pending, claimable", async () =>
       ((await d2().call("list_tasks", { queue: q })) as { id: number; state: string }[]).some((t) => t.id === second.id && t.state === "pending"),
@@ -305,7 +324,7 @@ describePg("two daemons, one database", () => {
     expect(refused.conflicts[0].witness).toMatch(/^src\/api/);
 
     const b = blocked(d2().call("claim_paths", { agent_id: "B", paths: ["src/**"], room, wait_seconds: LONG_WAIT_S }));
-    await Bun.sleep(200); // no waiter list for rooms: give the call time to reach the line
+    await until("B's claim blocked on d2", () => pathBlocked(d2(), "B"));
     expect(b.settled()).toBe(false);
     expect(await d1().call("release_paths", { claim_token: a.claim_token })).toMatchObject({ released: true });
     const got = await answered("B's claim blocked on d2 after A released on d1", b.promise);

@@ -3,6 +3,7 @@
 // the other keeps blocking until the victim lets go. Status shows the wait-for graph.
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { useDaemon } from "../helpers/daemon.ts";
+import { until } from "../helpers/until.ts";
 
 setDefaultTimeout(30_000);
 
@@ -19,11 +20,10 @@ test("a lock group and a slot: the closing call answers at once with deadlock.cy
   void trainer.then(() => (trainerDone = true));
   // The trainer is blocked: the status shows its wait for the migrator.
   let s: any;
-  for (let i = 0; i < 50; i++) {
+  await until("the trainer blocked", async () => {
     s = (await d.rpc("airlock/status", {})).result;
-    if (s.graph.edges.length > 0) break;
-    await Bun.sleep(20);
-  }
+    return s.graph.edges.length > 0;
+  });
   expect(s.graph.edges).toEqual([{ agent_id: "trainer", waits_for: "migrator", resource: "db", kind: "lock", blocked: true }]);
   expect(s.agents).toEqual([]); // neither registered presence: the graph is by agent id alone
 

@@ -84,26 +84,32 @@ test("SIGINT (Ctrl-C) also shuts the daemon down with exit code 0", async () => 
   expect(await again.call("increment_counter", { name: "n" })).toEqual({ value: 2 });
 });
 
+// Both deadlines are this far from the first call: room for a restart on a loaded machine, so the
+// heir queues before them and only a re-armed timer can grant it.
+const LAPSE_SECONDS = 5;
+
 test("expiry timers are re-armed after a kill -9 restart: a lock's TTL and a heartbeat lapse on time", async () => {
   const first = await start();
-  const sentAt = performance.now(); // both deadlines are at least this + 3000 ms (room for a slow restart)
-  await first.call("register_agent", { agent_id: "mortal", ttl_seconds: 3 });
-  expect((await first.call("lock_resource", { name: "by-ttl", agent_id: "anon", ttl_seconds: 3 })).locked).toBe(true);
+  const sentAt = performance.now(); // both deadlines are at least this + LAPSE_SECONDS
+  await first.call("register_agent", { agent_id: "mortal", ttl_seconds: LAPSE_SECONDS });
+  expect((await first.call("lock_resource", { name: "by-ttl", agent_id: "anon", ttl_seconds: LAPSE_SECONDS })).locked).toBe(true);
   expect((await first.call("lock_resource", { name: "by-heartbeat", agent_id: "mortal", ttl_seconds: 600 })).locked).toBe(true);
   await first.kill("SIGKILL");
 
   const second = await start({ home: first.home, db: first.db });
-  expect(performance.now() - sentAt).toBeLessThan(2500); // the restart itself did not outlast the deadlines
+  // The restart did not outlast the deadlines (a budget of seconds), so the heir queues first.
+  expect(performance.now() - sentAt).toBeLessThan(LAPSE_SECONDS * 1000 - 1000);
   const [byTtl, byHeartbeat] = await Promise.all(
     ["by-ttl", "by-heartbeat"].map(async (name) => {
-      const r = await second.call("lock_resource", { name, agent_id: "heir", wait_seconds: 10 });
-      return { r, lag: performance.now() - (sentAt + 3000) };
+      const r = await second.call("lock_resource", { name, agent_id: "heir", wait_seconds: 20 });
+      return { r, lag: performance.now() - (sentAt + LAPSE_SECONDS * 1000) };
     }),
   );
+  console.log(`after a restart, lock lapses handed over ${byTtl!.lag.toFixed(1)} ms (TTL), ${byHeartbeat!.lag.toFixed(1)} ms (heartbeat) after the deadline`);
   for (const { r, lag } of [byTtl!, byHeartbeat!]) {
-    expect(r.locked).toBe(true);
-    expect(lag).toBeGreaterThanOrEqual(0);
-    expect(lag).toBeLessThan(100);
+    expect(r.locked).toBe(true); // by the re-armed timer: the heir waited, and its 20 s wait did not run out
+    expect(lag).toBeGreaterThanOrEqual(0); // not before the deadline
+    expect(lag).toBeLessThan(5000); // seconds, for a loaded machine; the lag itself is bench/'s figure
   }
   expect(await second.call("list_agents")).toEqual([]);
 });

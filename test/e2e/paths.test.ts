@@ -4,7 +4,7 @@
 // release, and claims surviving kill -9 and a restart.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { storeQuery, useDaemon, useDaemonStarter } from "../helpers/daemon.ts";
-import { track } from "../helpers/until.ts";
+import { track, until } from "../helpers/until.ts";
 
 setDefaultTimeout(30_000);
 
@@ -82,7 +82,10 @@ describe("races and waits", () => {
   test("a blocking claim is granted the moment the holder releases", async () => {
     const a = await d.call("claim_paths", { agent_id: "A", paths: ["src/**"], room: "block" });
     const b = track(d.call("claim_paths", { agent_id: "B", paths: ["src/x.ts"], room: "block", wait_seconds: 20 }));
-    await Bun.sleep(200); // no waiter list for rooms: give the call time to reach the line
+    await until("B's claim blocked behind A's", async () => {
+      const s = (await d.rpc("airlock/status")).result as { graph: { edges: { agent_id: string; kind: string; blocked: boolean }[] } };
+      return s.graph.edges.some((e) => e.agent_id === "B" && e.kind === "path" && e.blocked);
+    });
     expect(b.settled()).toBe(false);
     expect(await d.call("release_paths", { claim_token: a.claim_token })).toEqual({ released: true });
     const got = await b.promise;

@@ -2,6 +2,7 @@
 // compiled binary) against a real daemon.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { cliEnv, runCli, useDaemon } from "../helpers/daemon.ts";
+import { until } from "../helpers/until.ts";
 
 setDefaultTimeout(20_000);
 
@@ -49,7 +50,7 @@ describe("wait and release", () => {
   test("wait blocks until the holder releases, then prints its token", async () => {
     const held = await d.call("acquire_slot", { agent_id: "holder", reason: "cargo build" });
     const waiting = runCli(["wait", "--agent", "patient"], env);
-    await Bun.sleep(300);
+    await until("wait to queue", async () => (await pool("heavy")).waiters.some((w: { agent_id: string }) => w.agent_id === "patient"), 10_000);
     await d.call("release_slot", { slot_token: held.slot_token });
     const r = await waiting;
     expect(r.code).toBe(0);

@@ -67,7 +67,7 @@ echo "$A"`;
 
   const bOut = await b.promise;
   expect(bOut.code).toBe(0);
-  expect(b.at() - unlockedAt).toBeLessThan(1000);
+  expect(b.at() - unlockedAt).toBeLessThan(5000); // seconds, for a loaded machine: far inside B's 50 s wait
   const bResult = JSON.parse(bOut.stdout);
   expect(bResult).toMatchObject({ locked: true, lock_token: expect.any(String), expires_in_seconds: 900 });
   expect(bResult.lock_token).not.toBe(tokenA);

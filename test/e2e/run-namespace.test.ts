@@ -145,9 +145,10 @@ describe("held by heartbeat", () => {
       r.proc.kill(9);
       await r.proc.exited;
       const killedAt = performance.now();
-      await until("the slot to lapse", async () => (await heavy()).in_use === 0, 5000, 50);
+      await until("the slot to lapse", async () => (await heavy()).in_use === 0, 10_000, 50);
       const lapse = performance.now() - killedAt;
-      expect(lapse).toBeLessThan(3000); // at most the 2 s TTL (plus a poll), not bound to anything
+      // The 2 s TTL, plus a budget of seconds for a loaded machine: not bound to anything.
+      expect(lapse).toBeLessThan(5000);
       expect(() => process.kill(pid, 0)).not.toThrow(); // the command itself is still running
     } finally {
       writeFileSync(join(dir, "go"), "");

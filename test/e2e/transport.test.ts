@@ -109,6 +109,6 @@ test("a tool call that blocks 15 s is not cut by an idle timeout and answers loc
   expect(result).toMatchObject({ locked: false, held_by: "holder", queue_position: 1 });
   expect(result.wake_token).toEqual(expect.any(String));
   expect(elapsed).toBeGreaterThanOrEqual(14_900);
-  expect(elapsed).toBeLessThan(17_000);
+  expect(elapsed).toBeLessThan(20_000); // answered at its deadline, with seconds to spare for a loaded machine
   await d.call("unlock_resource", { name, lock_token: holder.lock_token });
 }, 30_000);

@@ -11,7 +11,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { SQL, type TCPSocketListener } from "bun";
 import { randomBytes } from "node:crypto";
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AirlockError } from "../../src/errors.ts";
@@ -27,6 +27,8 @@ const STORE_DB = "airlock_tls_store";
 const DAEMON_DB = "airlock_tls_daemon";
 /** A PostgreSQL server without TLS, for sslmode=require to refuse (the dev server's usual URL). */
 const DEV_PG = "postgres://postgres@127.0.0.1:55432/postgres";
+/** How long the server may take to accept TCP connections on an address once started. */
+const READY_MS = 10_000;
 
 interface Server {
   base: string; // everything this file made; removed in afterAll
@@ -92,6 +94,27 @@ function hasPostgres(): boolean {
   return debian || Bun.which("initdb") !== null;
 }
 
+/** Resolves once host:port accepts a TCP connection, retrying while it is refused (a server still
+ *  starting up), for at most READY_MS; then fails with the server's last log lines. */
+async function acceptsConnections(host: string, port: number, log: string): Promise<void> {
+  const deadline = performance.now() + READY_MS;
+  let last = "";
+  for (;;) {
+    try {
+      const sock = await Bun.connect({ hostname: host, port, socket: { data() {} } });
+      sock.end();
+      return;
+    } catch (err) {
+      last = err instanceof Error ? err.message : String(err);
+    }
+    if (performance.now() > deadline) {
+      const tail = existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").slice(-5).join(" / ") : "(no log)";
+      throw new Error(`the TLS server does not accept connections on ${host}:${port} after ${READY_MS} ms (${last}); its log: ${tail}`);
+    }
+    await Bun.sleep(50);
+  }
+}
+
 /** The CA, the other CA and the server's certificate and key, made with openssl in dir. */
 function makeCertificates(dir: string): void {
   // EC keys: quick to make. A CA is marked as one; the server's certificate names localhost and
@@ -143,6 +166,9 @@ async function startServer(): Promise<Server> {
     const start = Bun.spawnSync([join(ROOT, ".ci/pg.sh"), "start", pgDir], { stdout: "pipe", stderr: "pipe", env: { ...process.env, PG_SERVER_OPTS: opts } });
     if (start.exitCode !== 0) throw new Skip(`the server did not start: ${start.stderr.toString().trim().split("\n").slice(-3).join(" / ")}`);
     const port = Number(new URL(start.stdout.toString().trim()).port);
+    // pg_ctl -w has waited for the server to be ready, and pg.sh for it to have bound every
+    // address; still, every test below needs each one to answer, so make sure before any asserts.
+    for (const host of listen) await acceptsConnections(host, port, join(pgDir, "log"));
     // Through the socket (trust): the role's password, and a database for each user of it.
     const admin = new SQL({ path: pgDir, port, username: "postgres", database: "postgres", max: 1 });
     try {

@@ -532,7 +532,8 @@ function adminUrl(db: { url: string }): string {
 /** Waits until the store's backend is running the given statement. */
 async function waitForQuery(db: { url: string; name: string }, query: string): Promise<void> {
   await withClient(adminUrl(db), async (sql) => {
-    for (let i = 0; i < 200; i++) {
+    const deadline = performance.now() + 10_000; // seconds, for a loaded machine
+    while (performance.now() < deadline) {
       const rows = await sql.unsafe("SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND state = 'active' AND query = $2", [db.name, query]);
       if (rows.length > 0) return;
       await Bun.sleep(10);

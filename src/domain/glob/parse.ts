@@ -34,6 +34,9 @@ export interface Parsed {
   literal: boolean;
   /** Leading segments made only of literal characters (folded in case-insensitive mode). */
   literalPrefix: string[];
+  /** Characters from the first `*`, `**` or `{` to the end (0 without one): the wildcard tail
+   *  that MAX_WILDCARD_TAIL bounds, and with it the cost of an overlap check. */
+  wildcardTail: number;
 }
 
 const BACKSLASH = 0x5c;
@@ -66,7 +69,7 @@ export function parsePattern(source: string, caseInsensitive: boolean): Parsed {
         `to the end (got ${tail} in ${quotePattern(source)}); put literal segments before the first wildcard or claim a shorter pattern`,
     );
   }
-  return { seq, literal: isLiteral(source), literalPrefix: literalPrefixOf(seq) };
+  return { seq, literal: isLiteral(source), literalPrefix: literalPrefixOf(seq), wildcardTail: tail };
 }
 
 class Parser {

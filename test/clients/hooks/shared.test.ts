@@ -23,7 +23,8 @@ describe("readStdin", () => {
   test("gives up on a pipe left open, after its timeout", async () => {
     const t0 = Date.now();
     expect(await readStdin(stream(["{"], false), 100)).toBeUndefined();
-    expect(Date.now() - t0).toBeLessThan(1000);
+    // It gave up rather than hang (which would meet the test's 5 s timeout); seconds, for a loaded machine.
+    expect(Date.now() - t0).toBeLessThan(3000);
   });
   test("gives up past its size bound", async () => {
     expect(await readStdin(stream(["x".repeat(100)]), 1000, 10)).toBeUndefined();

@@ -10,7 +10,7 @@
 // The hot path (a hook on every edit) costs one small file read and a kill(pid, 0): no probe.
 // The request itself goes to the first candidate, and a connection that is refused (nothing was
 // delivered) falls over to the next. docs/discovery.md has the format and the reasons.
-import { closeSync, constants, fsyncSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, fsyncSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { airlockHome, defaultSocketPath, ensurePrivateDir } from "./dirs.ts";
 import { env } from "./env.ts";
@@ -88,13 +88,24 @@ export function removeDaemonFile(pid = process.pid, path = daemonFilePath()): vo
   }
 }
 
-/** The record, or undefined when there is none or it is not one (a reader never throws). */
+/**
+ * The record, or undefined when there is none or it is not one (a reader never throws). A file
+ * another user could have written is refused: clients send the bearer token to the URL it names.
+ */
 export function readDaemonFile(path = daemonFilePath()): DaemonRecord | undefined {
   let raw: string;
+  let fd: number | undefined;
   try {
-    raw = readFileSync(path, "utf8");
+    fd = openSync(path, constants.O_RDONLY);
+    if (process.platform !== "win32") {
+      const st = fstatSync(fd);
+      if ((st.mode & 0o022) !== 0 || (process.getuid !== undefined && st.uid !== process.getuid())) return undefined;
+    }
+    raw = readFileSync(fd, "utf8");
   } catch {
     return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
   try {
     const r = JSON.parse(raw) as Partial<DaemonRecord>;
@@ -204,12 +215,16 @@ export function lookup(o: LookupOptions = {}): Lookup {
   const rec = readDaemonFile(file);
   if (rec === undefined) skipped.push(`no ${DAEMON_FILE}`);
   else if (!recordLive(rec)) skipped.push(`${DAEMON_FILE} names pid ${rec.pid}, which is gone`);
-  else candidates.push({ ...tcp(rec.host, rec.port, "daemon.json"), url: rec.url, where: rec.url, pid: rec.pid, record: rec });
+  else if (!candidates.some((c) => c.unix === null && c.url === rec.url)) {
+    candidates.push({ ...tcp(rec.host, rec.port, "daemon.json"), url: rec.url, where: rec.url, pid: rec.pid, record: rec });
+  }
 
   // AIRLOCK_SOCKET=off: the user wants TCP only.
   if (env.socket === undefined && process.platform !== "win32") {
     const sock = o.home !== undefined ? join(home, "airlock.sock") : defaultSocketPath();
-    if (isSocket(sock)) candidates.push(unixEndpoint(sock, "default socket"));
+    if (isSocket(sock)) {
+      if (!candidates.some((c) => c.unix === sock)) candidates.push(unixEndpoint(sock, "default socket"));
+    }
     else skipped.push("no socket");
   }
   const def = tcp(DEFAULT_HOST, DEFAULT_PORT, "default port");

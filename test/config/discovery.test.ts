@@ -1,7 +1,7 @@
 // The lookup order (SPEC §8) and daemon.json's reading and writing, without a daemon: a record
 // whose pid is this test process is "alive", one whose pid is a reaped child is "gone".
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -97,6 +97,15 @@ describe("daemon.json", () => {
       writeFileSync(path, text);
       expect(readDaemonFile(path)).toBeUndefined();
     }
+  });
+
+  test("a file others may write is refused: clients send the token where it points", () => {
+    const path = daemonFilePath(home());
+    writeDaemonFile(record(process.pid, 5555), path);
+    chmodSync(path, 0o620);
+    expect(readDaemonFile(path)).toBeUndefined();
+    chmodSync(path, 0o644); // readable is fine: it holds no secret
+    expect(readDaemonFile(path)?.port).toBe(5555);
   });
 
   test("a wildcard bind is reached on loopback", () => {

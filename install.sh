@@ -266,7 +266,8 @@ main() {
             warn "airlock install-service failed; the binary is installed. Set up the service yourself with: $_dir/airlock install-service"
         fi
     fi
-    say "Next: \`$_cmd token\` prints the MCP config for your agents"
+    say "Next: \`$_cmd setup claude-code\` (or codex, cursor, ...; bare \`$_cmd setup\` lists them) connects an agent;"
+    say "      the config it writes reads the token for you (\`$_cmd token\` shows where it is)"
 }
 
 main "$@"

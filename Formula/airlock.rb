@@ -50,8 +50,9 @@ class Airlock < Formula
         airlock install-service
 
       Agents connect over MCP at http://127.0.0.1:27183
-      On Linux they must send the bearer token from ~/.airlock/token;
-      `airlock token` prints it with ready-to-paste client config.
+      On Linux they must send the bearer token from ~/.airlock/token:
+      `airlock setup <client>` writes configs that read it for you
+      (`airlock token` shows where it is).
     EOS
   end
 

@@ -106,8 +106,9 @@ ${platform("linux").join("\n")}
         airlock install-service
 
       Agents connect over MCP at ${MCP_URL}
-      On Linux they must send the bearer token from ~/.airlock/token;
-      \`airlock token\` prints it with ready-to-paste client config.
+      On Linux they must send the bearer token from ~/.airlock/token:
+      \`airlock setup <client>\` writes configs that read it for you
+      (\`airlock token\` shows where it is).
     EOS
   end
 

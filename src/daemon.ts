@@ -3,6 +3,7 @@
 import { chmodSync, lstatSync, mkdirSync, unlinkSync } from "node:fs";
 import { hostname, networkInterfaces } from "node:os";
 import { dirname } from "node:path";
+import { daemonFilePath, type DaemonRecord, clientUrl, pidNamespace, probe, readDaemonFile, recordLive, removeDaemonFile, writeDaemonFile } from "./config/discovery.ts";
 import { ensurePrivateDir } from "./config/dirs.ts";
 import { boundHostNames, isLoopbackHost, resolveSettings, type SettingsFlags } from "./config/settings.ts";
 import { resolveToken } from "./config/token.ts";
@@ -97,11 +98,27 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
   const extraHosts = boundHostNames(s.host, machine);
   const dashboard = createDashboard({ kernel, token, extraHosts, port: listening.server.port ?? s.port });
   app = createApp({ kernel, token, extraHosts, dashboard });
+  const port = listening.server.port ?? s.port;
+  // Only now, with every request answered by the real app, do clients learn where it is.
+  const published = await publish({
+    format: 1,
+    pid: process.pid,
+    host: s.host,
+    port,
+    url: clientUrl(s.host, port),
+    socket: unix?.path ?? null,
+    version: VERSION,
+    started_at: new Date().toISOString(),
+    auth: token !== undefined,
+    pid_namespace: pidNamespace(),
+  });
 
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
+    // First, so no new client is sent to a daemon on its way out.
+    if (published) removeDaemonFile();
     dashboard.close(); // open change feeds end, so the graceful stop need not wait for them
     kernel.close(); // answers blocked calls before the connections close
     // A graceful stop lets those answers (computed a few microtasks later) go out; stop(true)
@@ -115,7 +132,32 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
   // One line, its head unchanged ("listening on http://host:port"): scripts and tests parse it.
   const socketNote = unix ? `socket ${unix.path}, ` : "";
   log.info(`airlock ${VERSION} listening on ${listening.url} (${socketNote}${store.kind === "postgres" ? `store ${store.path}` : `db ${s.dbPath}`}, durability ${s.durability}${token ? ", bearer token required" : ""})`);
-  return { url: listening.url, port: listening.server.port ?? s.port, socket: unix?.path ?? null, kernel, store, stop };
+  return { url: listening.url, port, socket: unix?.path ?? null, kernel, store, stop };
+}
+
+/**
+ * Writes daemon.json, unless it names another daemon that is alive and answers: the first one
+ * keeps it (a service, say, while someone tries a second daemon on another port by hand). A file
+ * whose pid is gone, or whose daemon does not answer, is stale and replaced. Returns whether
+ * this daemon's record is the file's. The file is a convenience: failing to write it is a warning.
+ */
+async function publish(rec: DaemonRecord): Promise<boolean> {
+  const path = daemonFilePath();
+  const old = readDaemonFile(path);
+  if (old !== undefined && old.pid !== rec.pid && recordLive(old)) {
+    const ep = { url: old.url, unix: null, where: old.url, via: "daemon.json" as const };
+    if ((await probe(ep, SOCKET_PROBE_MS)) === "ok") {
+      log.info(`${path} names the daemon pid ${old.pid} on ${old.url}, which is alive: leaving it (the CLI and hooks find that one)`);
+      return false;
+    }
+  }
+  try {
+    writeDaemonFile(rec, path);
+    return true;
+  } catch (err) {
+    log.warn(`cannot write ${path}: ${errorMessage(err)} (the CLI and hooks find this daemon only through AIRLOCK_PORT or the default port)`);
+    return false;
+  }
 }
 
 interface UnixListening {
@@ -212,6 +254,8 @@ async function portInUseError(err: unknown, host: string, port: number): Promise
 /** Runs the daemon until SIGINT or SIGTERM, then shuts down cleanly. */
 export async function runDaemon(flags: DaemonFlags): Promise<void> {
   const d = await startDaemon(flags);
+  // A crash skips stop(): the file still goes, so clients do not wait on a dead pid's record.
+  process.on("exit", () => removeDaemonFile());
   const shutdown = (signal: string) => {
     log.info(`${signal}: shutting down`);
     void d.stop().then(() => process.exit(0));

@@ -1,6 +1,9 @@
 // How the CLI talks to the running daemon: over its own HTTP API, with the token found for you.
-// Inside a sandbox (AIRLOCK_SOCKET set) the same HTTP goes over the mounted Unix socket.
-import { DEFAULT_HOST, DEFAULT_PORT, parsePort, parseSocket } from "../config/settings.ts";
+// Where the daemon is comes from config/discovery.ts (flags, the environment, daemon.json, the
+// default socket, the default port); inside a sandbox (AIRLOCK_SOCKET set) the same HTTP goes
+// over the mounted Unix socket.
+import { clientUrl, daemonFilePath, type Endpoint, lookup, type Lookup, notDelivered, type Via } from "../config/discovery.ts";
+import { DEFAULT_HOST, DEFAULT_PORT, parsePort } from "../config/settings.ts";
 import { clientToken } from "../config/token.ts";
 import { env } from "../config/env.ts";
 import { AirlockError, errorMessage } from "../errors.ts";
@@ -8,61 +11,132 @@ import { AirlockError, errorMessage } from "../errors.ts";
 export interface ClientOptions {
   port?: string | undefined;
   host?: string | undefined;
+  /** Exactly this place, no lookup (doctor asks the daemon it found). */
+  endpoint?: Endpoint | undefined;
 }
 
+/** The daemon's URL as the user chose it or as found in daemon.json (no probe), else the default. */
 export function daemonUrl(o: ClientOptions = {}): string {
-  const port = parsePort(o.port ?? env.port ?? DEFAULT_PORT, o.port ? "--port" : "AIRLOCK_PORT");
-  let host = o.host ?? env.host ?? DEFAULT_HOST;
-  if (host === "0.0.0.0") host = DEFAULT_HOST;
-  if (host === "::") host = "::1";
-  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  if (o.port !== undefined || o.host !== undefined || env.port !== undefined || env.host !== undefined) {
+    return clientUrl(o.host ?? env.host ?? DEFAULT_HOST, parsePort(o.port ?? env.port ?? DEFAULT_PORT, o.port !== undefined ? "--port" : "AIRLOCK_PORT"));
+  }
+  return lookup(o).candidates.find((c) => c.unix === null)?.url ?? clientUrl(DEFAULT_HOST, DEFAULT_PORT);
 }
 
-/**
- * The Unix socket the CLI should use, or null for TCP: AIRLOCK_SOCKET when it is set (and not
- * "off"), unless a --port or --host flag asks for TCP explicitly.
- */
-export function daemonSocket(o: ClientOptions = {}): string | null {
-  if (o.port !== undefined || o.host !== undefined || env.socket === undefined) return null;
-  return parseSocket(env.socket);
+// One lookup per process and options: a hook makes two or three calls, each would read the file.
+const lookups = new Map<string, { lookup: Lookup; answered?: Endpoint }>();
+
+function key(o: ClientOptions): string {
+  return `${o.port ?? ""}\0${o.host ?? ""}`;
 }
 
-/** Where rpc() sends its requests, and how to name that place in a message. */
-export function daemonEndpoint(o: ClientOptions = {}): { url: string; unix: string | null; where: string } {
-  const unix = daemonSocket(o);
-  // Over the socket the Host is only a formality; localhost passes even a strict proxy.
-  if (unix) return { url: "http://localhost/", unix, where: `the socket ${unix}` };
-  const url = daemonUrl(o);
-  return { url, unix: null, where: url };
+function cached(o: ClientOptions): { lookup: Lookup; answered?: Endpoint } {
+  if (o.endpoint) return { lookup: { candidates: [o.endpoint], explicit: true, skipped: [] } };
+  let c = lookups.get(key(o));
+  if (!c) lookups.set(key(o), (c = { lookup: lookup(o) }));
+  return c;
+}
+
+/** The first place rpc() sends to, and how to name it in a message. */
+export function daemonEndpoint(o: ClientOptions = {}): Endpoint {
+  const c = cached(o);
+  return c.answered ?? c.lookup.candidates[0]!;
+}
+
+/** Names a list of places: "A", "A or B", "A, B or C". */
+export function places(eps: Endpoint[]): string {
+  const w = eps.map((e) => e.where);
+  return w.length <= 1 ? (w[0] ?? "") : `${w.slice(0, -1).join(", ")} or ${w.at(-1)}`;
+}
+
+/** When the user's choice answers nothing but daemon.json names a live daemon, say where it is. */
+function elsewhereHint(l: Lookup, o: ClientOptions): string | undefined {
+  if (!l.explicit || o.endpoint) return undefined;
+  const found = lookup({ ...o, all: true }).candidates.find((c) => c.via === "daemon.json");
+  if (!found?.record) return undefined;
+  const chose = o.port !== undefined ? "--port" : o.host !== undefined ? "--host" : [...new Set(l.candidates.map((c) => c.via))].join(" and ");
+  return `${daemonFilePath()} says a daemon (pid ${found.pid}) runs at ${found.url}: drop ${chose}, or set it to port ${found.record.port}`;
+}
+
+/** Where the daemon that answered runs, for people (status's head line) and scripts (--json). */
+export interface DaemonPlace {
+  url: string | null;
+  socket: string | null;
+  pid: number | null;
+  found_by: Via;
+}
+
+const FOUND_BY: Record<Via, string> = {
+  "--port": "--port",
+  "--host": "--host",
+  AIRLOCK_SOCKET: "AIRLOCK_SOCKET",
+  AIRLOCK_PORT: "AIRLOCK_PORT",
+  AIRLOCK_HOST: "AIRLOCK_HOST",
+  "daemon.json": "daemon.json",
+  "default socket": "the default socket",
+  "default port": "the default port",
+};
+
+export function describePlace(p: DaemonPlace): string {
+  const at = p.url !== null ? p.url.replace(/^http:\/\//, "") : `socket ${p.socket}`;
+  return `${at} (${p.pid !== null ? `pid ${p.pid}, ` : ""}found by ${FOUND_BY[p.found_by]})`;
 }
 
 let rpcId = 0;
 
-/** One JSON-RPC call; throws AirlockError("unavailable") when nothing answers, "internal" when it answered an error. */
-export async function rpc(method: string, params: unknown, o: ClientOptions = {}, timeoutMs = 65_000): Promise<unknown> {
-  const { url, unix, where } = daemonEndpoint(o);
+/**
+ * One JSON-RPC call, and where it was answered. A place that refuses the connection (nothing was
+ * delivered) passes the call to the next place; anything else — an answer, a timeout — ends it.
+ * Throws AirlockError("unavailable") when nothing answers, "internal" when it answered an error.
+ */
+export async function rpcAt(method: string, params: unknown, o: ClientOptions = {}, timeoutMs = 65_000): Promise<{ result: unknown; endpoint: Endpoint }> {
+  const c = cached(o);
+  const order = c.answered ? [c.answered, ...c.lookup.candidates.filter((e) => e !== c.answered)] : c.lookup.candidates;
   const headers: Record<string, string> = { "content-type": "application/json" };
   const token = clientToken();
   if (token) headers.authorization = `Bearer ${token}`;
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method: "POST",
-      headers,
-      body: JSON.stringify({ jsonrpc: "2.0", id: ++rpcId, method, params }),
-      signal: AbortSignal.timeout(timeoutMs),
-      ...(unix ? { unix } : {}),
-    });
-  } catch (err) {
-    const hint = unix ? "start one with `airlock daemon` on the host and mount its socket here" : "start one with `airlock daemon`";
-    throw new AirlockError("unavailable", `no Airlock daemon answers at ${where} (${errorMessage(err)}); ${hint}`);
+  const body = JSON.stringify({ jsonrpc: "2.0", id: ++rpcId, method, params });
+  const signal = AbortSignal.timeout(timeoutMs);
+  let res: Response | undefined;
+  let endpoint: Endpoint | undefined;
+  let lastErr: unknown;
+  const tried: Endpoint[] = [];
+  for (const ep of order) {
+    tried.push(ep);
+    try {
+      res = await fetch(ep.url, { method: "POST", headers, body, signal, ...(ep.unix ? { unix: ep.unix } : {}) });
+      endpoint = ep;
+      break;
+    } catch (err) {
+      lastErr = err;
+      // A timeout or a reset may have reached a daemon: never send the call a second time.
+      if (!notDelivered(err)) break;
+    }
   }
+  if (!res || !endpoint) {
+    // The next call looks again: the daemon may come back elsewhere (a restart on another port).
+    lookups.delete(key(o));
+    const sandbox = c.lookup.candidates.some((e) => e.via === "AIRLOCK_SOCKET");
+    const hint =
+      elsewhereHint(c.lookup, o) ?? (sandbox ? "start one with `airlock daemon` on the host and mount its socket here" : "start one with `airlock daemon`");
+    throw new AirlockError("unavailable", `no Airlock daemon answers at ${places(tried)} (${errorMessage(lastErr)}); ${hint}`, {
+      places: places(tried),
+      skipped: c.lookup.skipped,
+    });
+  }
+  c.answered = endpoint;
   const text = await res.text();
+  const where = endpoint.where;
   // It answered: whatever went wrong, a daemon is there (only "unavailable" means none is).
   if (res.status !== 200) throw new AirlockError("internal", `the daemon at ${where} answered ${res.status}: ${text.trim()}`);
-  const body = JSON.parse(text) as { result?: unknown; error?: { message: string } };
-  if (body.error) throw new AirlockError("internal", body.error.message);
-  return body.result;
+  const parsed = JSON.parse(text) as { result?: unknown; error?: { message: string } };
+  if (parsed.error) throw new AirlockError("internal", parsed.error.message);
+  return { result: parsed.result, endpoint };
+}
+
+/** One JSON-RPC call; throws AirlockError("unavailable") when nothing answers, "internal" when it answered an error. */
+export async function rpc(method: string, params: unknown, o: ClientOptions = {}, timeoutMs = 65_000): Promise<unknown> {
+  return (await rpcAt(method, params, o, timeoutMs)).result;
 }
 
 /** Calls a tool and returns its parsed JSON result (tool errors included, as {error}). */
@@ -72,4 +146,4 @@ export async function callTool(name: string, args: Record<string, unknown>, o: C
 }
 
 /** The --port flag every command that talks to the daemon takes. */
-export const PORT_ARG = { type: "string", description: "Daemon port (default 27183 or AIRLOCK_PORT)" } as const;
+export const PORT_ARG = { type: "string", description: "Daemon port (default: AIRLOCK_PORT, else the running daemon's, else 27183)" } as const;

@@ -3,7 +3,8 @@
 import { existsSync, statSync } from "node:fs";
 import { defineCommand } from "citty";
 import { defaultDbPath, tokenPath } from "../config/dirs.ts";
-import { DEFAULT_PORT, readStoreFile, resolveStore } from "../config/settings.ts";
+import { type Endpoint, lookup, probe } from "../config/discovery.ts";
+import { readStoreFile, resolveStore } from "../config/settings.ts";
 import { readTokenFile } from "../config/token.ts";
 import { errorMessage } from "../errors.ts";
 import { currentServiceEnv, installedStoreFile, launchdPlistPath, systemdUnitPath } from "../service/install.ts";
@@ -16,10 +17,16 @@ import { DEAD_AFTER_MS } from "../store/store.ts";
 import { get } from "../store/tx.ts";
 import { VERSION } from "../version.ts";
 import { env } from "../config/env.ts";
-import { PORT_ARG, rpc } from "./client.ts";
-import { clientChecks, type Check } from "./doctor-clients.ts";
+import { daemonUrl, describePlace, PORT_ARG, places, rpcAt } from "./client.ts";
+import { type Check, clientChecks } from "./doctor-clients.ts";
+
+export type { Check } from "./doctor-clients.ts";
 
 async function checks(port: string | undefined): Promise<Check[]> {
+  return [...(await coreChecks(port)), ...(await clientChecks({ daemonUrl: `${daemonUrl({ port }).replace(/\/$/, "")}/` }))];
+}
+
+async function coreChecks(port: string | undefined): Promise<Check[]> {
   const out: Check[] = [];
   const r = systemRunner({ dryRun: true, say: () => {} });
   const se = currentServiceEnv({ xdgConfigHome: env.xdgConfigHome, home: env.userHome });
@@ -51,28 +58,8 @@ async function checks(port: string | undefined): Promise<Check[]> {
     }
   }
 
-  // Port
-  const p = port ?? env.port ?? String(DEFAULT_PORT);
-  let health: string | undefined;
-  try {
-    const res = await fetch(`http://127.0.0.1:${p}/healthz`, { signal: AbortSignal.timeout(1500) });
-    health = res.ok ? (await res.text()).trim() : `HTTP ${res.status}`;
-  } catch {
-    health = undefined;
-  }
-  if (health === "ok") {
-    try {
-      const init = (await rpc("initialize", { protocolVersion: "2025-06-18" }, { port: p }, 3000)) as { serverInfo: { name: string; version: string } };
-      const v = init.serverInfo.version;
-      out.push(v === VERSION ? { ok: true, what: `airlock ${v} answers on 127.0.0.1:${p}` } : { ok: "warn", what: `the daemon on port ${p} is airlock ${v}, this binary is ${VERSION}`, fix: "airlock install-service (restarts the service with this binary)" });
-    } catch (err) {
-      out.push({ ok: false, what: `something answers /healthz on port ${p} but a call failed: ${errorMessage(err)}`, fix: "check the token: airlock token" });
-    }
-  } else if (health !== undefined) {
-    out.push({ ok: false, what: `port ${p} is used by another program (${health}) ${portOwner(r, p)}`, fix: "stop that program, or run airlock with --port" });
-  } else {
-    out.push({ ok: false, what: `nothing listens on 127.0.0.1:${p}`, fix: "airlock install-service, or airlock daemon" });
-  }
+  // The daemon: wherever it is, never "start one" while one runs.
+  out.push(...(await daemonChecks(r, port)));
 
   // Token
   const tp = tokenPath();
@@ -118,6 +105,80 @@ async function checks(port: string | undefined): Promise<Check[]> {
   return out;
 }
 
+/** "127.0.0.1:5555", or "the socket PATH". */
+function place(ep: Endpoint): string {
+  return ep.unix ? `the socket ${ep.unix}` : ep.url.replace(/^http:\/\//, "");
+}
+
+function portOf(ep: Endpoint): string | undefined {
+  return ep.unix ? undefined : /:(\d+)$/.exec(ep.url)?.[1];
+}
+
+/**
+ * Probes every place the CLI and the hooks look (SPEC §8: the user's choice, daemon.json, the
+ * default socket, the default port) and reports the daemon that answers first. Advises starting
+ * one only when nothing answers anywhere: a daemon on another port is reported, not duplicated.
+ */
+async function daemonChecks(r: ReturnType<typeof systemRunner>, port: string | undefined): Promise<Check[]> {
+  const out: Check[] = [];
+  const l = lookup({ port, all: true });
+  const chosen = l.explicit ? l.candidates.filter((c) => c.via === "--port" || c.via === "--host" || c.via.startsWith("AIRLOCK_")) : [];
+  let found: Endpoint | undefined;
+  const silent: Endpoint[] = [];
+  for (const ep of l.candidates) {
+    const health = await probe(ep);
+    if (health === "ok") {
+      found = ep;
+      break;
+    }
+    if (health === undefined) silent.push(ep);
+    else if (chosen.includes(ep) || (ep.via === "default port" && !l.explicit)) {
+      // Something that is not Airlock holds the place the user (or the default) points at.
+      const p = portOf(ep);
+      out.push({ ok: false, what: `${place(ep)} is used by another program (${health}) ${p ? portOwner(r, p) : ""}`.trimEnd(), fix: "stop that program, or run airlock with --port" });
+    }
+  }
+  if (!found) {
+    const head = l.candidates[0]!;
+    const rest = l.candidates.slice(1);
+    out.push({
+      ok: false,
+      what: `nothing listens on ${place(head)}${rest.length ? `, nor at ${places(rest)}` : ""}${l.skipped.length ? ` (${l.skipped.join("; ")})` : ""}`,
+      fix: "airlock install-service, or airlock daemon",
+    });
+    return out;
+  }
+  const missed = chosen.filter((c) => silent.includes(c));
+  if (missed.length > 0 && !chosen.includes(found)) {
+    const fp = portOf(found);
+    out.push({
+      ok: "warn",
+      what: `nothing answers at ${places(missed)} (${missed.map((m) => m.via).join(", ")}), but a daemon does at ${place(found)}`,
+      fix: `the CLI and hooks use only what ${missed.map((m) => m.via).join(" and ")} says: ${fp ? `set it to ${fp}, or ` : ""}unset it`,
+    });
+  }
+  try {
+    const { result } = await rpcAt("initialize", { protocolVersion: "2025-06-18" }, { endpoint: found }, 3000);
+    const v = (result as { serverInfo: { name: string; version: string } }).serverInfo.version;
+    let pid = found.pid ?? null;
+    if (pid === null) {
+      try {
+        pid = ((await rpcAt("airlock/identity", {}, { endpoint: found }, 2000)).result as { pid?: number }).pid ?? null;
+      } catch {
+        // an older daemon: no pid to show
+      }
+    }
+    const desc = describePlace({ url: found.unix ? null : found.url, socket: found.unix, pid, found_by: found.via });
+    out.push(v === VERSION ? { ok: true, what: `airlock ${v} answers on ${desc}` } : { ok: "warn", what: `the daemon on ${desc} is airlock ${v}, this binary is ${VERSION}`, fix: "airlock install-service (restarts the service with this binary)" });
+  } catch (err) {
+    out.push({ ok: false, what: `something answers /healthz on ${place(found)} but a call failed: ${errorMessage(err)}`, fix: "check the token: airlock token" });
+  }
+  if (found.via === "default socket") {
+    out.push({ ok: "warn", what: "no daemon.json names this daemon, so its TCP port is not known here (clients configured with a URL may miss it)", fix: "restart it (it writes ~/.airlock/daemon.json on start), or set AIRLOCK_PORT" });
+  }
+  return out;
+}
+
 async function storeCheck(url: string): Promise<Check> {
   let store: PgStore | undefined;
   try {
@@ -143,12 +204,10 @@ function portOwner(r: ReturnType<typeof systemRunner>, port: string): string {
 }
 
 export const doctorCommand = defineCommand({
-  meta: { name: "doctor", description: "Check the binary, service, port, token, database and every set-up client, and say what to fix" },
+  meta: { name: "doctor", description: "Check the binary, service, daemon, token, database and clients, and say what to fix" },
   args: { port: PORT_ARG },
   async run({ args }) {
     const results = await checks(args.port);
-    const port = args.port ?? env.port ?? String(DEFAULT_PORT);
-    results.push(...(await clientChecks({ daemonUrl: `http://127.0.0.1:${port}/` })));
     for (const c of results) {
       const mark = c.ok === true ? "ok  " : c.ok === "warn" ? "warn" : "FAIL";
       console.log(`${mark}  ${c.what}${c.fix ? `\n      → ${c.fix}` : ""}`);

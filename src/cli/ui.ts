@@ -3,7 +3,7 @@
 // /ui/login?code=... in the browser; the daemon swaps the code for an HttpOnly session cookie.
 // The token itself never reaches the browser.
 import { defineCommand } from "citty";
-import { daemonUrl, PORT_ARG, rpc } from "./client.ts";
+import { daemonUrl, PORT_ARG, rpcAt } from "./client.ts";
 import { duration } from "./format.ts";
 
 /** The command that opens a URL in the desktop's browser, or null where there is none. */
@@ -20,8 +20,10 @@ export const uiCommand = defineCommand({
     port: PORT_ARG,
   },
   async run({ args }) {
-    const url = daemonUrl({ port: args.port });
-    const r = (await rpc("airlock/ui-code", {}, { port: args.port }, 5000)) as { path: string; expires_in_seconds: number };
+    const { result, endpoint } = await rpcAt("airlock/ui-code", {}, { port: args.port }, 5000);
+    const r = result as { path: string; expires_in_seconds: number };
+    // The browser needs TCP: the URL of the daemon that answered (when that was its socket, the URL the lookup knows).
+    const url = endpoint.unix ? daemonUrl({ port: args.port }) : endpoint.url;
     const link = `${url}${r.path}`;
     const open = args.print ? null : opener();
     if (open) {

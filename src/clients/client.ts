@@ -6,6 +6,7 @@ import { existsSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { applyEdits, findNodeAtLocation, modify, parse, parseTree, type FormattingOptions, type JSONPath, type ParseError } from "jsonc-parser";
+import { discoveredPort } from "../config/discovery.ts";
 import { airlockHome, tokenPath } from "../config/dirs.ts";
 import { env } from "../config/env.ts";
 import { DEFAULT_HOST, DEFAULT_PORT, parsePort } from "../config/settings.ts";
@@ -67,7 +68,7 @@ export interface Client {
 
 export function setupContext(o: { project?: string; home?: string } = {}): SetupContext {
   const home = o.home ?? env.userHome ?? homedir();
-  const port = parsePort(env.port ?? DEFAULT_PORT, "AIRLOCK_PORT");
+  const port = discoveredPort(); // AIRLOCK_PORT, else the running daemon's (daemon.json), else 27183
   return {
     home,
     project: o.project === undefined ? undefined : resolve(o.project),

@@ -247,7 +247,7 @@ async function installLaunchd(e: ServiceEnv, r: Runner, storeFile: string | unde
 async function reportHealth(r: Runner, logHint: string): Promise<number> {
   if (r.dryRun) return 0;
   if (await r.healthy(HEALTH_URL, 10_000)) {
-    r.say(`airlock is running: ${HEALTH_URL.replace("/healthz", "")} (client config: airlock token)`);
+    r.say(`airlock is running: ${HEALTH_URL.replace("/healthz", "")} (connect an agent: airlock setup <client>)`);
     return 0;
   }
   r.say(`the service was installed but does not answer on ${HEALTH_URL} yet; see its log: ${logHint}`);

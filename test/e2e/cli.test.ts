@@ -38,7 +38,8 @@ describe("call", () => {
 
   test("with no daemon listening, call exits 1 saying none answers and how to start one", async () => {
     const port = freePort();
-    const r = await runCli(["call", "list_locks"], { AIRLOCK_HOME: d.home, AIRLOCK_PORT: String(port) });
+    // A home of its own: d.home's daemon.json would (rightly) point at the running daemon instead.
+    const r = await runCli(["call", "list_locks"], { AIRLOCK_HOME: tempHome(), AIRLOCK_PORT: String(port) });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe("");
     expect(r.stderr).toContain(`no Airlock daemon answers at http://127.0.0.1:${port}`);
@@ -157,12 +158,15 @@ describe("status", () => {
   });
 });
 
-test("token prints the token path and a `claude mcp add --transport http airlock` line with the Authorization header", async () => {
+test("token prints where the token is and points to `airlock setup <client>`, never the literal token to paste", async () => {
   const r = await runCli(["token"], env);
   expect(r.code).toBe(0);
   expect(r.stdout).toContain(join(d.home, "token"));
-  const line = r.stdout.split("\n").find((l) => l.includes("claude mcp add"));
-  expect(line?.trim()).toBe(`claude mcp add --transport http airlock http://localhost:${d.port} --header "Authorization: Bearer ${d.token}"`);
+  expect(r.stdout).toContain(`http://localhost:${d.port}/`);
+  expect(r.stdout).toContain("airlock setup <client>");
+  expect(r.stdout).toContain("claude-code");
+  expect(r.stdout).not.toContain(d.token!);
+  expect(r.stdout).not.toContain("claude mcp add");
 });
 
 test("a second daemon on a busy port exits 1 saying an Airlock already runs there, without a stack trace", async () => {

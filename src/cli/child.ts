@@ -4,7 +4,48 @@
 // signal) handed back, as a shell would. One implementation for both verbs.
 import { accessSync, closeSync, constants as fs, statSync, writeSync } from "node:fs";
 import type { Subprocess } from "bun";
-import { signalNumber } from "./wait.ts";
+import { type ClientOptions, rpc } from "./client.ts";
+import { signalNumber, type StatusLine } from "./wait.ts";
+
+/** Renewals per TTL while CMD runs: a renewal or two may stall (a daemon restart) before the hold could lapse. */
+export const RENEWALS_PER_TTL = 3;
+
+/**
+ * Keeps what the holder holds alive while CMD runs: calls `renew.tool` with `renew.args` every
+ * ttl/RENEWALS_PER_TTL. A renewal that gets no answer is retried at the next beat (the daemon may
+ * be restarting); a hold the daemon no longer has is said once, and CMD keeps running (stopping
+ * someone's build is worse than overcommitting). Returns the function that stops renewing.
+ */
+export function keepRenewed(
+  renew: { tool: string; args: Record<string, unknown>; what: string },
+  ttlSeconds: number,
+  cmd: string,
+  client: ClientOptions,
+  out: StatusLine,
+): () => void {
+  const everyMs = (ttlSeconds * 1000) / RENEWALS_PER_TTL;
+  let lost = false;
+  let busy = false;
+  const beat = async () => {
+    if (busy || lost) return;
+    busy = true;
+    try {
+      // Bounded by the beat: a call that hangs must not hold up the next one past the TTL.
+      const r = (await rpc("tools/call", { name: renew.tool, arguments: renew.args }, client, everyMs)) as { content: { text: string }[] };
+      const v = JSON.parse(r.content[0]!.text) as { renewed?: boolean; error?: string };
+      if (v.renewed !== true) {
+        lost = true;
+        out.say(`warning: ${renew.what} is gone (${v.error ?? "not renewed"}); ${cmd} keeps running without it`);
+      }
+    } catch {
+      // no answer right now: the hold lives until its TTL, and the next beat tries again
+    } finally {
+      busy = false;
+    }
+  };
+  const timer = setInterval(() => void beat(), everyMs);
+  return () => clearInterval(timer);
+}
 
 // Forwarded to CMD's group while it runs. INT, TERM and HUP as asked; QUIT (Ctrl-\) and WINCH
 // because CMD has its own session: the terminal sends them to the holder's group only.

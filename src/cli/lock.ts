@@ -7,14 +7,13 @@
 import { hostname } from "node:os";
 import { defineCommand } from "citty";
 import { AirlockError, errorMessage } from "../errors.ts";
-import { commandOf, spawnChild, unrunnable } from "./child.ts";
+import { commandOf, keepRenewed, spawnChild, unrunnable } from "./child.ts";
 import { type ClientOptions, PORT_ARG, rpc } from "./client.ts";
 import { duration, ordinal } from "./format.ts";
 import { labelAgent, secondsFlag, signalNumber, STOP_SIGNALS, StatusLine, tool } from "./wait.ts";
 
 const MAX_WAIT_SECONDS = 50; // the daemon's cap per call: clients abandon tool calls near 60 s
 const DEFAULT_TTL_SECONDS = 900; // lock_resource's own default
-const RENEWALS_PER_TTL = 3; // a renewal or two may stall (a daemon restart) before the lock could lapse
 const PROGRESS_POLL_MS = 1000; // list_locks shows the line moving while the call blocks
 const UNLOCK_TIMEOUT_MS = 2000;
 const SETTLE_MS = 500; // after a stop signal, how long a call in flight gets to come back (locally: milliseconds)
@@ -140,33 +139,6 @@ async function waitForLock(ask: LockAsk): Promise<Locked | Held> {
   }
 }
 
-/** Renews the lock every ttl/RENEWALS_PER_TTL while CMD runs; a lock the daemon no longer has is said once. */
-function keepRenewed(name: string, token: string, ttlSeconds: number, what: string, client: ClientOptions, out: StatusLine): () => void {
-  const everyMs = (ttlSeconds * 1000) / RENEWALS_PER_TTL;
-  let lost = false;
-  let busy = false;
-  const beat = async () => {
-    if (busy || lost) return;
-    busy = true;
-    try {
-      const r = (await rpc("tools/call", { name: "renew_lock", arguments: { name, lock_token: token, ttl_seconds: ttlSeconds } }, client, everyMs)) as {
-        content: { text: string }[];
-      };
-      const v = JSON.parse(r.content[0]!.text) as { renewed?: boolean; error?: string };
-      if (v.renewed !== true) {
-        lost = true;
-        out.say(`warning: lock ${name} is gone (${v.error ?? "not renewed"}); ${what} keeps running without it`);
-      }
-    } catch {
-      // no answer right now: the lock lives until its TTL, and the next beat tries again
-    } finally {
-      busy = false;
-    }
-  };
-  const timer = setInterval(() => void beat(), everyMs);
-  return () => clearInterval(timer);
-}
-
 export const lockCommand = defineCommand({
   meta: {
     name: "lock",
@@ -238,7 +210,7 @@ export const lockCommand = defineCommand({
       out.say(`cannot start ${cmd[0]}: ${errorMessage(err)}`);
       process.exit(127);
     }
-    const stopRenewing = keepRenewed(name, token, ttlSeconds, cmd[0]!, client, out);
+    const stopRenewing = keepRenewed({ tool: "renew_lock", args: { name, lock_token: token, ttl_seconds: ttlSeconds }, what: `lock ${name}` }, ttlSeconds, cmd[0]!, client, out);
     for (const [sig, h] of handlers) process.off(sig, h);
     child.open(); // from here on, signals go to CMD's group
     const code = await child.exited();

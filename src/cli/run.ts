@@ -10,7 +10,7 @@ import { defineCommand } from "citty";
 import { DEFAULT_POOL } from "../domain/pools.ts";
 import { AirlockError, errorMessage } from "../errors.ts";
 import { bindProcess, groupAlive, groupSize, pidNamespace } from "../machine/process.ts";
-import { commandLine, commandOf, spawnChild, unrunnable } from "./child.ts";
+import { commandLine, commandOf, keepRenewed, RENEWALS_PER_TTL, spawnChild, unrunnable } from "./child.ts";
 import { type ClientOptions, PORT_ARG, rpc } from "./client.ts";
 import { duration } from "./format.ts";
 import { clip, countFlag, labelAgent, labelReason, releaseQuietly, type Slot, StatusLine, tool, waitForSlot } from "./wait.ts";
@@ -20,7 +20,6 @@ const MAX_REASON = 200; // the default reason is the command line; a whole scrip
 // what a vanished sandbox costs the others in line; three renewals per TTL survive a daemon
 // restart or a stalled call or two before the slot could lapse under a command still running.
 const HEARTBEAT_TTL_SECONDS = 60;
-const RENEWALS_PER_TTL = 3;
 const IDENTITY_TIMEOUT_MS = 10_000; // a local daemon answers in milliseconds; this is only a hang guard
 
 /** What `airlock/identity` answers. */
@@ -53,38 +52,6 @@ async function daemonIdentity(client: ClientOptions): Promise<DaemonIdentity | n
     if (err instanceof AirlockError && err.code === "internal" && err.message.startsWith("method not found")) return null;
     throw err;
   }
-}
-
-/**
- * Renews an unbound slot every ttl/RENEWALS_PER_TTL while CMD runs. A renewal that gets no answer
- * is retried at the next beat (the daemon may be restarting); a slot the daemon no longer has is
- * said once, and CMD keeps running (stopping someone's build is worse than overcommitting).
- */
-function heartbeat(token: string, pool: string, ttlSeconds: number, what: string, client: ClientOptions, out: StatusLine): () => void {
-  const everyMs = (ttlSeconds * 1000) / RENEWALS_PER_TTL;
-  let lost = false;
-  let busy = false;
-  const beat = async () => {
-    if (busy || lost) return;
-    busy = true;
-    try {
-      // Bounded by the beat: a call that hangs must not hold up the next one past the TTL.
-      const r = (await rpc("tools/call", { name: "renew_slot", arguments: { slot_token: token, ttl_seconds: ttlSeconds } }, client, everyMs)) as {
-        content: { text: string }[];
-      };
-      const v = JSON.parse(r.content[0]!.text) as { renewed?: boolean; error?: string };
-      if (v.renewed !== true) {
-        lost = true;
-        out.say(`warning: the slot in pool ${pool} is gone (${v.error ?? "not renewed"}); ${what} keeps running without it`);
-      }
-    } catch {
-      // no answer right now: the slot lives until its TTL, and the next beat tries again
-    } finally {
-      busy = false;
-    }
-  };
-  const timer = setInterval(() => void beat(), everyMs);
-  return () => clearInterval(timer);
 }
 
 /**
@@ -180,7 +147,7 @@ export const runSlotCommand = defineCommand({
     let boundToCmd = false;
     let stopHeartbeat = () => {};
     if (slot && holding.mode === "heartbeat") {
-      stopHeartbeat = heartbeat(slot.token, pool, ttlSeconds, cmd[0]!, client, out);
+      stopHeartbeat = keepRenewed({ tool: "renew_slot", args: { slot_token: slot.token, ttl_seconds: ttlSeconds }, what: `the slot in pool ${pool}` }, ttlSeconds, cmd[0]!, client, out);
     } else if (slot) {
       try {
         await tool("renew_slot", { slot_token: slot.token, pid: child.pid }, client);

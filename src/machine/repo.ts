@@ -77,11 +77,8 @@ export function repositoryRoom(co: Checkout): string {
   }
 }
 
-/**
- * The room of a directory as the daemon names it: its repository's room, the directory's own
- * real path outside any repository, or undefined when it cannot be read here.
- */
-export function roomOfDir(dir: string): string | undefined {
+/** A readable directory: its real path, and the checkout it is in (if any); undefined when it cannot be read here. */
+export function readDir(dir: string): { real: string; co: Checkout | undefined } | undefined {
   let real: string;
   try {
     if (!statSync(dir).isDirectory()) return undefined;
@@ -89,8 +86,17 @@ export function roomOfDir(dir: string): string | undefined {
   } catch {
     return undefined;
   }
-  const co = readCheckout(real);
-  return co ? repositoryRoom(co) : real;
+  return { real, co: readCheckout(real) };
+}
+
+/**
+ * The room of a directory as the daemon names it: its repository's room, the directory's own
+ * real path outside any repository, or undefined when it cannot be read here.
+ */
+export function roomOfDir(dir: string): string | undefined {
+  const d = readDir(dir);
+  if (!d) return undefined;
+  return d.co ? repositoryRoom(d.co) : d.real;
 }
 
 /**

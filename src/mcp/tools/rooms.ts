@@ -11,11 +11,11 @@
 //   domain makes absolute paths inside it relative to it, as before.
 // - With no room, the first absolute path names the repository; with none, the room is `default`.
 // A hook asks on every edit, so a directory's answer is kept for a couple of seconds.
-import { realpathSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { dirname, relative, resolve, sep } from "node:path";
 import { DEFAULT_ROOM, roomIsCaseInsensitive } from "../../domain/paths.ts";
 import { AirlockError } from "../../errors.ts";
-import { readCheckout, repositoryRoom } from "../../machine/repo.ts";
+import { readDir, repositoryRoom } from "../../machine/repo.ts";
 
 /** Long enough that a burst of edits reads git's files once; short enough that a new `origin` shows at once. */
 export const ROOM_CACHE_MS = 2000;
@@ -79,15 +79,10 @@ export class RoomResolver {
 export const rooms = new RoomResolver();
 
 function resolveDir(dir: string): ResolvedDir | undefined {
-  let real: string;
-  try {
-    if (!statSync(dir).isDirectory()) return undefined;
-    real = realpathSync(dir);
-  } catch {
-    return undefined;
-  }
+  const d = readDir(dir);
+  if (!d) return undefined;
+  const { real, co } = d;
   const given = resolve(dir);
-  const co = readCheckout(real);
   const top = co?.top ?? real;
   const room = co ? repositoryRoom(co) : real;
   // How the caller spells the top level: `given` less the directory's offset below it.

@@ -218,7 +218,10 @@ async function checkClient(client: Client, ctx: SetupContext, o: { daemonUrl?: s
   }
   if (entry?.url) {
     const up = await healthy(entry.url);
-    if (!up) out.push({ ok: false, what: `${label}: nothing answers at ${entry.url} (the URL in its MCP config)`, fix: `start the daemon (airlock install-service), or if it runs elsewhere: ${setupAgain}` });
+    // A daemon that runs elsewhere is the one to point at: never advise starting a second one.
+    if (!up && o.daemonUrl && (await healthy(o.daemonUrl))) {
+      out.push({ ok: false, what: `${label}: nothing answers at ${entry.url} (the URL in its MCP config); the daemon runs at ${o.daemonUrl}`, fix: setupAgain });
+    } else if (!up) out.push({ ok: false, what: `${label}: nothing answers at ${entry.url} (the URL in its MCP config)`, fix: `start the daemon (airlock install-service), or if it runs elsewhere: ${setupAgain}` });
     else if (o.daemonUrl && !sameDaemon(entry.url, o.daemonUrl)) {
       out.push({ ok: false, what: `${label}: its MCP config points at ${entry.url}, but this daemon runs at ${o.daemonUrl}`, fix: setupAgain });
     } else out.push({ ok: true, what: `${label}: reaches the daemon at ${entry.url}` });

@@ -1,0 +1,341 @@
+// A scripted model on 127.0.0.1, so the live tests can drive the real Claude Code and Codex CLIs
+// with no network: it speaks the Anthropic Messages API (POST /v1/messages, streaming SSE, and
+// /v1/messages/count_tokens) and the OpenAI Responses API (POST /responses, streaming SSE). A
+// test gives it a script, a function from what the model has been shown so far to its next turn
+// (text, or tool calls), and reads back every request it received, so it can assert what reached
+// the model (a SessionStart context, a hook's denial inside a tool result).
+//
+// Both wires are normalised to one view (ModelRequest): the system text, the conversation as
+// role/part items, the tool results by call id, the tools offered. Unknown fields, betas and
+// tools are ignored, never refused: the CLIs add new ones in every release.
+import type { Server } from "bun";
+
+/**
+ * One tool call the model makes. `input` as a string is a freeform (custom) tool call: Codex's
+ * apply_patch. On the Responses API, `namespace` makes a namespaced function call (Codex names an
+ * MCP tool `claim_paths` in namespace `mcp__airlock`), and `kind: "tool_search"` is Codex's
+ * client-side search over deferred tools (MCP tools are offered only through it).
+ */
+export interface ToolCall {
+  name: string;
+  input: Record<string, unknown> | string;
+  namespace?: string;
+  kind?: "tool_search";
+  /** Made up when absent (toolu_… / call_…). */
+  id?: string;
+}
+
+/** The model's next turn: text (the turn ends), or tool calls (the client runs them and comes back). */
+export type Turn = ({ text: string; tools?: undefined } | { text?: string; tools: ToolCall[] }) & {
+  /** Input tokens reported in the usage (default 10): a large figure makes a client think its context is full and compact. */
+  inputTokens?: number;
+};
+
+export interface ToolResult {
+  id: string;
+  /** The tool's name, when the call is in the same request (it always is: the history is resent). */
+  name?: string;
+  /** The call's input (parsed JSON, or the raw string of a freeform call). */
+  input?: unknown;
+  text: string;
+  isError: boolean;
+}
+
+/** One part of the conversation the model is shown, in order. */
+export type Item =
+  | { kind: "text"; role: "user" | "assistant" | "developer" | "system"; text: string }
+  | { kind: "call"; id: string; name: string; input: unknown }
+  | { kind: "result"; id: string; text: string; isError: boolean };
+
+export interface ModelRequest {
+  api: "anthropic" | "openai";
+  /** 1-based, in arrival order, over both APIs. */
+  seq: number;
+  path: string;
+  headers: Record<string, string>;
+  body: any;
+  /** The system prompt / instructions. */
+  system: string;
+  items: Item[];
+  /** Names of the tools offered to the model. */
+  tools: string[];
+  /** Every text the model is shown in this request, joined: system, messages, tool calls and results. */
+  all: string;
+  results: ToolResult[];
+  /** The latest user text (not a tool result), and the model turns since then. */
+  lastUserText: string;
+  turnsSinceUser: number;
+  /** What the script answered (set once it has). */
+  reply?: Turn;
+}
+
+export type Script = (req: ModelRequest) => Turn | Promise<Turn>;
+
+export interface ModelServer {
+  /** http://127.0.0.1:PORT (no trailing slash). */
+  url: string;
+  port: number;
+  /** Every model request (POST /v1/messages, POST /responses), in order. count_tokens and GETs are in `other`. */
+  requests: ModelRequest[];
+  other: { method: string; path: string }[];
+  /** Replaces the script. */
+  script(s: Script): void;
+  /** Errors the script threw (the client gets a 500 and the test should fail on these). */
+  errors: string[];
+  stop(): Promise<void>;
+}
+
+// --- normalising the two wires ----------------------------------------------------------------
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return content === undefined || content === null ? "" : JSON.stringify(content);
+  return content
+    .map((b: any) => {
+      if (typeof b === "string") return b;
+      if (typeof b?.text === "string") return b.text;
+      if (b?.type === "tool_result") return textOf(b.content);
+      return "";
+    })
+    .filter((t) => t !== "")
+    .join("\n");
+}
+
+function parseMaybeJson(s: unknown): unknown {
+  if (typeof s !== "string") return s;
+  try {
+    return JSON.parse(s);
+  } catch {
+    return s;
+  }
+}
+
+function anthropicItems(body: any): { system: string; items: Item[] } {
+  const system = typeof body.system === "string" ? body.system : textOf(body.system);
+  const items: Item[] = [];
+  for (const m of Array.isArray(body.messages) ? body.messages : []) {
+    // Claude Code 2.1.332 sends hook context as role "system" messages inside `messages`.
+    const role = m.role === "assistant" ? "assistant" : m.role === "system" ? "system" : "user";
+    const blocks = typeof m.content === "string" ? [{ type: "text", text: m.content }] : Array.isArray(m.content) ? m.content : [];
+    for (const b of blocks) {
+      if (b?.type === "text" && typeof b.text === "string") items.push({ kind: "text", role, text: b.text });
+      else if (b?.type === "tool_use") items.push({ kind: "call", id: String(b.id), name: String(b.name), input: b.input });
+      else if (b?.type === "tool_result") items.push({ kind: "result", id: String(b.tool_use_id), text: textOf(b.content), isError: b.is_error === true });
+    }
+  }
+  return { system, items };
+}
+
+function openaiItems(body: any): { system: string; items: Item[] } {
+  const system = typeof body.instructions === "string" ? body.instructions : "";
+  const items: Item[] = [];
+  const input = typeof body.input === "string" ? [{ type: "message", role: "user", content: body.input }] : Array.isArray(body.input) ? body.input : [];
+  for (const it of input) {
+    const type = it?.type ?? (it?.role ? "message" : undefined);
+    if (type === "message") {
+      const role = ["user", "assistant", "developer", "system"].includes(it.role) ? it.role : "user";
+      const text = textOf(it.content);
+      if (text !== "") items.push({ kind: "text", role, text });
+    } else if (type === "function_call") {
+      const name = it.namespace ? `${it.namespace}__${it.name}` : String(it.name);
+      items.push({ kind: "call", id: String(it.call_id), name, input: parseMaybeJson(it.arguments) });
+    } else if (type === "tool_search_call") {
+      items.push({ kind: "call", id: String(it.call_id), name: "tool_search", input: it.arguments });
+    } else if (type === "tool_search_output") {
+      items.push({ kind: "result", id: String(it.call_id), text: JSON.stringify(it.tools ?? it.output ?? it), isError: false });
+    } else if (type === "custom_tool_call") {
+      items.push({ kind: "call", id: String(it.call_id), name: String(it.name), input: it.input });
+    } else if (type === "function_call_output" || type === "custom_tool_call_output") {
+      const out = it.output;
+      const text = typeof out === "string" ? out : typeof out?.content === "string" ? out.content : textOf(out?.content ?? out);
+      items.push({ kind: "result", id: String(it.call_id), text, isError: out?.success === false });
+    }
+  }
+  return { system, items };
+}
+
+function toolNames(body: any): string[] {
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  return tools.map((t: any) => String(t?.name ?? t?.function?.name ?? t?.type ?? "")).filter((n: string) => n !== "");
+}
+
+function view(api: ModelRequest["api"], seq: number, req: Request, path: string, body: any): ModelRequest {
+  const { system, items } = api === "anthropic" ? anthropicItems(body) : openaiItems(body);
+  const calls = new Map<string, { name: string; input: unknown }>();
+  for (const it of items) if (it.kind === "call") calls.set(it.id, { name: it.name, input: it.input });
+  const results: ToolResult[] = items
+    .filter((it): it is Extract<Item, { kind: "result" }> => it.kind === "result")
+    .map((r) => ({ id: r.id, name: calls.get(r.id)?.name, input: calls.get(r.id)?.input, text: r.text, isError: r.isError }));
+  // The latest block of user text (a prompt, with whatever the client put next to it), and how
+  // many model turns followed it. Tool results and system/developer text do not end a block.
+  const isModel = (it: Item) => it.kind === "call" || (it.kind === "text" && it.role === "assistant");
+  let end = items.length;
+  let turnsSinceUser = 0;
+  for (let i = items.length - 1; i >= 0; i--) {
+    const it = items[i]!;
+    if (it.kind === "text" && it.role === "user") break;
+    if (isModel(it) && (i === items.length - 1 || !isModel(items[i + 1]!))) turnsSinceUser++;
+    end = i;
+  }
+  let start = end;
+  while (start > 0) {
+    const it = items[start - 1]!;
+    if (isModel(it)) break;
+    start--;
+  }
+  const lastUserText = items
+    .slice(start, end)
+    .filter((it): it is Extract<Item, { kind: "text" }> => it.kind === "text" && it.role === "user")
+    .map((it) => it.text)
+    .join("\n");
+  const all = [
+    system,
+    ...items.map((it) => (it.kind === "text" ? it.text : it.kind === "call" ? `${it.name} ${typeof it.input === "string" ? it.input : JSON.stringify(it.input)}` : it.text)),
+  ].join("\n");
+  const headers: Record<string, string> = {};
+  req.headers.forEach((v, k) => {
+    headers[k] = v;
+  });
+  return { api, seq, path, headers, body, system, items, tools: toolNames(body), all, results, lastUserText, turnsSinceUser };
+}
+
+// --- answering ----------------------------------------------------------------------------------
+
+const sse = (events: { type: string }[]) =>
+  new Response(events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(""), {
+    headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+  });
+
+let idCounter = 0;
+const newId = (prefix: string) => `${prefix}${Date.now().toString(36)}${(++idCounter).toString(36).padStart(4, "0")}`;
+
+function anthropicAnswer(body: any, turn: Turn): Response {
+  const model = typeof body.model === "string" ? body.model : "claude-scripted";
+  const blocks: any[] = [];
+  if (turn.text) blocks.push({ type: "text", text: turn.text });
+  for (const t of turn.tools ?? []) blocks.push({ type: "tool_use", id: t.id ?? newId("toolu_"), name: t.name, input: typeof t.input === "string" ? { input: t.input } : t.input });
+  const stop_reason = turn.tools?.length ? "tool_use" : "end_turn";
+  const usage = { input_tokens: turn.inputTokens ?? 10, output_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const id = newId("msg_");
+  if (body.stream !== true) {
+    return Response.json({ id, type: "message", role: "assistant", model, content: blocks, stop_reason, stop_sequence: null, usage });
+  }
+  const events: any[] = [{ type: "message_start", message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } }];
+  blocks.forEach((b, index) => {
+    if (b.type === "text") {
+      events.push({ type: "content_block_start", index, content_block: { type: "text", text: "" } });
+      events.push({ type: "content_block_delta", index, delta: { type: "text_delta", text: b.text } });
+    } else {
+      events.push({ type: "content_block_start", index, content_block: { type: "tool_use", id: b.id, name: b.name, input: {} } });
+      events.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: JSON.stringify(b.input) } });
+    }
+    events.push({ type: "content_block_stop", index });
+  });
+  events.push({ type: "message_delta", delta: { stop_reason, stop_sequence: null }, usage: { input_tokens: usage.input_tokens, output_tokens: 10 } });
+  events.push({ type: "message_stop" });
+  return sse(events);
+}
+
+function openaiAnswer(turn: Turn): Response {
+  const rid = newId("resp_");
+  const items: any[] = [];
+  if (turn.text) items.push({ type: "message", role: "assistant", id: newId("msg_"), status: "completed", content: [{ type: "output_text", text: turn.text, annotations: [] }] });
+  for (const t of turn.tools ?? []) {
+    const call_id = t.id ?? newId("call_");
+    if (t.kind === "tool_search") items.push({ type: "tool_search_call", id: newId("ts_"), status: "completed", call_id, execution: "client", arguments: t.input });
+    else if (typeof t.input === "string") items.push({ type: "custom_tool_call", id: newId("ctc_"), status: "completed", call_id, name: t.name, input: t.input });
+    else items.push({ type: "function_call", id: newId("fc_"), status: "completed", call_id, ...(t.namespace ? { namespace: t.namespace } : {}), name: t.name, arguments: JSON.stringify(t.input) });
+  }
+  const events: any[] = [{ type: "response.created", response: { id: rid, status: "in_progress" } }];
+  items.forEach((item, output_index) => {
+    events.push({ type: "response.output_item.added", output_index, item: item.type === "message" ? { ...item, content: [] } : item });
+    if (item.type === "message") events.push({ type: "response.output_text.delta", output_index, content_index: 0, item_id: item.id, delta: item.content[0].text });
+    events.push({ type: "response.output_item.done", output_index, item });
+  });
+  events.push({
+    type: "response.completed",
+    response: {
+      id: rid,
+      status: "completed",
+      usage: { input_tokens: turn.inputTokens ?? 10, input_tokens_details: null, output_tokens: 10, output_tokens_details: null, total_tokens: (turn.inputTokens ?? 10) + 10 },
+    },
+  });
+  return sse(events);
+}
+
+/** A few readable lines per request: what the model was last told, and what it answered. */
+export function transcript(requests: ModelRequest[]): string {
+  const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s).replaceAll("\n", "\\n");
+  return requests
+    .map((r) => {
+      const last = r.items.slice(r.items.findLastIndex((it) => it.kind === "call" || (it.kind === "text" && it.role === "assistant")) + 1);
+      const told = last.map((it) => (it.kind === "result" ? `  result ${r.results.find((x) => x.id === it.id)?.name ?? it.id}${it.isError ? " (error)" : ""}: ${cut(it.text, 600)}` : it.kind === "text" ? `  ${it.role}: ${cut(it.text, 300)}` : ""));
+      const reply = r.reply ? (r.reply.tools?.length ? r.reply.tools.map((t) => `${t.namespace ? `${t.namespace}__` : ""}${t.name} ${cut(typeof t.input === "string" ? t.input : JSON.stringify(t.input), 200)}`).join("; ") : cut(r.reply.text ?? "", 200)) : "(no answer)";
+      return [`#${r.seq} ${r.api} ${r.path}`, ...told.filter((l) => l !== ""), `  => ${reply}`].join("\n");
+    })
+    .join("\n");
+}
+
+/** Starts the scripted model on 127.0.0.1 (a free port). */
+export function startModelServer(initial: Script = () => ({ text: "ok" })): ModelServer {
+  let script = initial;
+  const requests: ModelRequest[] = [];
+  const other: { method: string; path: string }[] = [];
+  const errors: string[] = [];
+  let seq = 0;
+  const server: Server<undefined> = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    // A scripted answer is immediate; a client that keeps a stream open waits on nothing of ours.
+    idleTimeout: 60,
+    async fetch(req) {
+      const url = new URL(req.url);
+      const path = url.pathname;
+      if (req.method !== "POST") {
+        other.push({ method: req.method, path });
+        return new Response("not found", { status: 404 });
+      }
+      let body: any;
+      try {
+        body = await req.json();
+      } catch {
+        other.push({ method: req.method, path });
+        return Response.json({ type: "error", error: { type: "invalid_request_error", message: "body is not JSON" } }, { status: 400 });
+      }
+      if (path.endsWith("/messages/count_tokens")) {
+        other.push({ method: req.method, path });
+        return Response.json({ input_tokens: Math.ceil(JSON.stringify(body).length / 4) });
+      }
+      const api = path.endsWith("/messages") ? "anthropic" : path.endsWith("/responses") ? "openai" : undefined;
+      if (!api) {
+        other.push({ method: req.method, path });
+        return new Response("not found", { status: 404 });
+      }
+      const r = view(api, ++seq, req, path, body);
+      requests.push(r);
+      let turn: Turn;
+      try {
+        turn = await script(r);
+        r.reply = turn;
+      } catch (err) {
+        const msg = `request ${r.seq}: ${err instanceof Error ? err.message : String(err)}`;
+        errors.push(msg);
+        return Response.json({ type: "error", error: { type: "api_error", message: `scripted model: ${msg}` } }, { status: 500 });
+      }
+      return api === "anthropic" ? anthropicAnswer(body, turn) : openaiAnswer(turn);
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    port: server.port!,
+    requests,
+    other,
+    errors,
+    script(s) {
+      script = s;
+    },
+    async stop() {
+      await server.stop(true);
+    },
+  };
+}

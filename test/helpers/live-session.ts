@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { BUN, type DaemonProcess, ROOT, startDaemon } from "./daemon.ts";
-import { type ModelRequest, type ModelServer, startModelServer } from "./model-server.ts";
+import { type ModelRequest, type ModelServer, startModelServer, type ToolResult } from "./model-server.ts";
 import { freePort } from "./until.ts";
 
 export const CLAUDE_BIN = join(ROOT, "node_modules", ".bin", "claude");
@@ -199,6 +199,13 @@ export async function startWorld(): Promise<LiveWorld> {
 export function agentIdIn(text: string, client: string): string | undefined {
   const re = new RegExp(`\\b(${client.replace(/[-]/g, "\\-")}:[0-9a-f][0-9a-f-]{7,})\\b`);
   return re.exec(text)?.[1];
+}
+
+/** Every tool result of a session once (each request resends the history), in call order. */
+export function allResults(requests: ModelRequest[]): ToolResult[] {
+  const byId = new Map<string, ToolResult>();
+  for (const r of requests) for (const x of r.results) byId.set(x.id, x);
+  return [...byId.values()];
 }
 
 /**

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "../helpers/daemon.ts";
-import { agentIdIn, CLAUDE_BIN, FILES, LIVE_FILE_TIMEOUT_MS, injectedAfterHistory, liveTest, type LiveWorld, type RunResult, runBounded, startWorld } from "../helpers/live-session.ts";
+import { agentIdIn, allResults, CLAUDE_BIN, FILES, LIVE_FILE_TIMEOUT_MS, injectedAfterHistory, liveTest, type LiveWorld, type RunResult, runBounded, startWorld } from "../helpers/live-session.ts";
 import { type ModelRequest, transcript, type Turn } from "../helpers/model-server.ts";
 import { until } from "../helpers/until.ts";
 
@@ -161,7 +161,7 @@ describe("Claude Code, headless, set up as a user sets it up", () => {
 
   live("a Write inside another agent's claim on this repository is denied, and the denial reaches the model", () => {
     expect(claims.a.granted).toBe(true);
-    const denied = r1.flatMap((r) => r.results).find((x) => x.name === "Write" && String((x.input as any)?.file_path).endsWith("src/locked.ts"));
+    const denied = allResults(r1).find((x) => x.name === "Write" && String((x.input as any)?.file_path).endsWith("src/locked.ts"));
     expect(denied).toBeDefined();
     console.log(`the edit's result as the model received it: ${JSON.stringify(denied!.text)}`);
     expect(denied!.isError).toBe(true);
@@ -175,20 +175,20 @@ describe("Claude Code, headless, set up as a user sets it up", () => {
     expect(claims.b.granted).toBe(true);
     // Only telling when the pre-edit hook is live in this session: it denied src/locked.ts.
     expect(w.read("src/locked.ts")).toBe(FILES["src/locked.ts"]!);
-    const write = r1.flatMap((r) => r.results).find((x) => x.name === "Write" && String((x.input as any)?.file_path).endsWith("lib/free.ts"));
+    const write = allResults(r1).find((x) => x.name === "Write" && String((x.input as any)?.file_path).endsWith("lib/free.ts"));
     expect(write?.isError).toBe(false);
     expect(w.read("lib/free.ts")).toBe("export const free = 2;\n");
     expect(w.read("lib/free.ts", w.otherRepo)).toBe(FILES["lib/free.ts"]!);
   });
 
   live("an Edit outside every claim goes through", () => {
-    const edit = r1.flatMap((r) => r.results).find((x) => x.name === "Edit");
+    const edit = allResults(r1).find((x) => x.name === "Edit");
     expect(edit?.isError).toBe(false);
     expect(w.read("docs/readme.md")).toBe("# Readme\n\nnew line\n");
   });
 
   live("the model's own claim_paths call succeeds headless", async () => {
-    const res = r1.flatMap((r) => r.results).find((x) => x.name === "mcp__airlock__claim_paths");
+    const res = allResults(r1).find((x) => x.name === "mcp__airlock__claim_paths");
     expect(res).toBeDefined();
     expect(res!.text).not.toContain("haven't granted");
     expect(res!.isError).toBe(false);
@@ -204,7 +204,7 @@ describe("Claude Code, headless, set up as a user sets it up", () => {
     expect(held[0]!.lastUserText).toContain("heavy");
     expect(held[0]!.lastUserText).toContain(`claude-code:${sid}`);
     // Held with the offer, the model took the slot; the next stop was let go.
-    const took = r1.flatMap((r) => r.results).filter((x) => x.name === "mcp__airlock__acquire_slot");
+    const took = allResults(r1).filter((x) => x.name === "mcp__airlock__acquire_slot");
     expect(took.map((x) => JSON.parse(x.text).granted)).toEqual([false, true]);
     const result = run1.events.find((e) => e.type === "result");
     expect(result?.subtype).toBe("success");

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "../helpers/daemon.ts";
-import { agentIdIn, CODEX_BIN, FILES, injectedAfterHistory, LIVE_FILE_TIMEOUT_MS, liveTest, type LiveWorld, type RunResult, runBounded, startWorld } from "../helpers/live-session.ts";
+import { agentIdIn, allResults, CODEX_BIN, FILES, injectedAfterHistory, LIVE_FILE_TIMEOUT_MS, liveTest, type LiveWorld, type RunResult, runBounded, startWorld } from "../helpers/live-session.ts";
 import { type ModelRequest, transcript, type Turn } from "../helpers/model-server.ts";
 import { until } from "../helpers/until.ts";
 
@@ -183,7 +183,7 @@ describe("Codex, headless, set up as a user sets it up", () => {
 
   live("an apply_patch inside another agent's claim on this repository is denied, and the denial reaches the model", () => {
     expect(claims.a.granted).toBe(true);
-    const denied = r1.flatMap((r) => r.results).find((x) => x.name === "apply_patch" && String(x.input).includes("src/locked.ts"));
+    const denied = allResults(r1).find((x) => x.name === "apply_patch" && String(x.input).includes("src/locked.ts"));
     expect(denied).toBeDefined();
     console.log(`the edit's result as the model received it: ${JSON.stringify(denied!.text)}`);
     expect(denied!.text).toContain("PreToolUse hook");
@@ -197,22 +197,22 @@ describe("Codex, headless, set up as a user sets it up", () => {
     expect(claims.b.granted).toBe(true);
     // Only telling when the pre-edit hook is live in this session: it denied src/locked.ts.
     expect(w.read("src/locked.ts")).toBe(FILES["src/locked.ts"]!);
-    const res = r1.flatMap((r) => r.results).find((x) => x.name === "apply_patch" && String(x.input).includes("lib/free.ts"));
+    const res = allResults(r1).find((x) => x.name === "apply_patch" && String(x.input).includes("lib/free.ts"));
     expect(res?.text).toContain("Success");
     expect(w.read("lib/free.ts")).toBe("export const free = 2;\n");
     expect(w.read("lib/free.ts", w.otherRepo)).toBe(FILES["lib/free.ts"]!);
   });
 
   live("an apply_patch outside every claim goes through", () => {
-    const res = r1.flatMap((r) => r.results).find((x) => x.name === "apply_patch" && String(x.input).includes("docs/readme.md"));
+    const res = allResults(r1).find((x) => x.name === "apply_patch" && String(x.input).includes("docs/readme.md"));
     expect(res?.text).toContain("Success");
     expect(w.read("docs/readme.md")).toBe("# Readme\n\nnew line\n");
   });
 
   live("the model's own claim_paths call succeeds headless", async () => {
-    const found = r1.flatMap((r) => r.results).find((x) => x.name === "tool_search");
+    const found = allResults(r1).find((x) => x.name === "tool_search");
     expect(found?.text).toContain("claim_paths");
-    const res = r1.flatMap((r) => r.results).find((x) => x.name === "mcp__airlock__claim_paths");
+    const res = allResults(r1).find((x) => x.name === "mcp__airlock__claim_paths");
     expect(res).toBeDefined();
     expect(res!.text).toContain(`"granted":true`);
     const held = (await w.daemon.call("list_path_claims", { room: w.repo })) as any[];
@@ -224,7 +224,7 @@ describe("Codex, headless, set up as a user sets it up", () => {
     expect(held.length).toBe(1);
     expect(held[0]!.lastUserText).toContain("heavy");
     expect(held[0]!.lastUserText).toContain(`codex:${tid}`);
-    const took = r1.flatMap((r) => r.results).filter((x) => x.name === "mcp__airlock__acquire_slot");
+    const took = allResults(r1).filter((x) => x.name === "mcp__airlock__acquire_slot");
     expect(took.map((x) => /"granted":(true|false)/.exec(x.text)?.[1])).toEqual(["false", "true"]);
     expect(run1.events.some((e) => e.type === "turn.completed")).toBe(true);
     expect(r1.at(-1)!.reply?.text).toBe("All done.");

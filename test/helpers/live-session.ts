@@ -1,5 +1,5 @@
 // The world a live session runs in, built the way a user's machine is: a temporary HOME, two git
-// repositories under it (the project, and another one the user also works in), `airlock` on PATH,
+// repositories under it (the project, and another one the user also works in), `airlock` and the clients on PATH,
 // a real Airlock daemon on a port that is not the default one (its files in $HOME/.airlock, found
 // by nothing but HOME), and a scripted model on loopback. Airlock's own configuration comes only
 // from `airlock setup <client>` run in that world; the test writes only what a user of the client
@@ -13,7 +13,7 @@
 import { test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { BUN, type DaemonProcess, ROOT, startDaemon } from "./daemon.ts";
 import { type ModelRequest, type ModelServer, startModelServer, type ToolResult } from "./model-server.ts";
 import { freePort } from "./until.ts";
@@ -131,12 +131,18 @@ function makeRepo(dir: string): void {
   git(dir, "commit", "-q", "-m", "initial");
 }
 
-/** The `airlock` a user has on PATH: the compiled binary under test (AIRLOCK_BIN), else the source run by bun. */
-function installAirlock(binDir: string): void {
+/**
+ * What a user has on PATH: `airlock` (the compiled binary under test, AIRLOCK_BIN, else the source
+ * run by bun) and the clients themselves (setup looks for `codex` to record its hook trust, and
+ * for `claude`), whatever the caller's PATH holds (`.ci/run` calls bun directly, without npm's
+ * node_modules/.bin).
+ */
+function installBins(binDir: string): void {
   mkdirSync(binDir, { recursive: true });
   const bin = process.env.AIRLOCK_BIN;
   if (bin) symlinkSync(resolve(bin), join(binDir, "airlock"));
   else writeFileSync(join(binDir, "airlock"), `#!/bin/sh\nexec '${BUN}' '${join(ROOT, "src", "main.ts")}' "$@"\n`, { mode: 0o755 });
+  for (const client of [CLAUDE_BIN, CODEX_BIN]) if (existsSync(client)) symlinkSync(client, join(binDir, basename(client)));
 }
 
 /** Everything but loopback goes to a proxy that is not there: a client that tries the network fails at once. */
@@ -161,7 +167,7 @@ export async function startWorld(): Promise<LiveWorld> {
   mkdirSync(home, { recursive: true });
   makeRepo(repo);
   makeRepo(otherRepo);
-  installAirlock(binDir);
+  installBins(binDir);
   const model = startModelServer();
   // A port other than 27183, and nothing but HOME tells anyone where the daemon's files are.
   const daemon = await startDaemon({ home: join(home, ".airlock"), port: freePort(), env: { HOME: home, AIRLOCK_HOME: undefined } });

@@ -22,9 +22,9 @@ export const CLAUDE_BIN = join(ROOT, "node_modules", ".bin", "claude");
 export const CODEX_BIN = join(ROOT, "node_modules", ".bin", "codex");
 
 /** One client run, however it ended. A hung client is killed after this long (it answers a scripted model in seconds). */
-export const CLIENT_TIMEOUT_MS = 90_000;
+export const CLIENT_TIMEOUT_MS = 60_000;
 /** A whole live file: a few client runs of a few seconds each, with room for a loaded 2-core machine. */
-export const LIVE_FILE_TIMEOUT_MS = 300_000;
+export const LIVE_FILE_TIMEOUT_MS = 240_000;
 
 /**
  * `test` when the client's binary is installed; otherwise a skip that says so, except under CI,

@@ -24,14 +24,20 @@ import { policyText } from "../policy.ts";
 export const HOOK_EVENTS = ["session-start", "pre-edit", "stop"] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
-/** Each daemon call: the daemon answers a local call in milliseconds; 2 s means it is wedged. */
-export const DAEMON_TIMEOUT_MS = 2000;
+/**
+ * Each daemon call: a local call answers in milliseconds, but on a machine loaded by the very
+ * builds Airlock schedules a second or two is seen; 5 s means it is wedged.
+ */
+export const DAEMON_TIMEOUT_MS = 5000;
 /** Reading stdin: clients write the JSON and close the pipe at once; a pipe left open must not hang us. */
 export const STDIN_TIMEOUT_MS = 1000;
 /** A hook payload is a few KB (a Write carries the file's content); beyond this, fail open. */
 export const STDIN_MAX_BYTES = 8 * 1024 * 1024;
-/** The whole hook, whatever happens: well inside the shortest client limit (60 s by default). */
-export const HOOK_DEADLINE_MS = 5000;
+/**
+ * The whole hook, whatever happens: well inside the shortest client limit (60 s by default), and
+ * long enough that a loaded machine does not turn a check into a fail-open.
+ */
+export const HOOK_DEADLINE_MS = 15_000;
 /** The session-start summary stays one screen: this many lines per section, then "… and N more". */
 const SUMMARY_LINES = 8;
 

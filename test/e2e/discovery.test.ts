@@ -4,7 +4,7 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { daemonCommand, runCli, startDaemon, tempHome, useDaemonStarter } from "../helpers/daemon.ts";
+import { daemonCommand, runCli, sqliteOnly, startDaemon, tempHome, useDaemonStarter } from "../helpers/daemon.ts";
 import { freePort } from "../helpers/until.ts";
 
 setDefaultTimeout(30_000);
@@ -46,7 +46,8 @@ describe("daemon.json", () => {
     expect(existsSync(daemonFile(d.home))).toBe(false);
   });
 
-  test("kill -9 leaves a stale file that the CLI ignores; the next daemon replaces it and the CLI finds that one", async () => {
+  // Both read the SQLite file offline (status with the daemon down), which a PostgreSQL store has not.
+  sqliteOnly("kill -9 leaves a stale file that the CLI ignores; the next daemon replaces it and the CLI finds that one", async () => {
     const first = await start({ port: freePort() });
     const home = first.home;
     const stalePid = readRecord(home).pid;
@@ -109,7 +110,7 @@ describe("the CLI finds a daemon on another port with no AIRLOCK_PORT", () => {
     expect(r.stderr).not.toContain("start one");
   });
 
-  test("when the daemon is down, status reads the database and says where it looked", async () => {
+  sqliteOnly("when the daemon is down, status reads the database and says where it looked", async () => {
     const d = await start({ port: freePort() });
     await d.kill("SIGTERM");
     const r = await runCli(["status"], homeEnv(d.home));

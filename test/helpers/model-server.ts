@@ -167,14 +167,16 @@ function openaiItems(body: any): { system: string; items: Item[] } {
  * "user" content). Gemini CLI 0.61.0 gives a call the model sent without an id one of its own
  * (`write_file_<ms>_<n>`), puts it on the functionCall it resends and on the functionResponse; a
  * call with no id at all gets `<name>#<n>` (its n-th call of that name) here, and a response
- * without one takes the oldest unanswered call of its name. A `thought: true` part is the model's
- * reasoning, not shown text.
+ * without one takes the oldest unanswered call of its name. (On resume Gemini CLI 0.61.0 resends
+ * each functionResponse twice: the same id, the same result.) A `thought: true` part is the
+ * model's reasoning, not shown text.
  */
 function geminiItems(body: any): { system: string; items: Item[] } {
   const system = textOf(body.systemInstruction?.parts ?? body.systemInstruction);
   const items: Item[] = [];
   const seen = new Map<string, number>();
   const open = new Map<string, string[]>();
+  const ids = new Set<string>();
   for (const c of Array.isArray(body.contents) ? body.contents : []) {
     const role = c?.role === "model" ? "assistant" : "user";
     for (const p of Array.isArray(c?.parts) ? c.parts : []) {
@@ -185,12 +187,13 @@ function geminiItems(body: any): { system: string; items: Item[] } {
         seen.set(name, n);
         const id = typeof p.functionCall.id === "string" && p.functionCall.id !== "" ? p.functionCall.id : `${name}#${n}`;
         open.set(name, [...(open.get(name) ?? []), id]);
+        ids.add(id);
         items.push({ kind: "call", id, name, input: p.functionCall.args ?? {} });
       } else if (p?.functionResponse) {
         const name = String(p.functionResponse.name);
         const waiting = open.get(name) ?? [];
         const given = typeof p.functionResponse.id === "string" && p.functionResponse.id !== "" ? p.functionResponse.id : undefined;
-        const id = given && waiting.includes(given) ? given : (waiting[0] ?? given ?? `${name}#?`);
+        const id = given && ids.has(given) ? given : (waiting[0] ?? given ?? `${name}#?`);
         open.set(name, waiting.filter((x) => x !== id));
         const response = p.functionResponse.response ?? {};
         // Gemini CLI puts a tool's text in response.output, a failure in response.error.

@@ -20,6 +20,7 @@ import { freePort } from "./until.ts";
 
 export const CLAUDE_BIN = join(ROOT, "node_modules", ".bin", "claude");
 export const CODEX_BIN = join(ROOT, "node_modules", ".bin", "codex");
+export const GEMINI_BIN = join(ROOT, "node_modules", ".bin", "gemini");
 
 /** One client run, however it ended. A hung client is killed after this long (it answers a scripted model in seconds). */
 export const CLIENT_TIMEOUT_MS = 60_000;
@@ -134,7 +135,7 @@ function makeRepo(dir: string): void {
 /**
  * What a user has on PATH: `airlock` (the compiled binary under test, AIRLOCK_BIN, else the source
  * run by bun) and the clients themselves (setup looks for `codex` to record its hook trust, and
- * for `claude`), whatever the caller's PATH holds (`.ci/run` calls bun directly, without npm's
+ * for `claude`; `gemini` is one of the signs it detects Gemini CLI by), whatever the caller's PATH holds (`.ci/run` calls bun directly, without npm's
  * node_modules/.bin).
  */
 function installBins(binDir: string): void {
@@ -142,7 +143,7 @@ function installBins(binDir: string): void {
   const bin = process.env.AIRLOCK_BIN;
   if (bin) symlinkSync(resolve(bin), join(binDir, "airlock"));
   else writeFileSync(join(binDir, "airlock"), `#!/bin/sh\nexec '${BUN}' '${join(ROOT, "src", "main.ts")}' "$@"\n`, { mode: 0o755 });
-  for (const client of [CLAUDE_BIN, CODEX_BIN]) if (existsSync(client)) symlinkSync(client, join(binDir, basename(client)));
+  for (const client of [CLAUDE_BIN, CODEX_BIN, GEMINI_BIN]) if (existsSync(client)) symlinkSync(client, join(binDir, basename(client)));
 }
 
 /** Everything but loopback goes to a proxy that is not there: a client that tries the network fails at once. */

@@ -1,11 +1,13 @@
-// A scripted model on 127.0.0.1, so the live tests can drive the real Claude Code and Codex CLIs
-// with no network: it speaks the Anthropic Messages API (POST /v1/messages, streaming SSE, and
-// /v1/messages/count_tokens) and the OpenAI Responses API (POST /responses, streaming SSE). A
+// A scripted model on 127.0.0.1, so the live tests can drive the real Claude Code, Codex and Gemini
+// CLIs with no network: it speaks the Anthropic Messages API (POST /v1/messages, streaming SSE, and
+// /v1/messages/count_tokens), the OpenAI Responses API (POST /responses, streaming SSE) and the
+// Gemini API (POST /v1beta/models/<model>:streamGenerateContent?alt=sse; the one-shot
+// :generateContent and :countTokens calls a client makes on the side are answered too). A
 // test gives it a script, a function from what the model has been shown so far to its next turn
 // (text, or tool calls), and reads back every request it received, so it can assert what reached
 // the model (a SessionStart context, a hook's denial inside a tool result).
 //
-// Both wires are normalised to one view (ModelRequest): the system text, the conversation as
+// The three wires are normalised to one view (ModelRequest): the system text, the conversation as
 // role/part items, the tool results by call id, the tools offered. Unknown fields, betas and
 // tools are ignored, never refused: the CLIs add new ones in every release.
 import type { Server } from "bun";
@@ -14,7 +16,8 @@ import type { Server } from "bun";
  * One tool call the model makes. `input` as a string is a freeform (custom) tool call: Codex's
  * apply_patch. On the Responses API, `namespace` makes a namespaced function call (Codex names an
  * MCP tool `claim_paths` in namespace `mcp__airlock`), and `kind: "tool_search"` is Codex's
- * client-side search over deferred tools (MCP tools are offered only through it).
+ * client-side search over deferred tools (MCP tools are offered only through it). On the Gemini
+ * API a call is a `functionCall {name, args}` (Gemini CLI names an MCP tool `mcp_airlock_claim_paths`).
  */
 export interface ToolCall {
   name: string;
@@ -48,8 +51,8 @@ export type Item =
   | { kind: "result"; id: string; text: string; isError: boolean };
 
 export interface ModelRequest {
-  api: "anthropic" | "openai";
-  /** 1-based, in arrival order, over both APIs. */
+  api: "anthropic" | "openai" | "gemini";
+  /** 1-based, in arrival order, over every API. */
   seq: number;
   path: string;
   headers: Record<string, string>;
@@ -75,9 +78,13 @@ export interface ModelServer {
   /** http://127.0.0.1:PORT (no trailing slash). */
   url: string;
   port: number;
-  /** Every model request (POST /v1/messages, POST /responses), in order. count_tokens and GETs are in `other`. */
+  /**
+   * Every model request (POST /v1/messages, POST /responses, POST …:streamGenerateContent), in
+   * order. count_tokens, countTokens, GETs and Gemini's one-shot :generateContent side calls
+   * (its model router, its checks; never the agent's turn) are in `other`.
+   */
   requests: ModelRequest[];
-  other: { method: string; path: string }[];
+  other: { method: string; path: string; body?: any }[];
   /** Replaces the script. */
   script(s: Script): void;
   /** Errors the script threw (the client gets a 500 and the test should fail on these). */
@@ -85,7 +92,7 @@ export interface ModelServer {
   stop(): Promise<void>;
 }
 
-// --- normalising the two wires ----------------------------------------------------------------
+// --- normalising the wires ----------------------------------------------------------------
 
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
@@ -154,13 +161,60 @@ function openaiItems(body: any): { system: string; items: Item[] } {
   return { system, items };
 }
 
+/**
+ * Gemini's `contents`: role "user" or "model", each with parts: `text`, `functionCall {name, args,
+ * id?}` (a model turn), `functionResponse {name, response, id?}` (the client's answer, in the next
+ * "user" content). Gemini CLI 0.61.0 gives a call the model sent without an id one of its own
+ * (`write_file_<ms>_<n>`), puts it on the functionCall it resends and on the functionResponse; a
+ * call with no id at all gets `<name>#<n>` (its n-th call of that name) here, and a response
+ * without one takes the oldest unanswered call of its name. (On resume Gemini CLI 0.61.0 resends
+ * each functionResponse twice: the same id, the same result.) A `thought: true` part is the
+ * model's reasoning, not shown text.
+ */
+function geminiItems(body: any): { system: string; items: Item[] } {
+  const system = textOf(body.systemInstruction?.parts ?? body.systemInstruction);
+  const items: Item[] = [];
+  const seen = new Map<string, number>();
+  const open = new Map<string, string[]>();
+  const ids = new Set<string>();
+  for (const c of Array.isArray(body.contents) ? body.contents : []) {
+    const role = c?.role === "model" ? "assistant" : "user";
+    for (const p of Array.isArray(c?.parts) ? c.parts : []) {
+      if (typeof p?.text === "string" && p.thought !== true) items.push({ kind: "text", role, text: p.text });
+      else if (p?.functionCall) {
+        const name = String(p.functionCall.name);
+        const n = (seen.get(name) ?? 0) + 1;
+        seen.set(name, n);
+        const id = typeof p.functionCall.id === "string" && p.functionCall.id !== "" ? p.functionCall.id : `${name}#${n}`;
+        open.set(name, [...(open.get(name) ?? []), id]);
+        ids.add(id);
+        items.push({ kind: "call", id, name, input: p.functionCall.args ?? {} });
+      } else if (p?.functionResponse) {
+        const name = String(p.functionResponse.name);
+        const waiting = open.get(name) ?? [];
+        const given = typeof p.functionResponse.id === "string" && p.functionResponse.id !== "" ? p.functionResponse.id : undefined;
+        const id = given && ids.has(given) ? given : (waiting[0] ?? given ?? `${name}#?`);
+        open.set(name, waiting.filter((x) => x !== id));
+        const response = p.functionResponse.response ?? {};
+        // Gemini CLI puts a tool's text in response.output, a failure in response.error.
+        const text = typeof response.output === "string" ? response.output : typeof response.error === "string" ? response.error : JSON.stringify(response);
+        items.push({ kind: "result", id, text, isError: response.error !== undefined });
+      }
+    }
+  }
+  return { system, items };
+}
+
 function toolNames(body: any): string[] {
   const tools = Array.isArray(body.tools) ? body.tools : [];
-  return tools.map((t: any) => String(t?.name ?? t?.function?.name ?? t?.type ?? "")).filter((n: string) => n !== "");
+  return tools
+    .flatMap((t: any) => (Array.isArray(t?.functionDeclarations) ? t.functionDeclarations.map((d: any) => d?.name) : [t?.name ?? t?.function?.name ?? t?.type]))
+    .map((n: unknown) => String(n ?? ""))
+    .filter((n: string) => n !== "");
 }
 
 function view(api: ModelRequest["api"], seq: number, req: Request, path: string, body: any): ModelRequest {
-  const { system, items } = api === "anthropic" ? anthropicItems(body) : openaiItems(body);
+  const { system, items } = api === "anthropic" ? anthropicItems(body) : api === "openai" ? openaiItems(body) : geminiItems(body);
   const calls = new Map<string, { name: string; input: unknown }>();
   for (const it of items) if (it.kind === "call") calls.set(it.id, { name: it.name, input: it.input });
   const results: ToolResult[] = items
@@ -263,6 +317,44 @@ function openaiAnswer(turn: Turn): Response {
   return sse(events);
 }
 
+/**
+ * Gemini's streamGenerateContent with alt=sse: `data:` lines only, each a GenerateContentResponse.
+ * A text chunk, then the function calls, then a last chunk with the finishReason and the usage.
+ */
+function geminiAnswer(path: string, turn: Turn): Response {
+  const modelVersion = /models\/([^:/]+)/.exec(path)?.[1] ?? "gemini-scripted";
+  const responseId = newId("gem_");
+  const usageMetadata = { promptTokenCount: turn.inputTokens ?? 10, candidatesTokenCount: 10, totalTokenCount: (turn.inputTokens ?? 10) + 10 };
+  const chunk = (parts: any[], last: boolean) => ({
+    candidates: [{ content: { role: "model", parts }, index: 0, ...(last ? { finishReason: "STOP" } : {}) }],
+    ...(last ? { usageMetadata } : {}),
+    modelVersion,
+    responseId,
+  });
+  const chunks: any[] = [];
+  if (turn.text) chunks.push([{ text: turn.text }]);
+  const calls = (turn.tools ?? []).map((t) => ({ functionCall: { ...(t.id ? { id: t.id } : {}), name: t.name, args: typeof t.input === "string" ? { input: t.input } : t.input } }));
+  if (calls.length) chunks.push(calls);
+  if (chunks.length === 0) chunks.push([{ text: "" }]);
+  const body = chunks.map((parts, i) => `data: ${JSON.stringify(chunk(parts, i === chunks.length - 1))}\r\n\r\n`).join("");
+  return new Response(body, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+}
+
+/**
+ * Gemini CLI's one-shot side calls (`:generateContent`, not the agent's turn): its model router
+ * asks for a JSON complexity score, and other checks ask for JSON to a schema. The answer is an
+ * empty JSON object, which fails their schema: the CLI falls back to its defaults (the configured
+ * model, no extra turn) and goes on.
+ */
+function geminiSideAnswer(path: string): Response {
+  const modelVersion = /models\/([^:/]+)/.exec(path)?.[1] ?? "gemini-scripted";
+  return Response.json({
+    candidates: [{ content: { role: "model", parts: [{ text: "{}" }] }, finishReason: "STOP", index: 0 }],
+    usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 1, totalTokenCount: 11 },
+    modelVersion,
+  });
+}
+
 /** A few readable lines per request: what the model was last told, and what it answered. */
 export function transcript(requests: ModelRequest[]): string {
   const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s).replaceAll("\n", "\\n");
@@ -280,7 +372,7 @@ export function transcript(requests: ModelRequest[]): string {
 export function startModelServer(initial: Script = () => ({ text: "ok" })): ModelServer {
   let script = initial;
   const requests: ModelRequest[] = [];
-  const other: { method: string; path: string }[] = [];
+  const other: { method: string; path: string; body?: any }[] = [];
   const errors: string[] = [];
   let seq = 0;
   const server: Server<undefined> = Bun.serve({
@@ -306,7 +398,15 @@ export function startModelServer(initial: Script = () => ({ text: "ok" })): Mode
         other.push({ method: req.method, path });
         return Response.json({ input_tokens: Math.ceil(JSON.stringify(body).length / 4) });
       }
-      const api = path.endsWith("/messages") ? "anthropic" : path.endsWith("/responses") ? "openai" : undefined;
+      if (path.endsWith(":countTokens")) {
+        other.push({ method: req.method, path });
+        return Response.json({ totalTokens: Math.ceil(JSON.stringify(body).length / 4) });
+      }
+      if (path.endsWith(":generateContent")) {
+        other.push({ method: req.method, path, body });
+        return geminiSideAnswer(path);
+      }
+      const api = path.endsWith("/messages") ? "anthropic" : path.endsWith("/responses") ? "openai" : path.endsWith(":streamGenerateContent") ? "gemini" : undefined;
       if (!api) {
         other.push({ method: req.method, path });
         return new Response("not found", { status: 404 });
@@ -322,7 +422,7 @@ export function startModelServer(initial: Script = () => ({ text: "ok" })): Mode
         errors.push(msg);
         return Response.json({ type: "error", error: { type: "api_error", message: `scripted model: ${msg}` } }, { status: 500 });
       }
-      return api === "anthropic" ? anthropicAnswer(body, turn) : openaiAnswer(turn);
+      return api === "anthropic" ? anthropicAnswer(body, turn) : api === "openai" ? openaiAnswer(turn) : geminiAnswer(path, turn);
     },
   });
   return {

@@ -80,7 +80,7 @@ export async function renderHelp(cmd: CommandDef<any>, names: string[], rules: C
     ...(subs && !cmd.run ? ["COMMAND"] : []),
     ...(flags.length > 1 ? ["[flags]"] : []),
     ...positionals.map(([n, d]) => (d.required === false || d.default !== undefined ? `[${n.toUpperCase()}]` : n.toUpperCase())),
-    ...(rules.rest ? [rules.rest.startsWith("CMD") ? `-- ${rules.rest}` : `${rules.rest}`] : []),
+    ...(rules.rest ? [rules.command ? `-- ${rules.rest}` : rules.rest] : []),
   ].join(" ");
   const out: string[] = [...wrap(meta.description ?? "", width), ""];
   out.push(head("Usage:"), ...wrap(usage, width - 2).map((l) => `  ${l}`), "");

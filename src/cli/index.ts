@@ -60,8 +60,8 @@ export const mainCommand = defineCommand({
 const RULES = new Map<CommandDef<any>, CommandRules>([
   [claimCommand, { rest: "PATH..." }],
   [checkCommand, { rest: "PATH..." }],
-  [runSlotCommand, { rest: "CMD..." }],
-  [lockCommand, { rest: "CMD..." }],
+  [runSlotCommand, { rest: "CMD...", command: true }],
+  [lockCommand, { rest: "CMD...", command: true }],
   [daemonCommand, { negatable: ["socket"] }],
   // A hook never breaks its client: a flag it does not know is warned about, and it still answers.
   [hookCommand, { lenient: true }],

@@ -4,7 +4,9 @@
 // declared args of the command it reaches (walking the subcommand chain), before anything runs:
 // an unknown flag, a string flag without its value, an unknown command or a word the command
 // does not take is a usage error (exit 2) with a "did you mean". Words after `--` are never
-// flags: they belong to the command `run` or `lock` starts.
+// flags. For `run` and `lock` they are the command to start, and only that: they never fill the
+// command's own positionals (`lock -- npm ci` is a missing NAME, not a lock named npm), and no
+// extra word may come before `--` (it would be dropped or taken for something else).
 import type { ArgsDef, CommandDef } from "citty";
 
 // Any command, whatever its args (citty's CommandDef is invariant in them).
@@ -15,6 +17,12 @@ import { AirlockError } from "../errors.ts";
 export interface CommandRules {
   /** It reads extra positionals from `args._` (shown as e.g. `PATH...` or `CMD...`). */
   rest?: string;
+  /**
+   * The extra words are a command to start (`run`, `lock`), which is required: after `--`, the
+   * words there are all of it (none before `--` beyond the declared positionals, none of them
+   * fills one); without `--`, the positionals beyond the declared ones are the command.
+   */
+  command?: true;
   /** String flags that also take a `--no-NAME` form (daemon's `--no-socket`). */
   negatable?: string[];
   /** Usage problems are warned about on stderr and the command still runs (a hook never breaks its client). */
@@ -93,6 +101,12 @@ export function closest(typed: string, candidates: Iterable<string>): string | u
 
 const looksLikeFlag = (w: string) => w.startsWith("-") && w !== "-" && !/^-\d/.test(w); // -5, -0.5 and - are values
 
+/** `airlock lock [flags] NAME -- CMD...`: how a command that starts a command is given, as its help shows it. */
+function commandUsage(names: string[], declared: [string, ArgsDef[string]][], rules: CommandRules): string {
+  const positionals = declared.map(([n, d]) => (d.required === false || d.default !== undefined ? `[${n.toUpperCase()}]` : n.toUpperCase()));
+  return [...names, "[flags]", ...positionals, `-- ${rules.rest ?? "CMD..."}`].join(" ");
+}
+
 function usageError(names: string[], problem: string, suggestion?: string, after?: string): AirlockError {
   const lines = [`${names.join(" ")}: ${problem}`];
   if (suggestion) lines.push(`did you mean ${suggestion}?`);
@@ -132,7 +146,7 @@ export async function checkArgs(root: AnyCommand, rawArgs: string[], rulesOf: Ru
         const key = eq >= 0 ? w.slice(0, eq) : w;
         const f = flags.get(key);
         if (!f) {
-          const hint = rules.rest && positionals.length > 0 ? `a flag of the command goes after --: ${names.join(" ")} [flags] -- ${rules.rest}` : undefined;
+          const hint = rules.command && positionals.length > declared.length ? `a flag of the command goes after --: ${commandUsage(names, declared, rules)}` : undefined;
           problems.push(usageError(names, `unknown flag ${key}`, closest(key, flags.keys()), hint));
           break;
         }
@@ -169,8 +183,12 @@ export async function checkArgs(root: AnyCommand, rawArgs: string[], rulesOf: Ru
       continue;
     }
     if (problems.length === 0) {
-      positionals.push(...afterDashes);
-      if (subs && !cmd.run) {
+      const command = rules.command ? (end >= 0 ? afterDashes : positionals.slice(declared.length)) : [];
+      if (!rules.command) positionals.push(...afterDashes);
+      if (rules.command && end >= 0 && positionals.length > declared.length) {
+        const extra = positionals.slice(declared.length);
+        problems.push(usageError(names, `the command goes after -- only; got ${extra.map((x) => JSON.stringify(x)).join(" ")} before it`, undefined, `usage: ${commandUsage(names, declared, rules)}`));
+      } else if (subs && !cmd.run) {
         problems.push(usageError(names, `needs a command: ${Object.keys(subs).join(", ")}`));
       } else if (positionals.length > declared.length && !rules.rest) {
         const extra = positionals.slice(declared.length);
@@ -181,6 +199,9 @@ export async function checkArgs(root: AnyCommand, rawArgs: string[], rulesOf: Ru
         if (missing) problems.push(usageError(names, `missing ${missing[0].toUpperCase()}`));
         const flag = Object.entries(args).find(([n, d]) => d.type !== "positional" && d.required === true && d.default === undefined && !given.has(n));
         if (!missing && flag) problems.push(usageError(names, `missing --${flag[0]}`));
+        if (!missing && !flag && rules.command && command.length === 0) {
+          problems.push(usageError(names, `missing ${(rules.rest ?? "CMD...").replace(/\.+$/, "")}`, undefined, `usage: ${commandUsage(names, declared, rules)}`));
+        }
       }
     }
     if (help) return { help: true, cmd, names };

@@ -15,8 +15,10 @@ const run = defineCommand({
   run() {},
 });
 const set = defineCommand({ meta: { name: "set" }, args: { name: { type: "positional", required: true }, capacity: { type: "string", required: true } }, run() {} });
-const root = defineCommand({ meta: { name: "airlock" }, subCommands: { run, pool: defineCommand({ meta: { name: "pool" }, subCommands: { set } }) } });
-const rules = (cmd: unknown) => (cmd === run ? { rest: "CMD..." } : {});
+const lock = defineCommand({ meta: { name: "lock" }, args: { name: { type: "positional", required: true }, wait: { type: "string" } }, run() {} });
+const claim = defineCommand({ meta: { name: "claim" }, args: { agent: { type: "string" } }, run() {} });
+const root = defineCommand({ meta: { name: "airlock" }, subCommands: { run, lock, claim, pool: defineCommand({ meta: { name: "pool" }, subCommands: { set } }) } });
+const rules = (cmd: unknown) => (cmd === run || cmd === lock ? { rest: "CMD...", command: true as const } : cmd === claim ? { rest: "PATH..." } : {});
 
 const refusal = async (words: string[]) => {
   try {
@@ -63,6 +65,18 @@ describe("checkArgs", () => {
     expect(await refusal(["run", "--no-pool", "--", "x"])).toContain("unknown flag --no-pool");
   });
 
+  test("the command of run and lock: after -- it is all there is, and one is needed", async () => {
+    expect(await refusal(["lock", "--", "npm", "ci"])).toContain("airlock lock: missing NAME");
+    expect(await refusal(["lock", "L1", "echo", "a", "--", "b"])).toBe('airlock lock: the command goes after -- only; got "echo" "a" before it\nusage: airlock lock [flags] NAME -- CMD...\nsee: airlock lock --help');
+    expect(await refusal(["run", "echo", "--", "b"])).toContain('got "echo" before it\nusage: airlock run [flags] -- CMD...');
+    for (const words of [["run"], ["run", "--"], ["lock", "L1"], ["lock", "L1", "--wait", "1", "--"]]) expect(await refusal(words)).toContain("missing CMD\nusage:");
+    for (const words of [["run", "echo", "a"], ["lock", "L1", "echo", "a"], ["lock", "L1", "--", "echo", "--", "a"], ["claim", "a", "--", "-b"]]) expect(await refusal(words)).toBe("accepted");
+    // A typo'd flag of lock's own after its NAME is just that, not a flag of the command.
+    expect(await refusal(["lock", "L1", "--wiat", "1", "--", "x"])).not.toContain("after --");
+    expect(await refusal(["lock", "L1", "echo", "--wiat"])).toContain("a flag of the command goes after --: airlock lock [flags] NAME -- CMD...");
+    expect(await refusal(["claim", "a/**", "--agnet", "x"])).not.toContain("after --");
+  });
+
   test("--help anywhere before -- asks for the reached command's help, whatever else is wrong", async () => {
     expect(await checkArgs(root, ["pool", "set", "--bogus", "--help"], rules)).toMatchObject({ help: true, cmd: set, names: ["airlock", "pool", "set"] });
     expect(await checkArgs(root, ["run", "--", "grep", "--help"], rules)).toMatchObject({ help: false });
@@ -72,7 +86,7 @@ describe("checkArgs", () => {
 describe("help", () => {
   test("wraps to the width given and has no ANSI without colour", async () => {
     for (const width of [40, 80, 120]) {
-      const text = await renderHelp(run, ["airlock", "run"], { rest: "CMD..." }, width, false);
+      const text = await renderHelp(run, ["airlock", "run"], { rest: "CMD...", command: true }, width, false);
       expect(text).not.toContain("\x1b");
       for (const line of text.split("\n")) expect(line.length).toBeLessThanOrEqual(width);
       expect(text).toContain("airlock run [flags] -- CMD...");

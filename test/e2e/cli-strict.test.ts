@@ -95,6 +95,55 @@ describe("every command is strict", () => {
   });
 });
 
+describe("the command of run and lock comes after --, and only that", () => {
+  const touched = () => join(scratch(), "ran");
+  // The journal's newest revision (nothing matches the filter), and what changed since.
+  const head = async (): Promise<number> => (await d.call("watch_changes", { kinds: ["no-such-kind."] })).revision;
+  const since = async (rev: number, kind: string) => (await d.call("watch_changes", { since_revision: rev, kinds: [kind] })).changes;
+
+  test("lock -- CMD is a missing NAME: the command's first word never becomes the lock's name", async () => {
+    const from = await head();
+    const ran = touched();
+    const r = await runCli(["lock", "--", "touch", ran], env);
+    refused(r, "airlock lock: missing NAME");
+    expect(existsSync(ran)).toBe(false);
+    const echo = await runCli(["lock", "--", "echo", "hi", "there"], env);
+    refused(echo, "missing NAME");
+    expect(await since(from, "lock.")).toEqual([]);
+  });
+
+  test("words before -- beyond the declared arguments are refused, named, with the usage", async () => {
+    const from = await head();
+    const ran = touched();
+    const r = await runCli(["run", "echo", "a", "--", "touch", ran], env);
+    refused(r, '"echo" "a"');
+    expect(r.stderr).toContain("airlock run [flags] -- CMD...");
+    const l = await runCli(["lock", "L1", "echo", "a", "--", "touch", ran], env);
+    refused(l, '"echo" "a"');
+    expect(l.stderr).not.toContain('"L1"');
+    expect(l.stderr).toContain("airlock lock [flags] NAME -- CMD...");
+    expect(existsSync(ran)).toBe(false);
+    expect(await since(from, "lock.")).toEqual([]);
+    expect(await since(from, "pool.")).toEqual([]);
+  });
+
+  test("no command at all is a missing CMD for both, holding nothing", async () => {
+    const from = await head();
+    for (const args of [["run"], ["run", "--"], ["run", "--pool", "heavy"], ["lock", "L1"], ["lock", "L1", "--"]]) refused(await runCli(args, env), "missing CMD");
+    expect(await since(from, "lock.")).toEqual([]);
+    expect(await since(from, "pool.")).toEqual([]);
+  });
+
+  test("without --, the words after the declared arguments are the command (as documented)", async () => {
+    const from = await head();
+    expect(await runCli(["run", "echo", "a", "b"], env)).toMatchObject({ code: 0, stdout: "a b\n" });
+    expect(await runCli(["lock", "L1", "echo", "a", "b"], env)).toMatchObject({ code: 0, stdout: "a b\n" });
+    expect(await runCli(["lock", "L1", "--", "echo", "-n", "x"], env)).toMatchObject({ code: 0, stdout: "x" });
+    const names = (await since(from, "lock.")).map((c: { resource?: string }) => c.resource);
+    expect(new Set(names)).toEqual(new Set(["L1"]));
+  });
+});
+
 describe("help", () => {
   const commands = [[], ["run"], ["lock"], ["setup"], ["pool", "set"], ["log"], ["daemon"], ["claim"], ["install-service"]];
   for (const c of commands) {

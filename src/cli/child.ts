@@ -4,6 +4,7 @@
 // signal) handed back, as a shell would. One implementation for both verbs.
 import { accessSync, closeSync, constants as fs, statSync, writeSync } from "node:fs";
 import type { Subprocess } from "bun";
+import { AirlockError } from "../errors.ts";
 import { type ClientOptions, rpc } from "./client.ts";
 import { signalNumber, type StatusLine } from "./wait.ts";
 
@@ -55,10 +56,18 @@ const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGWINCH"] as cons
 // first, the pipe closes, the read fails and CMD never starts.
 const GATE = 'IFS= read -r go <&3 || exit 125; exec 3<&-; exec "$@"';
 
-/** The words after `--` exactly as given (or the positionals, when there is no `--`). */
+/**
+ * The words after `--` exactly as given (or the positionals, when there is no `--`). `positionals`
+ * is citty's `args._` past the command's own (it ends with the words after `--`): one before `--`
+ * would be lost, so it is refused (strict.ts refuses it first, with the usage).
+ */
 export function commandOf(rawArgs: string[], positionals: string[]): string[] {
   const i = rawArgs.indexOf("--");
-  return i >= 0 ? rawArgs.slice(i + 1) : positionals;
+  if (i < 0) return positionals;
+  const cmd = rawArgs.slice(i + 1);
+  const before = positionals.slice(0, Math.max(0, positionals.length - cmd.length));
+  if (before.length > 0) throw new AirlockError("usage", `the command goes after -- only; got ${before.map((w) => JSON.stringify(w)).join(" ")} before it`);
+  return cmd;
 }
 
 /** CMD as a shell line, quoted where needed: the default reason others see. */

@@ -2,10 +2,8 @@
 // Where the daemon is comes from config/discovery.ts (flags, the environment, daemon.json, the
 // default socket, the default port); inside a sandbox (AIRLOCK_SOCKET set) the same HTTP goes
 // over the mounted Unix socket.
-import { clientUrl, daemonFilePath, type Endpoint, lookup, type Lookup, notDelivered, type Via } from "../config/discovery.ts";
-import { DEFAULT_HOST, DEFAULT_PORT, parsePort } from "../config/settings.ts";
+import { daemonFilePath, type Endpoint, lookup, type Lookup, notDelivered, type Via } from "../config/discovery.ts";
 import { clientToken } from "../config/token.ts";
-import { env } from "../config/env.ts";
 import { AirlockError, errorMessage } from "../errors.ts";
 
 export interface ClientOptions {
@@ -15,12 +13,15 @@ export interface ClientOptions {
   endpoint?: Endpoint | undefined;
 }
 
-/** The daemon's URL as the user chose it or as found in daemon.json (no probe), else the default. */
+/**
+ * The daemon's TCP URL (what a browser or an MCP config needs), from the one lookup: the first TCP
+ * place in it, as the user chose it or as found in daemon.json (no probe), else the default. A
+ * choice with no TCP place in it (AIRLOCK_SOCKET alone) says nothing of the port: then the places
+ * the lookup lists after it (daemon.json, the default port) do.
+ */
 export function daemonUrl(o: ClientOptions = {}): string {
-  if (o.port !== undefined || o.host !== undefined || env.port !== undefined || env.host !== undefined) {
-    return clientUrl(o.host ?? env.host ?? DEFAULT_HOST, parsePort(o.port ?? env.port ?? DEFAULT_PORT, o.port !== undefined ? "--port" : "AIRLOCK_PORT"));
-  }
-  return lookup(o).candidates.find((c) => c.unix === null)?.url ?? clientUrl(DEFAULT_HOST, DEFAULT_PORT);
+  const tcp = (l: Lookup) => l.candidates.find((c) => c.unix === null);
+  return (tcp(lookup(o)) ?? tcp(lookup({ ...o, all: true })))!.url;
 }
 
 // One lookup per process and options: a hook makes two or three calls, each would read the file.

@@ -121,6 +121,20 @@ describe("the CLI finds a daemon on another port with no AIRLOCK_PORT", () => {
   });
 });
 
+describe("AIRLOCK_SOCKET alone (a sandbox with the socket mounted)", () => {
+  test("the TCP URL that token and ui name is the daemon's from daemon.json, not the default port", async () => {
+    const d = await start({ port: freePort() });
+    const env = { ...homeEnv(d.home), AIRLOCK_SOCKET: d.socket! };
+    const token = await runCli(["token"], env);
+    expect(token.code).toBe(0);
+    expect(token.stdout).toContain(`MCP URL: http://localhost:${d.port}/\n`);
+    // ui asks over the socket (AIRLOCK_SOCKET is the place chosen); the browser gets the TCP URL.
+    const ui = await runCli(["ui", "--print"], env);
+    expect(ui.code).toBe(0);
+    expect(ui.stdout).toContain(`http://127.0.0.1:${d.port}/ui/login?code=`);
+  });
+});
+
 describe("the hooks find it", () => {
   test("claude-code session-start reaches the daemon on another port: the summary shows another agent's lock", async () => {
     const d = await start({ port: freePort() });

@@ -157,13 +157,7 @@ export const lockCommand = defineCommand({
   async run({ args, rawArgs }) {
     const cmd = commandOf(rawArgs, args._.slice(1));
     if (cmd.length === 0) throw new AirlockError("usage", `no command given: airlock lock ${args.name} [--wait S] -- CMD...`);
-    let waitSeconds: number | undefined;
-    if (args.wait !== undefined) {
-      waitSeconds = Number(args.wait);
-      if (args.wait.trim() === "" || !Number.isFinite(waitSeconds) || waitSeconds < 0) {
-        throw new AirlockError("invalid_argument", `--wait must be a number of seconds >= 0 (got ${JSON.stringify(args.wait)})`);
-      }
-    }
+    const waitSeconds = secondsFlag(args.wait, "--wait", { zero: true }); // 0: try once; absent: as long as it takes
     const ttlSeconds = Math.ceil(secondsFlag(args.ttl, "--ttl") ?? DEFAULT_TTL_SECONDS);
     const client = { port: args.port };
     const out = new StatusLine();

@@ -61,11 +61,13 @@ export function countFlag(value: string | undefined, flag: string): number | und
   return n;
 }
 
-/** A number of seconds > 0, or undefined when absent. */
-export function secondsFlag(value: string | undefined, flag: string): number | undefined {
+/** A number of seconds > 0 (>= 0 with `zero`, as `lock --wait 0` tries once), or undefined when absent. */
+export function secondsFlag(value: string | undefined, flag: string, o: { zero?: boolean } = {}): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n <= 0) throw new AirlockError("invalid_argument", `${flag} must be a number of seconds > 0 (got ${JSON.stringify(value)})`);
+  if (value.trim() === "" || !Number.isFinite(n) || n < 0 || (n === 0 && !o.zero)) {
+    throw new AirlockError("invalid_argument", `${flag} must be a number of seconds ${o.zero ? ">=" : ">"} 0 (got ${JSON.stringify(value)})`);
+  }
   return n;
 }
 

@@ -54,6 +54,22 @@ describe("airlock lock", () => {
     }
   });
 
+  test("--wait takes seconds >= 0 (0: try once); anything else is refused before the lock is asked for", async () => {
+    const dir = scratch();
+    for (const bad of ["-1", "abc", "", " ", "Infinity"]) {
+      const r = await runCli(["lock", "bad-wait", `--wait=${bad}`, "--", "touch", join(dir, "ran")], env);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`--wait must be a number of seconds >= 0 (got ${JSON.stringify(bad)})`);
+    }
+    expect(existsSync(join(dir, "ran"))).toBe(false);
+    expect(await d.call("list_locks")).toEqual([]);
+    expect(await runCli(["lock", "bad-wait", "--wait", "0.5", "--", "true"], env)).toMatchObject({ code: 0 });
+    // The other seconds flags stay > 0.
+    const ttl = await runCli(["lock", "bad-wait", "--ttl", "0", "--", "true"], env);
+    expect(ttl.code).toBe(1);
+    expect(ttl.stderr).toContain('--ttl must be a number of seconds > 0 (got "0")');
+  });
+
   test("--wait 2 gives up after about that long; a lock freed within it is taken", async () => {
     const held = await d.call("lock_resource", { name: "slow", agent_id: "someone-else", ttl_seconds: 60 });
     const started = performance.now();

@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cliEnv, daemonCommand, ROOT, runCli, useDaemon } from "../helpers/daemon.ts";
+import { until } from "../helpers/until.ts";
 
 setDefaultTimeout(30_000);
 
@@ -199,26 +200,30 @@ describe("unknown tokens and pools", () => {
 
 describe("log", () => {
   test("log -f follows, and the human form has clock times and durations, never epoch milliseconds", async () => {
-    const proc = Bun.spawn([...daemonCommand(), "log", "-f"], { cwd: ROOT, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+    // An earlier change, which log prints first (it reads from revision 0): once it is on screen,
+    // log is up and reading, and whatever comes next can only reach it by following.
+    const lock = await d.call("lock_resource", { name: "followed", agent_id: "me", ttl_seconds: 60 });
+    const proc = Bun.spawn([...daemonCommand(), "log", "-f", "--resource", "followed"], { cwd: ROOT, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+    let text = "";
+    const pumped = (async () => {
+      const dec = new TextDecoder();
+      for await (const chunk of proc.stdout) text += dec.decode(chunk);
+    })();
     try {
-      await Bun.sleep(500);
-      const lock = await d.call("lock_resource", { name: "followed", agent_id: "me", ttl_seconds: 60 });
+      await until("log to print the change made before it started", () => /lock\.\S+ +followed/.test(text), 15_000);
+      expect(text).not.toContain("lock.renewed");
       await d.call("renew_lock", { name: "followed", lock_token: lock.lock_token, ttl_seconds: 120 });
-      const reader = proc.stdout.getReader();
-      let text = "";
-      while (!text.includes("lock.renewed")) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        text += new TextDecoder().decode(value);
-      }
+      await until("log -f to print the change made after its first line", () => text.includes("lock.renewed"), 10_000);
+      expect(proc.exitCode).toBeNull(); // still following
       const line = text.split("\n").find((l) => l.includes("lock.renewed"))!;
       expect(line).toMatch(/^#\d+ {2}\d\d:\d\d:\d\d {2}lock\.renewed/);
       expect(line).toMatch(/expires=\d\d:\d\d:\d\d/);
       expect(line).not.toMatch(/\d{13}/);
-      await d.call("unlock_resource", { name: "followed", lock_token: lock.lock_token });
     } finally {
+      await d.call("unlock_resource", { name: "followed", lock_token: lock.lock_token });
       proc.kill();
       await proc.exited;
+      await pumped;
     }
   });
 });

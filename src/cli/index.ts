@@ -66,7 +66,7 @@ const RULES = new Map<CommandDef<any>, CommandRules>([
   // A hook never breaks its client: a flag it does not know is warned about, and it still answers.
   [hookCommand, { lenient: true }],
 ]);
-const rulesOf = (cmd: CommandDef<any>): CommandRules => RULES.get(cmd) ?? {};
+export const rulesOf = (cmd: CommandDef<any>): CommandRules => RULES.get(cmd) ?? {};
 
 /** Exit code of a command line refused before anything was done (as getopt-style tools do). */
 export const USAGE_EXIT = 2;

@@ -41,7 +41,7 @@ const deps = (t: TestApp) => appDeps(t, "/path");
 const DOWN: HookDeps = {
   tool: () => Promise.reject(new Error("no Airlock daemon answers at http://127.0.0.1:27183")),
   status: () => Promise.reject(new Error("no Airlock daemon answers at http://127.0.0.1:27183")),
-  repoRoot: () => "/path",
+  repoRoots: () => ["/path"],
 };
 const run = (event: "session-start" | "pre-edit" | "stop", input: unknown, deps: HookDeps) => runHook(claudeCode, event, JSON.stringify(input), deps);
 
@@ -144,7 +144,7 @@ describe("claude-code SessionStart", () => {
     expect(body.hookSpecificOutput.hookEventName).toBe("SessionStart");
     const ctx: string = body.hookSpecificOutput.additionalContext;
     expect(ctx).toContain("Your agent_id is `claude-code:abc123`");
-    expect(ctx).toContain('room="/path" (your working directory)');
+    expect(ctx).toContain(`room="/path" (your working directory's checkout)`);
     expect(ctx).toContain("codex:other: src/api/** — api work");
     expect(ctx).toContain("heavy 1/1 — held by gemini-cli:g1 (cargo build)");
     expect(ctx).toContain("npm-install — cursor:c1");

@@ -64,7 +64,7 @@ describe("cursor stop and sessionStart", () => {
 
 describe("cursor fail-open", () => {
   test("daemon down: allowed with {} (no permission field, so Cursor's own approval stays), the warning on stderr", async () => {
-    const down = { tool: () => Promise.reject(new Error("down")), status: () => Promise.reject(new Error("down")), repoRoot: () => "/path/to/project" };
+    const down = { tool: () => Promise.reject(new Error("down")), status: () => Promise.reject(new Error("down")), repoRoots: () => ["/path/to/project"] };
     const out = await runHook(cursor, "pre-edit", JSON.stringify(PRE_TOOL_USE), down);
     expect(out.code).toBe(0);
     expect(out.stdout).toBe("{}\n");

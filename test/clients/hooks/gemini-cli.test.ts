@@ -45,7 +45,7 @@ describe("gemini-cli BeforeTool (pre-edit)", () => {
   });
 
   test("daemon down: allowed, with a systemMessage the user sees and a warning on stderr, exit 0", async () => {
-    const down: HookDeps = { tool: () => Promise.reject(new Error("down")), status: () => Promise.reject(new Error("down")), repoRoot: () => "/work/repo" };
+    const down: HookDeps = { tool: () => Promise.reject(new Error("down")), status: () => Promise.reject(new Error("down")), repoRoots: () => ["/work/repo"] };
     const out = await runHook(geminiCli, "pre-edit", JSON.stringify(BEFORE_TOOL), down);
     expect(out.code).toBe(0);
     expect(out.stderr).toBe("airlock hook gemini-cli pre-edit: down; allowing\n");

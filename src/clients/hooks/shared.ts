@@ -18,7 +18,7 @@
 // without room) server-side, so the usual edit costs one call. The policy tells models to pass
 // the top level of their working directory's checkout as room. A file outside any repository is
 // checked in the room of the hook's cwd; a file outside that too cannot be inside a claim and is
-// allowed.
+// allowed. A recognised edit tool whose target the adapter cannot read fails open, visibly.
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { errorMessage } from "../../errors.ts";
 import type { Snapshot } from "../../domain/snapshot.ts";
@@ -314,6 +314,7 @@ export async function runHook(adapter: HookAdapter, event: HookEvent, raw: strin
       case "pre-edit": {
         const targets = adapter.editTargets(input);
         if (targets === undefined) return adapter.allow(event);
+        if (targets.length === 0) return failOpen(adapter, event, "edit tool without a target path");
         if (!agentId) return failOpen(adapter, event, "malformed input: no session id in the hook JSON");
         const cwd = adapter.cwd(input);
         // One check per checkout: an edit may touch files of two repositories at once, and a

@@ -64,7 +64,10 @@ export interface HookAdapter {
   sessionId(input: HookInput): string | undefined;
   /** The hook's working directory (the project), if the JSON carries one. */
   cwd(input: HookInput): string | undefined;
-  /** Files a tool call is about to write; undefined when the call is not a file-writing tool. */
+  /**
+   * Files a tool call is about to write; undefined when the call is not a file-writing tool, []
+   * when it is one but names no file the adapter can read (pre-edit then fails open, visibly).
+   */
   editTargets(input: HookInput): string[] | undefined;
   /** True when the client says this stop already follows a hook-forced continuation (loop guard). */
   stopAlreadyContinued(input: HookInput): boolean;

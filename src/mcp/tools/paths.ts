@@ -122,8 +122,9 @@ export const pathTools = [
       let warning = a.room === undefined && where.also.length === 0 ? ROOMLESS_WARNING : undefined;
       if (r.granted && where.also.length > 0) {
         const [first, ...rest] = where.also;
-        const seen = await kernel.paths.check({ paths: where.paths, room: first, also: rest, agentId: a.agent_id });
-        warning = aliasWarning(kernel, seen.conflicts.map((c) => ({ ...c, room: c.room ?? first })));
+        // The claim is granted already: a look that fails (a check over budget) must not lose its token.
+        const seen = await kernel.paths.check({ paths: where.paths, room: first, also: rest, agentId: a.agent_id }).catch(() => undefined);
+        warning = seen ? aliasWarning(kernel, seen.conflicts.map((c) => ({ ...c, room: c.room ?? first }))) : undefined;
       }
       return warning ? { ...out, warning } : out;
     },

@@ -85,7 +85,7 @@ function fromCwd(word: string, offset: readonly string[], top: string): string {
 }
 
 export function renderConflict(c: ConflictView): string {
-  return `${c.path}: held by ${c.held_by} as ${c.held_path} (both match ${c.witness})${c.reason ? ` — ${c.reason}` : ""}`;
+  return `${c.path}: held by ${c.held_by} as ${c.held_path}${c.room ? ` [room ${c.room}]` : ""} (both match ${c.witness})${c.reason ? ` — ${c.reason}` : ""}`;
 }
 
 export const claimsCommand = defineCommand({

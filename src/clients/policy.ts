@@ -1,6 +1,6 @@
 // The policy every client is given, where its model reads it (instructions file, rules, hook
-// context): short and concrete, the same words for every client. `agentId` and `room` (the
-// session's working directory) are filled in by the session-start hook where a client has one,
+// context): short and concrete, the same words for every client. `agentId` and `room` (the top
+// level of the session's working directory's checkout, what the pre-edit hook sends) are filled in by the session-start hook where a client has one,
 // so that tool calls and hooks use one identity and one room. No angle brackets anywhere: Codex
 // HTML-escapes hook text, and the model would read `&lt;`.
 export const POLICY_MARKER = "airlock-policy";
@@ -8,7 +8,7 @@ export const POLICY_MARKER = "airlock-policy";
 export function policyText(agentId?: string, room?: string): string {
   const me = agentId ? `Your agent_id is \`${agentId}\`: use it in every Airlock call.` : "Use one agent_id for the whole session, e.g. `CLIENT:SESSION_ID`, in every Airlock call.";
   const where = room
-    ? `room=${JSON.stringify(room)} (your working directory)`
+    ? `room=${JSON.stringify(room)} (your working directory's checkout)`
     : "room=your working directory as an absolute path";
   return [
     "Airlock coordinates you with the other agents and scripts on this machine (MCP server `airlock`).",

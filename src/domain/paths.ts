@@ -67,6 +67,8 @@ export interface Conflict {
   reason: string | null;
   /** When the other side's claim expires (absent for a request queued ahead). */
   expiresAt?: number;
+  /** The room the other side's claim is in, when a check covered more than one (see check's `also`). */
+  room?: string;
 }
 
 export interface ClaimRequest {
@@ -260,14 +262,28 @@ export class Paths implements WaitSource {
     });
   }
 
-  /** What an edit hook asks: would these paths conflict with another agent's claims? Changes nothing. */
-  async check(q: { paths: readonly string[]; room?: string | undefined; agentId?: string | undefined }): Promise<{ clear: boolean; conflicts: Conflict[] }> {
+  /**
+   * What an edit hook asks: would these paths conflict with another agent's claims? Changes
+   * nothing. `also` names more rooms to look in with the same paths (a repository's older room
+   * names, and `default`: see src/mcp/tools/rooms.ts); conflicts found there name their room.
+   */
+  async check(q: {
+    paths: readonly string[];
+    room?: string | undefined;
+    agentId?: string | undefined;
+    also?: readonly string[] | undefined;
+  }): Promise<{ clear: boolean; conflicts: Conflict[] }> {
     const room = q.room ?? DEFAULT_ROOM;
-    const globs = this.compileAll(q.paths, room);
+    const rooms = [...new Set([room, ...(q.also ?? [])])];
+    // Compiled per room (a room's case rule), before anything is read; throws on a bad pattern.
+    const compiled = rooms.map((r) => ({ r, globs: this.compileAll(q.paths, r) }));
     const self = this;
     // The index is in memory: no statement, but c.read still processes due expiries first.
     return this.c.read(function* (): Tx<{ clear: boolean; conflicts: Conflict[] }> {
-      const conflicts = self.claimConflicts(room, globs, q.agentId, checkBudget());
+      const conflicts = compiled.flatMap(({ r, globs }) => {
+        const found = self.claimConflicts(r, globs, q.agentId, checkBudget());
+        return r === room ? found : found.map((c) => ({ ...c, room: r }));
+      });
       return { clear: conflicts.length === 0, conflicts };
     });
   }

@@ -35,6 +35,21 @@ export function checkoutTop(dir: string): string | undefined {
 }
 
 /**
+ * Every checkout `dir` is in, innermost first: a submodule or a repository nested in another's
+ * tree is inside both (one walk up, to the root).
+ */
+export function checkoutTops(dir: string): string[] {
+  const out: string[] = [];
+  let d = resolve(dir);
+  for (;;) {
+    if (exists(join(d, ".git"))) out.push(d);
+    const up = dirname(d);
+    if (up === d) return out;
+    d = up;
+  }
+}
+
+/**
  * The checkout `dir` is in: undefined outside any repository. `dir` should be a real path (the
  * caller resolves symlinks); a `.git` that cannot be read as git's leaves the directory outside.
  */

@@ -96,7 +96,7 @@ describe("claude-code session-start", () => {
     expect(r.code).toBe(0);
     const ctx: string = JSON.parse(r.stdout).hookSpecificOutput.additionalContext;
     expect(ctx).toContain("Your agent_id is `claude-code:s5`");
-    expect(ctx).toContain(`room=${JSON.stringify(repo)} (your working directory)`);
+    expect(ctx).toContain(`room=${JSON.stringify(repo)} (your working directory's checkout)`);
     expect(ctx).toContain("codex:other: src/api/** — api rewrite");
   });
 });

@@ -106,8 +106,8 @@ describe("the working directory's room", () => {
     mkdirSync(join(repo, "app", "deep"), { recursive: true });
     writeFileSync(join(repo, "app", "main.ts"), "x\n");
     await d.call("claim_paths", { agent_id: "holder", room: repo, paths: ["app/**"] });
-    // The same path claimed in `default` is not this repository's.
-    await d.call("claim_paths", { agent_id: "holder", paths: ["README.md"] });
+    // Another repository's claim on the same path is not this repository's.
+    await d.call("claim_paths", { agent_id: "holder", room: repoB, paths: ["README.md"] });
     writeFileSync(join(repo, "README.md"), "x\n");
     git(repo, "add", "README.md");
     expect(await airlock(join(repo, "app", "deep"), ["check", "--staged", "--agent", "me"])).toMatchObject({ code: 0, stdout: "clear\n" });
@@ -121,5 +121,79 @@ describe("the working directory's room", () => {
     const c = await airlock(join(repoA, "src"), ["claim", "--room", "named", "--agent", "n", "api/**"]);
     expect(c.code).toBe(0);
     expect(await d.call("list_path_claims", { room: "named" })).toMatchObject([{ agent_id: "n", room: "named", paths: ["api/**"] }]);
+  });
+});
+
+// The reviewer's ways an edit still got through silently (each reproduced first, then fixed).
+describe("what the pre-edit hook checks besides the checkout's own room", () => {
+  const denial = (r: { code: number; stdout: string }) => {
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout).hookSpecificOutput;
+    expect(out.permissionDecision).toBe("deny");
+    return out.permissionDecisionReason as string;
+  };
+
+  test("a claim made without room (in `default`, repository-relative) still stops the edit; its answer warns to pass room", async () => {
+    const repo = gitRepo(join(base, "roomless"));
+    const c = await airlock(repo, ["call", "claim_paths", JSON.stringify({ agent_id: "bob", paths: ["src/deep/x.ts"] })]);
+    expect(c.code).toBe(0);
+    const answer = JSON.parse(c.stdout);
+    expect(answer).toMatchObject({ granted: true, room: "default" });
+    expect(answer.warning).toContain("Pass your working directory (absolute) as room");
+    const reason = denial(await airlock(repo, ["hook", "claude-code", "pre-edit"], write("sess-r", repo, join(repo, "src", "deep", "x.ts"))));
+    expect(reason).toContain("src/deep/x.ts is inside bob's claim src/deep/x.ts [room default]");
+    // `airlock check` asks check_paths too, so it sees it as well.
+    const chk = await airlock(repo, ["check", "--agent", "someone", "src/deep/x.ts"]);
+    expect(chk.code).toBe(1);
+    expect(chk.stderr).toContain("held by bob as src/deep/x.ts");
+    await d.call("release_paths", { claim_token: answer.claim_token });
+  });
+
+  test("a claim reaching into a nested repository (or submodule) from the parent stops an edit inside it", async () => {
+    const parent = gitRepo(join(base, "parent"));
+    const inner = gitRepo(join(parent, "sub"));
+    mkdirSync(join(inner, "lib"), { recursive: true });
+    expect((await airlock(parent, ["claim", "--agent", "outer", "sub/**"])).code).toBe(0);
+    const reason = denial(await airlock(inner, ["hook", "claude-code", "pre-edit"], write("sess-n", inner, join(inner, "lib", "a.ts"))));
+    expect(reason).toContain("sub/lib/a.ts is inside outer's claim sub/**");
+    // And a claim in the inner repository is still seen from there.
+    expect((await airlock(inner, ["claim", "--agent", "inner-agent", "docs/**"])).code).toBe(0);
+    denial(await airlock(parent, ["hook", "claude-code", "pre-edit"], write("sess-n", parent, join(inner, "docs", "x.md"))));
+  });
+
+  test("the same through a real submodule (a `.git` file pointing into the parent's modules)", async () => {
+    const lib = gitRepo(join(base, "sm-lib"));
+    const parent = gitRepo(join(base, "sm-parent"));
+    git(parent, "submodule", "add", "-q", lib, "vendor/lib");
+    expect((await airlock(join(parent, "vendor"), ["claim", "--agent", "outer", "lib/src/**"])).code).toBe(0);
+    const file = join(parent, "vendor", "lib", "src", "a.ts");
+    const reason = denial(await airlock(join(parent, "vendor", "lib"), ["hook", "claude-code", "pre-edit"], write("sess-s", join(parent, "vendor", "lib"), file)));
+    expect(reason).toContain("vendor/lib/src/a.ts is inside outer's claim vendor/lib/src/**");
+  });
+
+  test("adding origin moves the room to the URL; claims made before stay checked (the main worktree's path is an alias)", async () => {
+    const r3 = gitRepo(join(base, "r3"));
+    mkdirSync(join(r3, "src"));
+    expect((await airlock(r3, ["claim", "--agent", "early", "src/**"])).code).toBe(0);
+    git(r3, "remote", "add", "origin", "git@github.com:org/r3.git");
+    await Bun.sleep(2500); // past the daemon's ROOM_CACHE_MS (2 s): the room is now the URL
+    expect(await d.call("check_paths", { room: r3, paths: ["src/a.ts"], agent_id: "x" })).toMatchObject({ room: "github.com/org/r3" });
+    const reason = denial(await airlock(r3, ["hook", "claude-code", "pre-edit"], write("sess-o", r3, join(r3, "src", "a.ts"))));
+    expect(reason).toContain(`src/a.ts is inside early's claim src/** [room ${r3}]`);
+    // A new claim there is granted in the URL room, and told about the stranded one.
+    const c = await d.call("claim_paths", { agent_id: "late", room: r3, paths: ["src/b.ts"] });
+    expect(c).toMatchObject({ granted: true, room: "github.com/org/r3" });
+    expect(c.warning).toContain("early");
+  });
+});
+
+describe("the session's policy names the checkout's top level as room", () => {
+  test("a session started in a subdirectory is told the top level, as the pre-edit hook sends it", async () => {
+    const repo = gitRepo(join(base, "policy"));
+    mkdirSync(join(repo, "src"));
+    const start = { session_id: "sess-p", transcript_path: "/tmp/t.jsonl", cwd: join(repo, "src"), hook_event_name: "SessionStart", source: "startup" };
+    const r = await airlock(join(repo, "src"), ["hook", "claude-code", "session-start"], start);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).hookSpecificOutput.additionalContext).toContain(`room=${JSON.stringify(repo)}`);
   });
 });

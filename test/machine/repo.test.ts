@@ -4,7 +4,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { checkoutTop, normalizeRemoteUrl, parseGitConfig, readCheckout } from "../../src/machine/repo.ts";
+import { checkoutTop, checkoutTops, normalizeRemoteUrl, parseGitConfig, readCheckout } from "../../src/machine/repo.ts";
 import { git, gitRepo as repo } from "../helpers/git.ts";
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), "airlock-repo-")));
@@ -130,5 +130,18 @@ describe("readCheckout on real repositories", () => {
     symlinkSync(r, join(base, "link"));
     expect(readCheckout(join(base, "link"))?.top).toBe(join(base, "link"));
     expect(readCheckout(realpathSync(join(base, "link")))?.top).toBe(r);
+  });
+});
+
+describe("checkoutTops", () => {
+  test("lists every checkout a directory is in, innermost first: a submodule is in its parent's too", () => {
+    const lib = repo(join(base, "tops-lib"));
+    const parent = repo(join(base, "tops-parent"));
+    git(parent, "submodule", "add", "-q", lib, "vendor/lib");
+    mkdirSync(join(parent, "vendor", "lib", "src"), { recursive: true });
+    expect(checkoutTops(join(parent, "vendor", "lib", "src"))).toEqual([join(parent, "vendor", "lib"), parent]);
+    expect(checkoutTop(join(parent, "vendor", "lib", "src"))).toBe(join(parent, "vendor", "lib"));
+    expect(checkoutTops(join(parent, "vendor"))).toEqual([parent]);
+    expect(readCheckout(join(parent, "vendor", "lib"))?.commonDir).toBe(join(parent, ".git", "modules", "vendor", "lib"));
   });
 });

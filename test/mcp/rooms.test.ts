@@ -104,13 +104,46 @@ describe("rooms that are not repositories", () => {
     expect(a).toMatchObject({ granted: true, room: sandbox, paths: ["src/**"] });
   });
 
-  test("named rooms, default included, keep working as they were", async () => {
+  test("named rooms, default included, keep working as they were; a roomless claim is warned", async () => {
     const t = await makeApp();
     const a = await t.call("claim_paths", { agent_id: "A", paths: ["src/**"] });
     expect(a).toMatchObject({ granted: true, room: "default" });
+    expect(a.warning).toContain("no room given: this claim is in the room `default`");
     expect(await t.call("check_paths", { agent_id: "B", paths: ["src/x.ts"] })).toMatchObject({ clear: false, room: "default" });
-    expect(await t.call("check_paths", { agent_id: "B", room: clone1, paths: ["src/x.ts"] })).toMatchObject({ clear: true });
     expect(await t.call("list_path_claims", { room: "default" })).toMatchObject([{ agent_id: "A", room: "default" }]);
+    // A named room is given on purpose: no warning, and its check covers that room only.
+    const n = await t.call("claim_paths", { agent_id: "A", room: "seed", paths: ["lib/**"] });
+    expect(n.warning).toBeUndefined();
+    expect(await t.call("check_paths", { agent_id: "B", room: "seed", paths: ["src/x.ts"] })).toEqual({ clear: true, room: "seed", conflicts: [] });
+  });
+
+  test("a directory's check also covers `default` with the top-level-relative paths, naming the room of the conflict", async () => {
+    const t = await makeApp();
+    await t.call("claim_paths", { agent_id: "A", paths: ["src/**"] });
+    const r = await t.call("check_paths", { agent_id: "B", room: join(clone1, "src"), paths: [join(clone1, "src/x.ts")] });
+    expect(r).toMatchObject({ clear: false, room: "github.com/org/app", conflicts: [{ room: "default", path: "src/x.ts", held_by: "A", held_path: "src/**" }] });
+    // So do a directory outside any repository, and one the daemon cannot read (absolute paths made relative to it).
+    expect(await t.call("check_paths", { agent_id: "B", room: plain, paths: ["src/y.ts"] })).toMatchObject({ clear: false, room: plain });
+    const sandbox = "/nonexistent-sandbox/work/repo";
+    expect(await t.call("check_paths", { agent_id: "B", room: sandbox, paths: [`${sandbox}/src/y.ts`] })).toMatchObject({
+      clear: false,
+      room: sandbox,
+      conflicts: [{ room: "default", witness: "src/y.ts" }],
+    });
+    // The holder's own claim there never counts, and a claim in the repository's room itself names no room.
+    expect(await t.call("check_paths", { agent_id: "A", room: clone1, paths: ["src/x.ts"] })).toMatchObject({ clear: true });
+    await t.call("claim_paths", { agent_id: "C", room: clone2, paths: ["src/x.ts"] });
+    const both = await t.call("check_paths", { agent_id: "B", room: clone1, paths: ["src/x.ts"] });
+    expect(both.conflicts.map((c: { held_by: string; room?: string }) => [c.held_by, c.room])).toEqual([["C", undefined], ["A", "default"]]);
+  });
+
+  test("a claim in a repository's room is granted over a claim in its aliases, with a warning naming it", async () => {
+    const t = await makeApp();
+    await t.call("claim_paths", { agent_id: "A", paths: ["src/**"] });
+    const c = await t.call("claim_paths", { agent_id: "B", room: clone1, paths: ["src/x.ts"] });
+    expect(c).toMatchObject({ granted: true, room: "github.com/org/app" });
+    expect(c.warning).toContain("A's src/** [room default] (both match src/x.ts;");
+    expect((await t.call("claim_paths", { agent_id: "B", room: clone1, paths: ["docs/**"] })).warning).toBeUndefined();
   });
 });
 
@@ -135,5 +168,18 @@ describe("RoomResolver", () => {
     git(dir, "remote", "add", "origin", "git@example.com:x/cached.git");
     expect(r.dir(dir)?.room).toBe(dir); // cached
     expect(new RoomResolver(0).dir(dir)?.room).toBe("example.com/x/cached");
+  });
+
+  test("names the rooms a directory's paths may also be claimed in: the repository's older names, then default", () => {
+    const r = new RoomResolver(0);
+    // With origin: the main worktree's path (its room before it had one).
+    expect(r.resolve(upstream, ["a.ts"])).toEqual({ room: "github.com/org/app", paths: ["a.ts"], also: [upstream, "default"] });
+    // A linked worktree of a repository without origin: its own top level (a hand-typed room of old).
+    expect(r.resolve(localWt, ["a.ts"]).also).toEqual([localWt, "default"]);
+    expect(r.resolve(local, ["a.ts"]).also).toEqual(["default"]);
+    expect(r.resolve(plain, ["a.ts"]).also).toEqual(["default"]);
+    expect(r.resolve(undefined, [join(clone1, "a.ts")]).also).toEqual([clone1, "default"]);
+    expect(r.resolve("seed", ["a.ts"]).also).toEqual([]);
+    expect(r.resolve(undefined, ["a.ts"])).toEqual({ room: "default", paths: ["a.ts"], also: [] });
   });
 });

@@ -9,16 +9,20 @@
 // Codex HTML-escapes them before the model reads them.
 //
 // Room and paths (SPEC §6, "A room is a repository"; the convention `airlock claim` / `check`
-// use too): pre-edit passes each file's absolute path with room = the top level of the checkout
-// it is in (the nearest directory at or above it holding `.git`), and the daemon resolves that
-// directory to its repository's room, so a claim in one repository never blocks an edit in
-// another, while every worktree and clone of one repository shares its claims. The policy tells
-// models to pass their working directory as room. A file outside any repository is checked in
-// the room of the hook's cwd; a file outside that too cannot be inside a claim and is allowed.
+// use too): pre-edit passes each file's absolute path with room = the top level of each checkout
+// it is in (every directory at or above it holding `.git`: a submodule or a nested repository is
+// inside its parent's tree too, and a claim made from the parent must stop an edit inside it),
+// and the daemon resolves that directory to its repository's room, so a claim in one repository
+// never blocks an edit in another, while every worktree and clone of one repository shares its
+// claims. check_paths also covers the repository's older room names and `default` (claims made
+// without room) server-side, so the usual edit costs one call. The policy tells models to pass
+// the top level of their working directory's checkout as room. A file outside any repository is
+// checked in the room of the hook's cwd; a file outside that too cannot be inside a claim and is
+// allowed. A recognised edit tool whose target the adapter cannot read fails open, visibly.
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { errorMessage } from "../../errors.ts";
 import type { Snapshot } from "../../domain/snapshot.ts";
-import { checkoutTop, roomOfDir } from "../../machine/repo.ts";
+import { checkoutTop, checkoutTops, readCheckout, roomOfDir } from "../../machine/repo.ts";
 import { policyText } from "../policy.ts";
 
 export const HOOK_EVENTS = ["session-start", "pre-edit", "stop"] as const;
@@ -60,7 +64,10 @@ export interface HookAdapter {
   sessionId(input: HookInput): string | undefined;
   /** The hook's working directory (the project), if the JSON carries one. */
   cwd(input: HookInput): string | undefined;
-  /** Files a tool call is about to write; undefined when the call is not a file-writing tool. */
+  /**
+   * Files a tool call is about to write; undefined when the call is not a file-writing tool, []
+   * when it is one but names no file the adapter can read (pre-edit then fails open, visibly).
+   */
   editTargets(input: HookInput): string[] | undefined;
   /** True when the client says this stop already follows a hook-forced continuation (loop guard). */
   stopAlreadyContinued(input: HookInput): boolean;
@@ -79,13 +86,15 @@ export interface HookDeps {
   tool(name: string, args: Record<string, unknown>): Promise<unknown>;
   /** airlock/status */
   status(): Promise<Snapshot>;
-  /** The repository root of a file (see the header); defaults to walking up for `.git`. */
-  repoRoot?(file: string): string | undefined;
+  /** The checkouts a file is in, innermost first (see the header); defaults to walking up for `.git`. */
+  repoRoots?(file: string): string[];
   /** The room the daemon will resolve a directory to (the session summary marks it); defaults to reading git's files. */
   roomOf?(dir: string): string | undefined;
 }
 
 export interface ConflictView {
+  /** Set when the claim is in another room than the one asked about (an alias, or `default`). */
+  room?: string;
   path: string;
   held_by: string;
   held_path: string;
@@ -135,17 +144,36 @@ export function gitRoot(file: string): string | undefined {
 }
 
 /**
- * Where a target file is checked: its absolute path, in the room of its checkout's top level
- * (the daemon resolves it to the repository), else of the hook's cwd; undefined when it lies
- * outside both.
+ * Every directory at or above `file`'s directory holding `.git`, innermost first; an outer one
+ * of the same repository (a linked worktree kept inside its main worktree) is left out, since
+ * the inner one is its room with the right paths.
  */
-export function editTarget(file: string, cwd: string | undefined, rootOf: (f: string) => string | undefined = gitRoot): { room: string; path: string } | undefined {
+export function gitRoots(file: string): string[] {
+  const tops = checkoutTops(dirname(file));
+  if (tops.length < 2) return tops;
+  const seen = new Set<string>();
+  return tops.filter((top) => {
+    const common = readCheckout(top)?.commonDir;
+    if (common === undefined) return true;
+    if (seen.has(common)) return false;
+    seen.add(common);
+    return true;
+  });
+}
+
+/**
+ * Where a target file is checked: its absolute path, in the room of each checkout it is in
+ * (the daemon resolves each top level to its repository), else of the hook's cwd; empty when it
+ * lies outside all of them.
+ */
+export function editTargets(file: string, cwd: string | undefined, rootsOf: (f: string) => string[] = gitRoots): { room: string; path: string }[] {
   const base = cwd ?? process.cwd();
   const abs = isAbsolute(file) ? resolve(file) : resolve(base, file);
-  const root = rootOf(abs) ?? base;
-  const rel = relative(root, abs);
-  if (rel === "" || rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return undefined;
-  return { room: root, path: abs };
+  const roots = rootsOf(abs);
+  return (roots.length ? roots : [base]).filter((root) => {
+    const rel = relative(root, abs);
+    return !(rel === "" || rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel));
+  }).map((root) => ({ room: root, path: abs }));
 }
 
 export function agentIdOf(adapter: HookAdapter, input: HookInput): string | undefined {
@@ -157,7 +185,8 @@ export function agentIdOf(adapter: HookAdapter, input: HookInput): string | unde
 export function conflictMessage(conflicts: ConflictView[]): string {
   const lines = conflicts.map((c) => {
     const why = c.reason ? ` for "${c.reason}"` : "";
-    return `- ${c.path} is inside ${c.held_by}'s claim ${c.held_path}${why} (both match ${c.witness}; expires in ${c.expires_in_seconds}s)`;
+    const where = c.room ? ` [room ${c.room}]` : "";
+    return `- ${c.path} is inside ${c.held_by}'s claim ${c.held_path}${where}${why} (both match ${c.witness}; expires in ${c.expires_in_seconds}s)`;
   });
   const holders = [...new Set(conflicts.map((c) => c.held_by))].join(", ");
   return [
@@ -267,7 +296,9 @@ export async function runHook(adapter: HookAdapter, event: HookEvent, raw: strin
         if (!agentId) return failOpen(adapter, event, "malformed input: no session id in the hook JSON");
         // The client runs its hooks in the project; the JSON's cwd says so when it has one.
         const cwd = adapter.cwd(input) ?? process.cwd();
-        const policy = policyText(agentId, cwd);
+        // The top level, as the pre-edit hook sends it: in a sandbox the daemon cannot read, a
+        // subdirectory would be a plain room of its own, apart from the hook's.
+        const policy = policyText(agentId, checkoutTop(cwd) ?? cwd);
         let summary: string;
         try {
           summary = othersSummary(await deps.status(), agentId, (deps.roomOf ?? roomOfDir)(cwd));
@@ -286,13 +317,14 @@ export async function runHook(adapter: HookAdapter, event: HookEvent, raw: strin
       case "pre-edit": {
         const targets = adapter.editTargets(input);
         if (targets === undefined) return adapter.allow(event);
+        if (targets.length === 0) return failOpen(adapter, event, "edit tool without a target path");
         if (!agentId) return failOpen(adapter, event, "malformed input: no session id in the hook JSON");
         const cwd = adapter.cwd(input);
-        // One check per checkout: an edit may touch files of two repositories at once.
+        // One check per checkout: an edit may touch files of two repositories at once, and a
+        // file in a submodule is in its parent's checkout too.
         const byRoom = new Map<string, Set<string>>();
         for (const t of targets) {
-          const e = editTarget(t, cwd, deps.repoRoot ?? gitRoot);
-          if (e) byRoom.set(e.room, (byRoom.get(e.room) ?? new Set()).add(e.path));
+          for (const e of editTargets(t, cwd, deps.repoRoots ?? gitRoots)) byRoom.set(e.room, (byRoom.get(e.room) ?? new Set()).add(e.path));
         }
         const conflicts: ConflictView[] = [];
         for (const [room, paths] of byRoom) {

@@ -19,10 +19,26 @@ const room = text(
     `Any other string is a room's plain name; without room (and with no absolute path in paths) it is \`${DEFAULT_ROOM}\`.`,
 );
 const PATHS_NOTE = "Repository-relative (to the top level of the checkout `room` is in), or absolute inside that checkout.";
+const ROOMLESS_WARNING =
+  `no room given: this claim is in the room \`${DEFAULT_ROOM}\`, with its paths taken relative to no repository in particular. ` +
+  "Pass your working directory (absolute) as room on every path call, so your claims live in your repository's room.";
+
+/** A granted claim's word on claims in the room's aliases (which check_paths, and so every hook, also looks in). */
+function aliasWarning(k: Kernel, conflicts: readonly Conflict[]): string | undefined {
+  if (conflicts.length === 0) return undefined;
+  const shown = conflicts.slice(0, 5).map((c) => `${c.heldBy}'s ${c.heldPath} [room ${c.room}] (both match ${c.witness}; expires in ${inSeconds(k, c.expiresAt ?? k.clock.now())}s)`);
+  const more = conflicts.length > shown.length ? ` and ${conflicts.length - shown.length} more` : "";
+  return (
+    `granted, but it overlaps claims in rooms this repository's edits are also checked against: ${shown.join("; ")}${more}. ` +
+    "Edits there are denied until those are released or expire: re-scope, or ask the holder."
+  );
+}
+
 const claimToken = text("claim_token", "The claim_token claim_paths gave you.", 64);
 
 function conflictView(k: Kernel, c: Conflict) {
   return compact({
+    room: c.room, // only on a conflict found in an alias room (check_paths), not the one answered
     path: c.path,
     held_by: c.heldBy,
     held_path: c.heldPath,
@@ -66,7 +82,7 @@ export const pathTools = [
     blocking: true,
     description:
       "Claim a region of the repository before you edit it, so other agents working in the same repository know it is " +
-      "being changed. Pass your working directory (absolute) as room. Paths are repository-relative globs: `*` within a segment, `**` any number of segments " +
+      "being changed. Pass your working directory (absolute) as room (without it the claim goes to room `default`, and the answer carries a warning). Paths are repository-relative globs: `*` within a segment, `**` any number of segments " +
       "(including none), `?`, `[...]`, `{a,b}`; a plain path also covers everything below it. Keep claims narrow " +
       "(`src/api/users/**`, not `src/**`). All paths of one call are granted together or none is; your own claims " +
       "never conflict with you. The first claimer wins: if another agent holds an overlapping region you get " +
@@ -100,7 +116,17 @@ export const pathTools = [
         },
         signal,
       );
-      return claimResult(kernel, r, where.room);
+      const out: Record<string, unknown> = claimResult(kernel, r, where.room);
+      // Claims are granted and queued per room; a claim in the room's aliases (an older name of
+      // the repository, or `default`) does not refuse this one, but it is said (docs/rooms.md).
+      let warning = a.room === undefined && where.also.length === 0 ? ROOMLESS_WARNING : undefined;
+      if (r.granted && where.also.length > 0) {
+        const [first, ...rest] = where.also;
+        // The claim is granted already: a look that fails (a check over budget) must not lose its token.
+        const seen = await kernel.paths.check({ paths: where.paths, room: first, also: rest, agentId: a.agent_id }).catch(() => undefined);
+        warning = seen ? aliasWarning(kernel, seen.conflicts.map((c) => ({ ...c, room: c.room ?? first }))) : undefined;
+      }
+      return warning ? { ...out, warning } : out;
     },
   }),
 
@@ -139,7 +165,9 @@ export const pathTools = [
       "Ask, without claiming anything, whether editing these paths would step on another agent's claim (what an edit " +
       "hook asks before a write). clear:true means no other agent's claim overlaps; otherwise each conflict names the " +
       "holder, its pattern and a witness path both match. Pass agent_id so your own claims are not reported, and your " +
-      "working directory as room.",
+      "working directory as room. A directory's check also covers the repository's older room names (its main worktree's " +
+      "path, from before it had an origin) and `default` (claims made without room), with the same repository-relative " +
+      "paths; a conflict found there names its room.",
     args: v.object({
       paths: textList("paths", `Paths or globs you are about to edit. ${PATHS_NOTE}`),
       room: v.optional(room),
@@ -147,7 +175,7 @@ export const pathTools = [
     }),
     async run(a, { kernel }) {
       const where = rooms.resolve(a.room, a.paths);
-      const r = await kernel.paths.check({ paths: where.paths, room: where.room, agentId: a.agent_id });
+      const r = await kernel.paths.check({ paths: where.paths, room: where.room, agentId: a.agent_id, also: where.also });
       return { clear: r.clear, room: where.room, conflicts: r.conflicts.map((c) => conflictView(kernel, c)) };
     },
   }),

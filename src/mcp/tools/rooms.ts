@@ -10,9 +10,15 @@
 // - An absolute directory the daemon cannot read (a sandbox's, say) stays a plain name, and the
 //   domain makes absolute paths inside it relative to it, as before.
 // - With no room, the first absolute path names the repository; with none, the room is `default`.
+// Besides its room, a directory has *alias* rooms, where claims on the same relative paths may
+// still live: a repository's older names (its main worktree's path and its checkout's top level,
+// which were its room before it had an `origin`, or were typed by hand), and `default` (where a
+// claim made without room lands, and where every hook looked before rooms were repositories).
+// check_paths looks in all of them at once (one call per edit for the hooks); see docs/rooms.md.
 // A hook asks on every edit, so a directory's answer is kept for a couple of seconds.
-import { statSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { dirname, relative, resolve, sep } from "node:path";
+import { normalizePattern } from "../../domain/glob/index.ts";
 import { DEFAULT_ROOM, roomIsCaseInsensitive } from "../../domain/paths.ts";
 import { AirlockError } from "../../errors.ts";
 import { readDir, repositoryRoom } from "../../machine/repo.ts";
@@ -32,11 +38,18 @@ export interface ResolvedDir {
   alias?: string;
   /** False for a directory outside any repository (a room of its own). */
   repository: boolean;
+  /** The repository's other room names (its main worktree's and checkout's real paths), less `room`. */
+  aliases: string[];
 }
 
 export interface RoomAndPaths {
   room: string;
   paths: string[];
+  /**
+   * Other rooms the same paths may be claimed in, when the room came from a directory: the
+   * repository's aliases, then `default`. Empty for a named room, and for no room with relative paths.
+   */
+  also: string[];
 }
 
 export class RoomResolver {
@@ -57,13 +70,15 @@ export class RoomResolver {
 
   /** The room and repository-relative paths for a path tool's `room` and `paths` arguments. */
   resolve(room: string | undefined, paths: readonly string[] = []): RoomAndPaths {
-    if (room !== undefined && !room.startsWith("/")) return { room, paths: [...paths] };
+    if (room !== undefined && !room.startsWith("/")) return { room, paths: [...paths], also: [] };
     if (room !== undefined) {
       const r = this.dir(room);
-      return r ? { room: r.room, paths: paths.map((p) => inside(p, r)) } : { room, paths: [...paths] };
+      if (r) return { room: r.room, paths: paths.map((p) => inside(p, r)), also: [...r.aliases, DEFAULT_ROOM] };
+      // Unreadable (a sandbox's): a plain name, its absolute paths made relative to it, as the domain would.
+      return { room, paths: paths.map((p) => (p.startsWith("/") ? normalizePattern(p, { room }) : p)), also: [DEFAULT_ROOM] };
     }
     const first = paths.find((p) => p.startsWith("/"));
-    if (first === undefined) return { room: DEFAULT_ROOM, paths: [...paths] };
+    if (first === undefined) return { room: DEFAULT_ROOM, paths: [...paths], also: [] };
     const r = this.dir(existingDir(first));
     if (!r?.repository) {
       throw new AirlockError(
@@ -71,7 +86,7 @@ export class RoomResolver {
         `absolute path ${JSON.stringify(first)} is in no repository the daemon can read; pass room (your working directory, absolute) or give repository-relative paths`,
       );
     }
-    return { room: r.room, paths: paths.map((p) => inside(p, r)) };
+    return { room: r.room, paths: paths.map((p) => inside(p, r)), also: [...r.aliases, DEFAULT_ROOM] };
   }
 }
 
@@ -85,11 +100,20 @@ function resolveDir(dir: string): ResolvedDir | undefined {
   const given = resolve(dir);
   const top = co?.top ?? real;
   const room = co ? repositoryRoom(co) : real;
+  const aliases = co ? [...new Set([realOrSelf(co.main), top])].filter((a) => a !== room) : [];
   // How the caller spells the top level: `given` less the directory's offset below it.
   const offset = relative(top, real);
   const suffix = offset === "" ? "" : `${sep}${offset}`;
   const alias = given.endsWith(suffix) ? given.slice(0, given.length - suffix.length) || "/" : undefined;
-  return { room, top, repository: co !== undefined, ...(alias !== undefined && alias !== top ? { alias } : {}) };
+  return { room, top, repository: co !== undefined, aliases, ...(alias !== undefined && alias !== top ? { alias } : {}) };
+}
+
+function realOrSelf(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
 }
 
 /** The nearest existing directory at or above an absolute path's literal part. */

@@ -41,7 +41,7 @@ const deps = (t: TestApp) => appDeps(t, "/path");
 const DOWN: HookDeps = {
   tool: () => Promise.reject(new Error("no Airlock daemon answers at http://127.0.0.1:27183")),
   status: () => Promise.reject(new Error("no Airlock daemon answers at http://127.0.0.1:27183")),
-  repoRoot: () => "/path",
+  repoRoots: () => ["/path"],
 };
 const run = (event: "session-start" | "pre-edit" | "stop", input: unknown, deps: HookDeps) => runHook(claudeCode, event, JSON.stringify(input), deps);
 
@@ -97,6 +97,22 @@ describe("claude-code PreToolUse (pre-edit)", () => {
   });
 });
 
+describe("claude-code: an edit tool with no target the adapter can read", () => {
+  test("a Write whose file_path was renamed fails open visibly: allowed, told in systemMessage, one line on stderr", async () => {
+    const t = await makeApp();
+    await t.call("claim_paths", { room: ROOT, agent_id: "codex:other", paths: ["**"] });
+    for (const tool_input of [{ path: "/path/to/file.txt", content: "x" }, {}]) {
+      const out = await run("pre-edit", { ...PRE_TOOL_USE, tool_input }, deps(t));
+      expect(out.code).toBe(0);
+      expect(JSON.parse(out.stdout!)).toEqual({
+        systemMessage:
+          "Airlock hook pre-edit could not check (edit tool without a target path). The edit is allowed, NOT checked against other agents' claims. Run `airlock doctor` to find the cause.",
+      });
+      expect(out.stderr).toBe("airlock hook claude-code pre-edit: edit tool without a target path; allowing\n");
+    }
+  });
+});
+
 describe("claude-code Stop", () => {
   test("a pending slot offer blocks stopping with decision block and a reason naming acquire_slot and the wake_token", async () => {
     const t = await makeApp();
@@ -144,7 +160,7 @@ describe("claude-code SessionStart", () => {
     expect(body.hookSpecificOutput.hookEventName).toBe("SessionStart");
     const ctx: string = body.hookSpecificOutput.additionalContext;
     expect(ctx).toContain("Your agent_id is `claude-code:abc123`");
-    expect(ctx).toContain('room="/path" (your working directory)');
+    expect(ctx).toContain(`room="/path" (your working directory's checkout)`);
     expect(ctx).toContain("codex:other: src/api/** — api work");
     expect(ctx).toContain("heavy 1/1 — held by gemini-cli:g1 (cargo build)");
     expect(ctx).toContain("npm-install — cursor:c1");

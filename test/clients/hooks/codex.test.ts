@@ -107,3 +107,16 @@ describe("codex Stop and SessionStart", () => {
     expect(body.hookSpecificOutput.additionalContext).toContain("Nobody else holds anything right now.");
   });
 });
+
+describe("codex: an edit tool with no target the adapter can read", () => {
+  test("an apply_patch without file headers, or an Edit with no patch, fails open visibly in systemMessage", async () => {
+    const t = await makeApp();
+    await t.call("claim_paths", { room: ROOT, agent_id: "claude-code:x", paths: ["**"] });
+    for (const tool_input of [{ command: "*** Begin Patch\n@@\n-old\n+new\n*** End Patch" }, { file_path: "/work/repo/src/a.ts" }]) {
+      const out = await runHook(codex, "pre-edit", JSON.stringify({ ...PRE_TOOL_USE, tool_input }), deps(t));
+      expect(out.code).toBe(0);
+      expect(JSON.parse(out.stdout!)).toEqual({ systemMessage: expect.stringContaining("could not check (edit tool without a target path)") });
+      expect(out.stderr).toBe("airlock hook codex pre-edit: edit tool without a target path; allowing\n");
+    }
+  });
+});

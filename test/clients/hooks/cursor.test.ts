@@ -64,11 +64,24 @@ describe("cursor stop and sessionStart", () => {
 
 describe("cursor fail-open", () => {
   test("daemon down: allowed with {} (no permission field, so Cursor's own approval stays), the warning on stderr", async () => {
-    const down = { tool: () => Promise.reject(new Error("down")), status: () => Promise.reject(new Error("down")), repoRoot: () => "/path/to/project" };
+    const down = { tool: () => Promise.reject(new Error("down")), status: () => Promise.reject(new Error("down")), repoRoots: () => ["/path/to/project"] };
     const out = await runHook(cursor, "pre-edit", JSON.stringify(PRE_TOOL_USE), down);
     expect(out.code).toBe(0);
     expect(out.stdout).toBe("{}\n");
     expect(out.stderr).toContain("The edit is allowed, NOT checked against other agents' claims");
     expect(out.stderr).toEndWith("airlock hook cursor pre-edit: down; allowing\n");
+  });
+});
+
+describe("cursor: an edit tool with no target the adapter can read", () => {
+  test("a Write without file_path or path (a renamed field) fails open visibly: {} and the warning on stderr", async () => {
+    const t = await makeApp();
+    await t.call("claim_paths", { room: ROOT, agent_id: "codex:x", paths: ["**"] });
+    const renamed = { ...PRE_TOOL_USE, tool_input: { target_file: "/path/to/project/src/main.ts", content: "x" } };
+    const out = await runHook(cursor, "pre-edit", JSON.stringify(renamed), deps(t));
+    expect(out.code).toBe(0);
+    expect(out.stdout).toBe("{}\n");
+    expect(out.stderr).toContain("Airlock hook pre-edit could not check (edit tool without a target path). The edit is allowed, NOT checked");
+    expect(out.stderr).toEndWith("airlock hook cursor pre-edit: edit tool without a target path; allowing\n");
   });
 });

@@ -45,7 +45,7 @@ describe("gemini-cli BeforeTool (pre-edit)", () => {
   });
 
   test("daemon down: allowed, with a systemMessage the user sees and a warning on stderr, exit 0", async () => {
-    const down: HookDeps = { tool: () => Promise.reject(new Error("down")), status: () => Promise.reject(new Error("down")), repoRoot: () => "/work/repo" };
+    const down: HookDeps = { tool: () => Promise.reject(new Error("down")), status: () => Promise.reject(new Error("down")), repoRoots: () => ["/work/repo"] };
     const out = await runHook(geminiCli, "pre-edit", JSON.stringify(BEFORE_TOOL), down);
     expect(out.code).toBe(0);
     expect(out.stderr).toBe("airlock hook gemini-cli pre-edit: down; allowing\n");
@@ -71,5 +71,17 @@ describe("gemini-cli AfterAgent (stop) and SessionStart", () => {
     const body = JSON.parse((await runHook(geminiCli, "session-start", JSON.stringify(SESSION_START), deps(await makeApp()))).stdout!);
     expect(body.hookSpecificOutput.hookEventName).toBe("SessionStart");
     expect(body.hookSpecificOutput.additionalContext).toContain("Your agent_id is `gemini-cli:g-42`");
+  });
+});
+
+describe("gemini-cli: an edit tool with no target the adapter can read", () => {
+  test("write_file without file_path (a renamed field) fails open visibly, in systemMessage and on stderr", async () => {
+    const t = await makeApp();
+    await t.call("claim_paths", { room: "/work/repo", agent_id: "codex:x", paths: ["**"] });
+    const renamed = { ...BEFORE_TOOL, tool_input: { path: "/work/repo/src/main.ts", content: "x" } };
+    const out = await runHook(geminiCli, "pre-edit", JSON.stringify(renamed), deps(t));
+    expect(out.code).toBe(0);
+    expect(JSON.parse(out.stdout!)).toEqual({ systemMessage: expect.stringContaining("could not check (edit tool without a target path). The edit is allowed, NOT checked") });
+    expect(out.stderr).toBe("airlock hook gemini-cli pre-edit: edit tool without a target path; allowing\n");
   });
 });

@@ -42,7 +42,7 @@ describe("no < or > in hook text", () => {
     await t.call("release_slot", { slot_token: held.slot_token });
     await t.call("lock_resource", { name: "npm", agent_id: "other" });
     const up = appDeps(t, "/repo");
-    const down: HookDeps = { tool: () => Promise.reject(new Error("no Airlock daemon answers")), status: () => Promise.reject(new Error("down")), repoRoot: () => "/repo" };
+    const down: HookDeps = { tool: () => Promise.reject(new Error("no Airlock daemon answers")), status: () => Promise.reject(new Error("down")), repoRoots: () => ["/repo"] };
     let scanned = 0;
     for (const a of HOOK_ADAPTERS) {
       for (const e of a.events) {

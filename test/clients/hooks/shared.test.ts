@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { claudeCode } from "../../../src/clients/hooks/claude-code.ts";
-import { editTarget, gitRoot, othersSummary, readStdin, runHook } from "../../../src/clients/hooks/shared.ts";
+import { editTargets, gitRoot, gitRoots, othersSummary, readStdin, runHook } from "../../../src/clients/hooks/shared.ts";
 import type { Snapshot } from "../../../src/domain/snapshot.ts";
 
 const stream = (parts: string[], close = true) =>
@@ -31,29 +31,36 @@ describe("readStdin", () => {
   });
 });
 
-describe("editTarget", () => {
+describe("editTargets", () => {
   test("is the file's absolute path in the room of the nearest directory holding .git (a worktree's .git file counts)", () => {
     const dir = mkdtempSync(join(tmpdir(), "airlock-root-"));
     try {
       mkdirSync(join(dir, "repo", ".git"), { recursive: true });
       mkdirSync(join(dir, "repo", "wt", "src"), { recursive: true });
       writeFileSync(join(dir, "repo", "wt", ".git"), "gitdir: ../.git/worktrees/wt\n");
+      mkdirSync(join(dir, "repo", ".git", "worktrees", "wt"), { recursive: true });
+      writeFileSync(join(dir, "repo", ".git", "worktrees", "wt", "commondir"), "../..\n");
       const repo = join(dir, "repo");
       expect(gitRoot(join(repo, "src", "a.ts"))).toBe(repo);
-      expect(editTarget(join(repo, "src", "a.ts"), undefined)).toEqual({ room: repo, path: join(repo, "src", "a.ts") });
-      expect(editTarget(join(repo, "wt", "src", "a.ts"), undefined)).toEqual({ room: join(repo, "wt"), path: join(repo, "wt", "src", "a.ts") });
-      expect(editTarget("src/b.ts", repo)).toEqual({ room: repo, path: join(repo, "src", "b.ts") });
+      expect(editTargets(join(repo, "src", "a.ts"), undefined)).toEqual([{ room: repo, path: join(repo, "src", "a.ts") }]);
+      // A linked worktree kept inside its main worktree is one repository: checked in the worktree only.
+      expect(editTargets(join(repo, "wt", "src", "a.ts"), undefined)).toEqual([{ room: join(repo, "wt"), path: join(repo, "wt", "src", "a.ts") }]);
+      expect(editTargets("src/b.ts", repo)).toEqual([{ room: repo, path: join(repo, "src", "b.ts") }]);
       // A file in another repository than the hook's cwd is checked in that repository.
-      expect(editTarget(join(repo, "src", "a.ts"), join(dir, "elsewhere"))).toEqual({ room: repo, path: join(repo, "src", "a.ts") });
+      expect(editTargets(join(repo, "src", "a.ts"), join(dir, "elsewhere"))).toEqual([{ room: repo, path: join(repo, "src", "a.ts") }]);
+      // A repository nested in another's tree (or a submodule) is in both checkouts, innermost first.
+      mkdirSync(join(repo, "vendor", "lib", ".git"), { recursive: true });
+      expect(gitRoots(join(repo, "vendor", "lib", "x.ts"))).toEqual([join(repo, "vendor", "lib"), repo]);
+      expect(editTargets(join(repo, "vendor", "lib", "x.ts"), undefined).map((e) => e.room)).toEqual([join(repo, "vendor", "lib"), repo]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
   test("outside every repository it is checked in the cwd's room; outside cwd too, it is not checked", () => {
-    const none = () => undefined;
-    expect(editTarget("/w/p/x/y.ts", "/w/p", none)).toEqual({ room: "/w/p", path: "/w/p/x/y.ts" });
-    expect(editTarget("/elsewhere/y.ts", "/w/p", none)).toBeUndefined();
-    expect(editTarget("/w/p/..hidden/y.ts", "/w/p", none)).toEqual({ room: "/w/p", path: "/w/p/..hidden/y.ts" });
+    const none = () => [];
+    expect(editTargets("/w/p/x/y.ts", "/w/p", none)).toEqual([{ room: "/w/p", path: "/w/p/x/y.ts" }]);
+    expect(editTargets("/elsewhere/y.ts", "/w/p", none)).toEqual([]);
+    expect(editTargets("/w/p/..hidden/y.ts", "/w/p", none)).toEqual([{ room: "/w/p", path: "/w/p/..hidden/y.ts" }]);
   });
 });
 

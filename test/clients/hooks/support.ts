@@ -15,7 +15,7 @@ export function appDeps(t: TestApp, root: string): HookDeps {
       return v;
     },
     status: async () => (await t.rpc("airlock/status")).result as Snapshot,
-    repoRoot: () => root,
+    repoRoots: () => [root],
     roomOf: () => root,
   };
 }

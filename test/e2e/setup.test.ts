@@ -5,7 +5,7 @@
 // is proof the header was sent. Then the real Codex CLI's app-server reports the hooks setup
 // trusted, setup's own check of the hook command, and doctor's checks of every client.
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { listCodexHooks } from "../../src/clients/codex-trust.ts";
@@ -200,6 +200,25 @@ describe("setup checks the hook command it wrote", () => {
     expect(r.stdout).toContain("Hook command checked:");
     // On Linux the token is created before an entry needs it.
     if (process.platform !== "darwin") expect(existsSync(join(home, ".airlock", "token"))).toBe(true);
+  });
+});
+
+describe("setup run through npx (node_modules/.bin on PATH)", () => {
+  test("an airlock in some node_modules/.bin is not what the client will find: the hook command runs with the user's PATH", async () => {
+    const home = mkdtempSync(join(tmpdir(), "airlock-npx-"));
+    // What npx puts first on PATH: node_modules/.bin with an airlock that is this very checkout.
+    const bin = join(home, "pkg", "node_modules", ".bin");
+    mkdirSync(bin, { recursive: true });
+    symlinkSync(join(ROOT, "src", "main.ts"), join(bin, "airlock"));
+    const env = { HOME: home, AIRLOCK_HOME: join(home, ".airlock"), PATH: `${bin}:/usr/bin:/bin` };
+    const r = await runCli(["setup", "claude-code"], env);
+    expect(r.code).toBe(0);
+    const cmd = JSON.parse(readFileSync(join(home, ".claude", "settings.json"), "utf8")).hooks.Stop[0].hooks[0].command as string;
+    expect(cmd.endsWith(" hook claude-code stop")).toBe(true);
+    // The client runs hooks with the user's own PATH, which has no node_modules/.bin.
+    const run = Bun.spawnSync(["/bin/sh", "-c", `${cmd.replace(/ hook claude-code stop$/, "")} version`], { env: { HOME: home, PATH: "/usr/bin:/bin" }, stdout: "pipe", stderr: "pipe" });
+    expect(run.stdout.toString()).toMatch(/^airlock \S+/);
+    expect(run.exitCode).toBe(0);
   });
 });
 

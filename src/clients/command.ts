@@ -13,6 +13,7 @@
 // with the user's own PATH. So `which` ignores them, and the check runs without them.
 import { existsSync, realpathSync } from "node:fs";
 import { basename } from "node:path";
+import { shellQuote } from "../shell.ts";
 
 export interface CommandProbe {
   /** process.execPath: the compiled binary, or bun when running from source. */
@@ -48,10 +49,6 @@ export function clientPath(path = process.env.PATH ?? ""): string {
 /** The environment a client runs hooks with: this one, with PATH as clientPath makes it. */
 export function clientEnv(env: Record<string, string | undefined> = process.env): Record<string, string | undefined> {
   return { ...env, PATH: clientPath(env.PATH ?? "") };
-}
-
-export function shellQuote(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
 export function isBun(execPath: string): boolean {

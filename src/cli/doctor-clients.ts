@@ -18,6 +18,7 @@ import { CLIENTS } from "../clients/index.ts";
 import { opencodePaths } from "../clients/opencode.ts";
 import { vscodePaths } from "../clients/vscode.ts";
 import { windsurfPaths } from "../clients/windsurf.ts";
+import { probe } from "../config/discovery.ts";
 import { errorMessage } from "../errors.ts";
 import { daemonEndpoint } from "./client.ts";
 
@@ -163,13 +164,15 @@ async function post(url: string, authorization?: string): Promise<number | strin
   }
 }
 
+/** Whether an Airlock answers /healthz at this URL (discovery's own probe). */
 async function healthy(url: string): Promise<boolean> {
+  let origin: string;
   try {
-    const res = await fetch(new URL("/healthz", url), { signal: AbortSignal.timeout(1500) });
-    return res.ok && (await res.text()).trim() === "ok";
+    origin = new URL(url).origin;
   } catch {
     return false;
   }
+  return (await probe({ url: origin, unix: null, where: url, via: "--port" })) === "ok";
 }
 
 const sameDaemon = (a: string, b: string) => {

@@ -122,6 +122,39 @@ describe("airlock setup codex with the real Codex CLI", () => {
   );
 
   test.skipIf(!CODEX)(
+    "--remove takes out only the trust entries that still hold the hash setup wrote (the keys are positional)",
+    async () => {
+      const home = mkdtempSync(join(tmpdir(), "airlock-codex-shift-"));
+      const codexHome = join(home, ".codex");
+      mkdirSync(codexHome);
+      const env = { HOME: home, AIRLOCK_HOME: join(home, ".airlock"), AIRLOCK_PORT: "27183", CODEX_HOME: codexHome, PATH: pathFor({ codex: true }) };
+      expect((await runCli(["setup", "codex"], env, 90_000)).code).toBe(0);
+      const config = join(codexHome, "config.toml");
+      const entries = [...readFileSync(config, "utf8").matchAll(/\[hooks\.state\."([^"]+)"\]\ntrusted_hash = "([^"]+)"/g)];
+      expect(entries.length).toBe(3);
+      // The user puts a hook group of their own first, so the key setup trusted now names the
+      // user's hook, and the user trusts it in /hooks: the entry holds the user's hash now.
+      const [, key, ours] = entries.find((e) => e[1]!.includes("pre"))!;
+      const hooksFile = join(codexHome, "hooks.json");
+      const hooks = JSON.parse(readFileSync(hooksFile, "utf8"));
+      const event = Object.keys(hooks.hooks).find((k) => /pre/i.test(k))!;
+      hooks.hooks[event].unshift({ matcher: "Bash", hooks: [{ type: "command", command: "my-own-check" }] });
+      writeFileSync(hooksFile, JSON.stringify(hooks, null, 2));
+      const users = "sha256:" + "ab".repeat(32);
+      writeFileSync(config, readFileSync(config, "utf8").replace(ours!, users));
+
+      const rm = await runCli(["setup", "codex", "--remove"], env, 90_000);
+      expect(rm.code).toBe(0);
+      expect(rm.stdout).toContain("Removed Codex's trust of 2 airlock hook(s)");
+      const left = readFileSync(config, "utf8");
+      expect(left).toContain(`[hooks.state."${key}"]\ntrusted_hash = "${users}"`);
+      expect(left).not.toContain(ours!);
+      expect(JSON.stringify(JSON.parse(readFileSync(hooksFile, "utf8")))).toContain("my-own-check");
+    },
+    180_000,
+  );
+
+  test.skipIf(!CODEX)(
     "codex exec runs the SessionStart hook once setup has trusted it, and skips it untrusted",
     async () => {
       const home = mkdtempSync(join(tmpdir(), "airlock-codex-exec-"));

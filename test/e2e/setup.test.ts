@@ -345,3 +345,24 @@ describe("airlock doctor in a cloned repository", () => {
     }
   }, 120_000);
 });
+
+test("doctor in a project setup wrote: setup's own hook command runs and the token its headersHelper would send is accepted", async () => {
+  const home = mkdtempSync(join(tmpdir(), "airlock-proj-ok-"));
+  const project = mkdtempSync(join(tmpdir(), "airlock-proj-ok-dir-"));
+  const d = await startDaemon({ home: join(home, ".airlock"), port: 27183 }).catch(() => undefined);
+  if (!d) return console.log("skipped: port 27183 is taken here");
+  try {
+    const env: Record<string, string | undefined> = { ...process.env, HOME: home, AIRLOCK_HOME: d.home, PATH: pathFor({ codex: false, airlockShim: true }) };
+    delete env.AIRLOCK_PORT;
+    delete env.AIRLOCK_TOKEN;
+    expect((await runCli(["setup", "claude-code", "--project", project], env)).code).toBe(0);
+    const proc = Bun.spawn([...daemonCommand(), "doctor"], { cwd: project, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const [out] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const label = `Claude Code (project ${project})`;
+    expect(out).toContain(`ok    ${label}: hook command \`airlock\` runs (airlock `);
+    expect(out).toContain(`ok    ${label}: the daemon accepts the token it sends`);
+    expect(out).not.toMatch(new RegExp(`(warn|FAIL) +Claude Code \\(project`));
+  } finally {
+    await d.kill();
+  }
+}, 60_000);

@@ -5,6 +5,7 @@
 import { accessSync, closeSync, constants as fs, statSync, writeSync } from "node:fs";
 import type { Subprocess } from "bun";
 import { AirlockError } from "../errors.ts";
+import { shellQuote } from "../shell.ts";
 import { type ClientOptions, rpc } from "./client.ts";
 import { signalNumber, type StatusLine } from "./wait.ts";
 
@@ -72,7 +73,7 @@ export function commandOf(rawArgs: string[], positionals: string[]): string[] {
 
 /** CMD as a shell line, quoted where needed: the default reason others see. */
 export function commandLine(cmd: string[]): string {
-  return cmd.map((w) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'\\''`)}'`)).join(" ");
+  return cmd.map(shellQuote).join(" ");
 }
 
 /** Why CMD cannot be started, as the shell would say it (exit 127 or 126), or null if it can. */

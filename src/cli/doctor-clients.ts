@@ -6,8 +6,8 @@
 // (through its app-server). Every failed check says what to run.
 import { existsSync } from "node:fs";
 import { parse as parseToml } from "@decimalturn/toml-patch";
-import { claudePaths, PERMISSION_RULE } from "../clients/claude-code.ts";
-import { getAt, installedParts, isOurHookCommand, parseJsonc, setupContext, SERVER_KEY, type Client, type SetupContext } from "../clients/client.ts";
+import { claudePaths, headersHelper, PERMISSION_RULE } from "../clients/claude-code.ts";
+import { getAt, HOOK_EVENTS, hookCommand, installedParts, isOurHookCommand, parseJsonc, setupContext, SERVER_KEY, type Client, type SetupContext } from "../clients/client.ts";
 import { codexPaths, TOKEN_ENV } from "../clients/codex.ts";
 import { listCodexHooks } from "../clients/codex-trust.ts";
 import { commandOfHook, verifyCommand } from "../clients/command.ts";
@@ -18,6 +18,7 @@ import { CLIENTS } from "../clients/index.ts";
 import { opencodePaths } from "../clients/opencode.ts";
 import { vscodePaths } from "../clients/vscode.ts";
 import { windsurfPaths } from "../clients/windsurf.ts";
+import { probe } from "../config/discovery.ts";
 import { errorMessage } from "../errors.ts";
 import { daemonEndpoint } from "./client.ts";
 
@@ -123,9 +124,19 @@ function ourHookCommands(client: Client, ctx: SetupContext): string[] {
 /**
  * The header value the client would send, resolved as the client resolves it; a string when it
  * cannot be known here (a VS Code input prompt), undefined when it sends none.
+ *
+ * A project's files come with the repository, so for them nothing is run and nothing is read but
+ * what setup itself writes: a headersHelper is accepted only when it is exactly setup's (and then
+ * evaluated here, not run), a reference only to AIRLOCK_TOKEN or the token file.
  */
-function resolveAuth(e: Entry, env: Record<string, string | undefined>): { value?: string; unknown?: string; missingEnv?: string } {
+function resolveAuth(e: Entry, env: Record<string, string | undefined>, ctx: SetupContext): { value?: string; unknown?: string; missingEnv?: string; foreign?: string } {
+  const project = ctx.project !== undefined;
   if (e.headersHelper) {
+    if (project) {
+      if (e.headersHelper !== headersHelper(ctx)) return { foreign: `its headersHelper is not the one setup writes (\`${e.headersHelper}\`); doctor runs no command from a project's files` };
+      const token = env.AIRLOCK_TOKEN || readOrNull(ctx.tokenPath)?.trim();
+      return token ? { value: `Bearer ${token}` } : {};
+    }
     const r = Bun.spawnSync(["/bin/sh", "-c", e.headersHelper], { env, stdout: "pipe", stderr: "pipe", timeout: 10_000 });
     try {
       return { value: str((JSON.parse(r.stdout.toString()) as Record<string, unknown>).Authorization) };
@@ -133,18 +144,34 @@ function resolveAuth(e: Entry, env: Record<string, string | undefined>): { value
       return { unknown: `headersHelper printed no JSON (${r.stderr.toString().trim() || `exit ${r.exitCode}`})` };
     }
   }
-  if (e.tokenEnv) return env[e.tokenEnv] ? { value: `Bearer ${env[e.tokenEnv]}` } : { missingEnv: e.tokenEnv };
+  if (e.tokenEnv) {
+    if (project && e.tokenEnv !== TOKEN_ENV) return { foreign: `it sends $${e.tokenEnv} as the token, not $${TOKEN_ENV}` };
+    return env[e.tokenEnv] ? { value: `Bearer ${env[e.tokenEnv]}` } : { missingEnv: e.tokenEnv };
+  }
   const a = e.authorization;
   if (a === undefined) return {};
   if (/\$\{input:/.test(a)) return { unknown: "the token is asked for by VS Code (input airlock-token)" };
   let missing: string | undefined;
+  let foreign: string | undefined;
   const value = a
-    .replace(/\{file:([^}]+)\}/g, (_, p: string) => readOrNull(p.replace(/^~(?=\/)/, env.HOME ?? ""))?.trim() ?? "")
+    .replace(/\{file:([^}]+)\}/g, (_, p: string) => {
+      const path = p.replace(/^~(?=\/)/, env.HOME ?? "");
+      if (project && path !== ctx.tokenPath) {
+        foreign = `its Authorization reads ${p}, not the token file`;
+        return "";
+      }
+      return readOrNull(path)?.trim() ?? "";
+    })
     .replace(/\$\{env:([A-Za-z_]\w*)\}|\{env:([A-Za-z_]\w*)\}|\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)/g, (_, a1, a2, a3, a4) => {
       const name = a1 ?? a2 ?? a3 ?? a4;
+      if (project && name !== TOKEN_ENV) {
+        foreign = `its Authorization reads $${name}, not $${TOKEN_ENV}`;
+        return "";
+      }
       if (env[name] === undefined) missing = name;
       return env[name] ?? "";
     });
+  if (foreign) return { foreign };
   return missing ? { missingEnv: missing } : { value };
 }
 
@@ -163,13 +190,15 @@ async function post(url: string, authorization?: string): Promise<number | strin
   }
 }
 
+/** Whether an Airlock answers /healthz at this URL (discovery's own probe). */
 async function healthy(url: string): Promise<boolean> {
+  let origin: string;
   try {
-    const res = await fetch(new URL("/healthz", url), { signal: AbortSignal.timeout(1500) });
-    return res.ok && (await res.text()).trim() === "ok";
+    origin = new URL(url).origin;
   } catch {
     return false;
   }
+  return (await probe({ url: origin, unix: null, where: url, via: "--port" })) === "ok";
 }
 
 const sameDaemon = (a: string, b: string) => {
@@ -199,8 +228,16 @@ async function checkClient(client: Client, ctx: SetupContext, o: { daemonUrl?: s
   const missing = parts.map((p) => p.what).filter((w) => !have.includes(w) && w !== "permission");
   out.push(missing.length ? { ok: false, what: `${label}: ${missing.join(", ")} missing (has ${have.join(", ")})`, fix: setupAgain } : { ok: true, what: `${label}: ${have.join(", ")} in place` });
 
-  // The hook command, as the client runs it.
-  for (const cmd of new Set(ourHookCommands(client, ctx).map(commandOfHook))) {
+  // The hook command, as the client runs it. A project's file came with the repository: its
+  // commands are compared with what setup writes, never run; only setup's own command is.
+  const hookCmds = ourHookCommands(client, ctx);
+  const expected = new Set(HOOK_EVENTS.map((e) => hookCommand(ctx, client.id, e)));
+  const foreignHooks = ctx.project ? hookCmds.filter((c) => !expected.has(c)) : [];
+  for (const c of foreignHooks) {
+    out.push({ ok: "warn", what: `${label}: hook command \`${c}\` is not the one setup writes (\`${ctx.airlock} hook ${client.id} …\`); doctor runs no command from a project's files`, fix: setupAgain });
+  }
+  const toVerify = ctx.project ? (hookCmds.length > foreignHooks.length ? [ctx.airlock] : []) : [...new Set(hookCmds.map(commandOfHook))];
+  for (const cmd of toVerify) {
     const r = verifyCommand(cmd, o.env);
     out.push(
       r.ok
@@ -216,22 +253,28 @@ async function checkClient(client: Client, ctx: SetupContext, o: { daemonUrl?: s
   } catch (err) {
     out.push({ ok: false, what: `${label}: ${errorMessage(err)}`, fix: setupAgain });
   }
+  // The token goes to the daemon this CLI found and nowhere else: an entry pointing elsewhere is
+  // reported, not contacted (a project's file could name any URL).
   if (entry?.url) {
-    const up = await healthy(entry.url);
-    // A daemon that runs elsewhere is the one to point at: never advise starting a second one.
-    if (!up && o.daemonUrl && (await healthy(o.daemonUrl))) {
-      out.push({ ok: false, what: `${label}: nothing answers at ${entry.url} (the URL in its MCP config); the daemon runs at ${o.daemonUrl}`, fix: setupAgain });
-    } else if (!up) out.push({ ok: false, what: `${label}: nothing answers at ${entry.url} (the URL in its MCP config)`, fix: `start the daemon (airlock install-service), or if it runs elsewhere: ${setupAgain}` });
-    else if (o.daemonUrl && !sameDaemon(entry.url, o.daemonUrl)) {
-      out.push({ ok: false, what: `${label}: its MCP config points at ${entry.url}, but this daemon runs at ${o.daemonUrl}`, fix: setupAgain });
-    } else out.push({ ok: true, what: `${label}: reaches the daemon at ${entry.url}` });
-    if (up) {
-      const auth = resolveAuth(entry, o.env);
-      if (auth.missingEnv) {
+    if (!o.daemonUrl) {
+      out.push({ ok: "warn", what: `${label}: cannot check its MCP URL ${entry.url}: the daemon is found over its socket only, so its TCP URL is not known here` });
+    } else if (!sameDaemon(entry.url, o.daemonUrl)) {
+      if (ctx.project && sameDaemon(entry.url, ctx.url)) {
+        out.push({ ok: "warn", what: `${label}: the project's MCP config points at ${entry.url} (the default port, for every teammate), but your daemon runs at ${o.daemonUrl}`, fix: `your own entry is what should point there: airlock setup ${client.id} (user scope), or run the daemon on the default port` });
+      } else {
+        out.push({ ok: ctx.project ? "warn" : false, what: `${label}: its MCP config points at ${entry.url}, but this daemon runs at ${o.daemonUrl} (nothing was sent there)`, fix: setupAgain });
+      }
+    } else if (!(await healthy(o.daemonUrl))) {
+      out.push({ ok: false, what: `${label}: nothing answers at ${entry.url} (the URL in its MCP config)`, fix: `start the daemon (airlock install-service), or if it runs elsewhere: ${setupAgain}` });
+    } else {
+      out.push({ ok: true, what: `${label}: reaches the daemon at ${entry.url}` });
+      const auth = resolveAuth(entry, o.env, ctx);
+      if (auth.foreign) out.push({ ok: "warn", what: `${label}: token not checked: ${auth.foreign}`, fix: setupAgain });
+      else if (auth.missingEnv) {
         out.push({ ok: "warn", what: `${label}: sends the token from $${auth.missingEnv}, which is not set in this shell`, fix: `export ${auth.missingEnv}="$(cat ${ctx.tokenPath})" in your shell profile, and start ${client.name} from such a shell` });
       } else if (auth.unknown) out.push({ ok: "warn", what: `${label}: cannot check the token: ${auth.unknown}` });
       else {
-        const status = await post(entry.url, auth.value);
+        const status = await post(o.daemonUrl, auth.value);
         if (status === 200) out.push({ ok: true, what: `${label}: the daemon accepts the token it sends` });
         else if (status === 401) {
           const fix = entry.headersHelper || entry.tokenEnv ? `the daemon's token is ${ctx.tokenPath}: unset a stale AIRLOCK_TOKEN, or ${setupAgain}` : setupAgain;
@@ -246,7 +289,7 @@ async function checkClient(client: Client, ctx: SetupContext, o: { daemonUrl?: s
   }
 
   // Codex: are our hooks trusted? (Untrusted hooks are skipped without a word.)
-  if (client.id === "codex" && ourHookCommands(client, ctx).length > 0) {
+  if (client.id === "codex" && hookCmds.length > 0) {
     const codex = o.which("codex");
     if (!codex) out.push({ ok: "warn", what: `${label}: cannot ask Codex whether it trusts the hooks (no \`codex\` on PATH)`, fix: `after installing Codex: ${setupAgain}` });
     else {

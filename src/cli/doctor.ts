@@ -2,6 +2,7 @@
 // and prints, for each problem, what to do about it. Exits 1 when something needs fixing.
 import { existsSync, statSync } from "node:fs";
 import { defineCommand } from "citty";
+import { clientPath } from "../clients/command.ts";
 import { defaultDbPath, tokenPath } from "../config/dirs.ts";
 import { type Endpoint, lookup, probe } from "../config/discovery.ts";
 import { readStoreFile, resolveStore } from "../config/settings.ts";
@@ -32,7 +33,7 @@ async function coreChecks(port: string | undefined): Promise<Check[]> {
   const se = currentServiceEnv({ xdgConfigHome: env.xdgConfigHome, home: env.userHome });
 
   // Binary
-  const onPath = Bun.which("airlock");
+  const onPath = Bun.which("airlock", { PATH: clientPath() }); // as a client finds it: no npx node_modules/.bin
   out.push({ ok: true, what: `this is airlock ${VERSION} at ${se.program.join(" ")}` });
   if (!onPath) out.push({ ok: "warn", what: "`airlock` is not on your PATH", fix: "add the folder that holds it (e.g. ~/.local/bin) to PATH" });
   else if (se.program.length === 1 && onPath !== se.program[0]) out.push({ ok: "warn", what: `PATH finds another airlock first: ${onPath}` });

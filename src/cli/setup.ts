@@ -7,7 +7,8 @@
 // would create on its first start (same file, same O_EXCL), so no entry is written without auth.
 import { defineCommand } from "citty";
 import { checkHookCommand, codexTrust, writesHooks, type StepReport } from "../clients/after-setup.ts";
-import { applyParts, diffOf, installedParts, setupContext, type Change } from "../clients/client.ts";
+import { applyParts, diffOf, installedParts, setupContext, type Change, type Client, type SetupContext } from "../clients/client.ts";
+import { discoveredUrl } from "../config/discovery.ts";
 import { CLIENTS, findClient } from "../clients/index.ts";
 import { clientToken, resolveToken } from "../config/token.ts";
 import { tokenPath } from "../config/dirs.ts";
@@ -30,6 +31,20 @@ function ensureToken(dryRun: boolean): string[] {
   if (dryRun) return [`No token yet: setup would create ${tokenPath()} (the daemon uses it).`];
   resolveToken();
   return [`Created the token file ${tokenPath()} (the daemon would on its first start; it will use this one).`];
+}
+
+/**
+ * A project's entry names the default place (every teammate's daemon); when this user's daemon
+ * runs elsewhere, it is the user-scope entry that should point there.
+ */
+function projectUrlWarning(client: Client, ctx: SetupContext): string[] | undefined {
+  if (!client.parts(ctx).some((p) => p.what === "MCP server")) return undefined;
+  const mine = discoveredUrl();
+  if (mine === ctx.url) return undefined;
+  return [
+    `The project's entry points at ${ctx.url} (the default, for every teammate), but your daemon runs at ${mine}.`,
+    `Your own entry is what should point there: run \`airlock setup ${client.id}\` (your user scope), or run the daemon on the default port. Set AIRLOCK_PORT to write another port into the project.`,
+  ];
 }
 
 function summary(changes: Change[], verb: string): string[] {
@@ -81,6 +96,10 @@ export const setupCommand = defineCommand({
     for (const n of tokenNotes) console.log(`\n${n}`);
     if (!remove && !dryRun && writesHooks(client, ctx)) reports.push(checkHookCommand(client, ctx));
     if (!remove && client.id === "codex") reports.push(await codexTrust(ctx, { remove, dryRun }));
+    if (!remove && ctx.project) {
+      const warning = projectUrlWarning(client, ctx);
+      if (warning) reports.push({ info: [], warning });
+    }
     for (const r of reports) if (r.info.length) console.log(`\n${r.info.join("\n")}`);
     if (!remove) for (const n of client.notes?.(ctx) ?? []) console.log(`\n${n}`);
     for (const w of reports.flatMap((r) => (r.warning ? [r.warning] : []))) shout(w);

@@ -1,7 +1,9 @@
 // `airlock token`: where the token is, and how an agent gets it. It never prints the token for
-// pasting into a client's config: `airlock setup <client>` writes configs that read the token
-// themselves (a headersHelper, an environment variable), so a teammate's copy and a rotation
-// both keep working. A literal token pasted into a config does neither.
+// pasting into a client's config: `airlock setup <client>` writes it. Claude Code (headersHelper),
+// Codex ($AIRLOCK_TOKEN), opencode ({file:…}) and the project files of Cursor and Gemini CLI read
+// the token when the client connects, so a rotation needs no edit there; the user configs of
+// Cursor, Gemini CLI, VS Code and Windsurf hold a copy (0600), so after a rotation run
+// `airlock setup <client>` again for those.
 import { existsSync } from "node:fs";
 import { defineCommand } from "citty";
 import { tokenPath } from "../config/dirs.ts";
@@ -25,7 +27,8 @@ export const tokenCommand = defineCommand({
       console.log("Start it first (`airlock install-service`, or `airlock daemon`), then connect your agents.");
     }
     console.log(`\nConnect an agent: airlock setup <client>   (${CLIENTS.map((c) => c.id).join(", ")})`);
-    console.log("The config it writes reads the token when the client connects: nothing to paste, and a new token needs no edit.");
+    console.log("Nothing to paste. Claude Code, Codex and opencode read the token when they connect, so a new token needs no edit;");
+    console.log("the user configs of Cursor, Gemini CLI, VS Code and Windsurf hold a copy: after a new token, run airlock setup <client> again for those.");
     if (token) {
       const send = fromEnv ? '"Authorization: Bearer $AIRLOCK_TOKEN"' : `"Authorization: Bearer $(cat ${path})"`;
       console.log(`\nScripts and curl: -H ${send}`);

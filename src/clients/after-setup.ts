@@ -41,7 +41,7 @@ export function checkHookCommand(client: Client, ctx: SetupContext): StepReport 
   };
 }
 
-/** Where setup remembers which hook-trust keys it had Codex write. */
+/** Where setup remembers which hook-trust entries (key → hash) it had Codex write. */
 const trustStateKey = (configFile: string) => `codex-hook-trust:${configFile}`;
 
 const EVENT_NAMES: Record<string, string> = { sessionStart: "SessionStart", preToolUse: "PreToolUse", stop: "Stop" };
@@ -58,13 +58,15 @@ export async function codexTrust(ctx: SetupContext, o: { remove: boolean; dryRun
   const key = trustStateKey(userConfig);
   const state = readState(ctx.airlockHome);
   if (o.remove) {
-    const keys = (state[key]?.trustedHooks ?? []).filter((k) => k.startsWith(`${hooksFile}:`));
-    if (keys.length === 0) return { info: [] };
+    const all = state[key]?.trustedHashes ?? {};
+    const mine = Object.fromEntries(Object.entries(all).filter(([k]) => k.startsWith(`${hooksFile}:`)));
+    if (Object.keys(mine).length === 0) return { info: [] };
     try {
-      const removed = await untrustCodexHooks(userConfig, keys, o.dryRun);
+      const removed = await untrustCodexHooks(userConfig, mine, o.dryRun);
       if (!o.dryRun) {
-        const left = (state[key]?.trustedHooks ?? []).filter((k) => !keys.includes(k));
-        if (left.length) state[key] = { trustedHooks: left };
+        // A key that holds another hash now is the user's: forgotten, never removed.
+        const left = Object.fromEntries(Object.entries(all).filter(([k]) => !(k in mine)));
+        if (Object.keys(left).length) state[key] = { trustedHashes: left };
         else delete state[key];
         writeState(ctx.airlockHome, state);
       }
@@ -87,10 +89,9 @@ export async function codexTrust(ctx: SetupContext, o: { remove: boolean; dryRun
   if (o.dryRun) return { info: [`Would trust the airlock hooks through \`${codex} app-server\` (hooks/list, then config/batchWrite into ${userConfig}).`] };
   try {
     const r = await trustCodexHooks({ codex, cwd: ctx.project ?? ctx.home, hooksFile });
-    const keys = r.trusted.map((h) => h.key);
-    if (keys.length) {
+    if (r.trusted.length) {
       const fresh = readState(ctx.airlockHome);
-      fresh[key] = { trustedHooks: [...new Set([...(fresh[key]?.trustedHooks ?? []), ...keys])] };
+      fresh[key] = { trustedHashes: { ...fresh[key]?.trustedHashes, ...Object.fromEntries(r.trusted.map((h) => [h.key, h.currentHash])) } };
       writeState(ctx.airlockHome, fresh);
     }
     if (r.hooks.length === 0) {

@@ -24,7 +24,7 @@ import {
   type Part,
   type SetupContext,
 } from "./client.ts";
-import { shellQuote } from "./command.ts";
+import { shellQuote } from "../shell.ts";
 import type { CreatedRecord } from "./files.ts";
 import { CLAUDE_EDIT_TOOLS } from "./hooks/claude-code.ts";
 

@@ -6,10 +6,9 @@ import { existsSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { applyEdits, findNodeAtLocation, modify, parse, parseTree, type FormattingOptions, type JSONPath, type ParseError } from "jsonc-parser";
-import { discoveredPort } from "../config/discovery.ts";
+import { discoveredUrl, projectUrl } from "../config/discovery.ts";
 import { airlockHome, tokenPath } from "../config/dirs.ts";
 import { env } from "../config/env.ts";
-import { DEFAULT_HOST, DEFAULT_PORT, parsePort } from "../config/settings.ts";
 import { clientToken } from "../config/token.ts";
 import { AirlockError } from "../errors.ts";
 import { airlockCommand } from "./command.ts";
@@ -31,7 +30,7 @@ export interface SetupContext {
   claudeConfigDir?: string;
   /** CODEX_HOME when set (else ~/.codex): Codex's user config, hooks and AGENTS.md. */
   codexHome?: string;
-  /** http://127.0.0.1:PORT/ */
+  /** http://HOST:PORT/: this user's daemon (user scope), the default port (project scope). */
   url: string;
   tokenPath: string;
   /** The token as a client would send it now (AIRLOCK_TOKEN or the token file), if any. */
@@ -68,14 +67,14 @@ export interface Client {
 
 export function setupContext(o: { project?: string; home?: string } = {}): SetupContext {
   const home = o.home ?? env.userHome ?? homedir();
-  const port = discoveredPort(); // AIRLOCK_PORT, else the running daemon's (daemon.json), else 27183
   return {
     home,
     project: o.project === undefined ? undefined : resolve(o.project),
     xdgConfigHome: env.xdgConfigHome ?? join(home, ".config"),
     ...(env.claudeConfigDir ? { claudeConfigDir: resolve(env.claudeConfigDir) } : {}),
     ...(env.codexHome ? { codexHome: resolve(env.codexHome) } : {}),
-    url: `http://${DEFAULT_HOST}:${port}/`,
+    // A project file is committed: the default place every teammate's daemon has, not this user's.
+    url: o.project === undefined ? discoveredUrl() : projectUrl(),
     tokenPath: tokenPath(),
     token: clientToken(),
     airlock: airlockCommand({ project: o.project !== undefined }),

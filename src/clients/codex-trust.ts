@@ -5,8 +5,9 @@
 // with `key`, `command`, `currentHash`, `trustStatus`) → `config/batchWrite` with one edit per
 // hook, `hooks.state."<key>".trusted_hash = <currentHash>`, which Codex writes into the user's
 // config.toml. Seen in Codex 0.171.0 (`codex app-server generate-ts`); the same calls node9-proxy
-// makes. The keys (`<hooks.json>:<event>:<group>:<handler>`) are remembered so that --remove can
-// take exactly these entries out of config.toml again.
+// makes. The keys (`<hooks.json>:<event>:<group>:<handler>`) are positional: once the user adds a
+// hook group before ours, the same key names the user's hook. So setup remembers each key with
+// the hash it wrote, and --remove takes an entry out only while it still holds that hash.
 import { parse as parseToml, patch as patchToml } from "@decimalturn/toml-patch";
 import { errorMessage } from "../errors.ts";
 import { isOurHookCommand } from "./client.ts";
@@ -14,6 +15,8 @@ import { readOrNull, withFileLock, writeAtomic } from "./files.ts";
 
 /** A whole app-server session (start, three calls, exit) takes a second or two; 30 s means stuck. */
 const APP_SERVER_TIMEOUT_MS = 30_000;
+/** How long app-server has to exit after SIGTERM before it gets SIGKILL. */
+const EXIT_GRACE_MS = 2000;
 
 export interface CodexHook {
   key: string;
@@ -85,8 +88,18 @@ async function withAppServer<T>(codex: string, env: Record<string, string | unde
     return await fn(call);
   } finally {
     clearTimeout(timer);
+    // EOF on stdin is how app-server learns its client is gone; SIGTERM, then SIGKILL after a grace.
+    try {
+      void proc.stdin.end();
+    } catch {
+      // already closed
+    }
     proc.kill();
-    await Promise.race([proc.exited, Bun.sleep(2000)]);
+    const exited = await Promise.race([proc.exited.then(() => true), Bun.sleep(EXIT_GRACE_MS).then(() => false)]);
+    if (!exited) {
+      proc.kill("SIGKILL");
+      await proc.exited;
+    }
     void reading;
   }
 }
@@ -126,11 +139,12 @@ export async function trustCodexHooks(o: { codex: string; cwd: string; hooksFile
 }
 
 /**
- * Takes `hooks.state."<key>"` out of config.toml for each key setup trusted (and `hooks.state`,
- * `hooks` when nothing else is left in them). Returns the keys it removed.
+ * Takes `hooks.state."<key>"` out of config.toml for each key setup trusted whose trusted_hash is
+ * still the one setup wrote (and `hooks.state`, `hooks` when nothing else is left in them).
+ * Returns the keys it removed.
  */
-export async function untrustCodexHooks(configFile: string, keys: string[], dryRun = false): Promise<string[]> {
-  if (keys.length === 0) return [];
+export async function untrustCodexHooks(configFile: string, written: Record<string, string>, dryRun = false): Promise<string[]> {
+  if (Object.keys(written).length === 0) return [];
   const edit = (): string[] => {
     const text = readOrNull(configFile);
     if (text === null) return [];
@@ -143,7 +157,8 @@ export async function untrustCodexHooks(configFile: string, keys: string[], dryR
     const hooks = doc.hooks as Record<string, unknown> | undefined;
     const state = hooks?.state as Record<string, unknown> | undefined;
     if (!state || typeof state !== "object") return [];
-    const removed = keys.filter((k) => k in state);
+    const holds = (k: string) => (state[k] as { trusted_hash?: unknown } | undefined)?.trusted_hash === written[k];
+    const removed = Object.keys(written).filter((k) => k in state && holds(k));
     if (removed.length === 0) return [];
     for (const k of removed) delete state[k];
     if (Object.keys(state).length === 0) delete hooks!.state;

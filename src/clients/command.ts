@@ -8,8 +8,12 @@
 //   absolute paths, so the user scope runs this checkout;
 // - in a project-scoped file (`--project`): always the bare `airlock`, which every teammate has.
 // `verifyCommand` runs `<cmd> version` through `sh -c`, the way clients run hook commands.
+// PATH entries inside a node_modules/.bin are not the client's: npx (`npx airlock setup …`, the
+// README's way from source) and npm scripts put them first, but the client later runs the hook
+// with the user's own PATH. So `which` ignores them, and the check runs without them.
 import { existsSync, realpathSync } from "node:fs";
 import { basename } from "node:path";
+import { shellQuote } from "../shell.ts";
 
 export interface CommandProbe {
   /** process.execPath: the compiled binary, or bun when running from source. */
@@ -31,8 +35,20 @@ const safeRealpath = (p: string) => {
   }
 };
 
-export function shellQuote(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
+/** Is this PATH entry a package manager's `…/node_modules/.bin` (npx, npm run, bunx)? */
+const isNodeModulesBin = (dir: string) => /(^|\/)node_modules\/\.bin\/?$/.test(dir);
+
+/** PATH as the client will have it: without the node_modules/.bin entries npx and npm add. */
+export function clientPath(path = process.env.PATH ?? ""): string {
+  return path
+    .split(":")
+    .filter((d) => d !== "" && !isNodeModulesBin(d))
+    .join(":");
+}
+
+/** The environment a client runs hooks with: this one, with PATH as clientPath makes it. */
+export function clientEnv(env: Record<string, string | undefined> = process.env): Record<string, string | undefined> {
+  return { ...env, PATH: clientPath(env.PATH ?? "") };
 }
 
 export function isBun(execPath: string): boolean {
@@ -55,7 +71,7 @@ export function airlockCommand(o: Partial<CommandProbe> = {}): string {
     execPath: process.execPath,
     main: Bun.main,
     project: false,
-    which: (n) => Bun.which(n),
+    which: (n) => Bun.which(n, { PATH: clientPath() }),
     realpath: safeRealpath,
     exists: existsSync,
     ...o,
@@ -78,9 +94,9 @@ export interface CommandCheck {
 /** How long `<cmd> version` may take: a cold compiled binary starts in well under a second. */
 const VERSION_TIMEOUT_MS = 15_000;
 
-/** Runs `<cmd> version` through `sh -c`, as a client runs a hook command. */
+/** Runs `<cmd> version` through `sh -c`, as a client runs a hook command (PATH as clientPath makes it). */
 export function verifyCommand(cmd: string, env: Record<string, string | undefined> = process.env): CommandCheck {
-  const r = Bun.spawnSync(["/bin/sh", "-c", `${cmd} version`], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: VERSION_TIMEOUT_MS });
+  const r = Bun.spawnSync(["/bin/sh", "-c", `${cmd} version`], { env: clientEnv(env), stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: VERSION_TIMEOUT_MS });
   const out = r.stdout.toString().trim();
   const err = r.stderr.toString().trim();
   const ok = r.exitCode === 0 && /^airlock \S+/.test(out);

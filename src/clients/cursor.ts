@@ -127,7 +127,10 @@ export const cursor: Client = {
     return parts;
   },
   notes(ctx) {
-    if (ctx.project) return ["The project's .cursor/mcp.json reads the token from AIRLOCK_TOKEN: start Cursor where `export AIRLOCK_TOKEN=$(cat ~/.airlock/token)` is set (Linux), or run setup without --project."];
-    return [`Cursor keeps user rules in Settings → Rules, not in a file: paste this there (or run setup with --project DIR for a project rule):\n\n${policyText()}`];
+    // Cursor shows a hook's stderr only in its Hooks output panel, never in the chat.
+    const failOpen =
+      "When a hook cannot check an edit (the daemon down, say), it lets the edit through and says so on stderr only, which Cursor shows in its Hooks output panel, not in the chat: look there, or run `airlock doctor`.";
+    if (ctx.project) return ["The project's .cursor/mcp.json reads the token from AIRLOCK_TOKEN: start Cursor where `export AIRLOCK_TOKEN=$(cat ~/.airlock/token)` is set (Linux), or run setup without --project.", failOpen];
+    return [`Cursor keeps user rules in Settings → Rules, not in a file: paste this there (or run setup with --project DIR for a project rule):\n\n${policyText()}`, failOpen];
   },
 };

@@ -95,8 +95,12 @@ export interface CreatedRecord {
   prefix?: string;
   /** Array members setup added (e.g. the permission rule), so --remove leaves the user's own. */
   added?: string[];
-  /** Codex hook-trust keys (`hooks.state."<key>"` in config.toml) that setup had Codex write. */
-  trustedHooks?: string[];
+  /**
+   * Codex hook-trust entries setup had Codex write: key (`hooks.state."<key>"` in config.toml)
+   * → the trusted_hash written. The keys are positional, so --remove takes an entry out only
+   * while it still holds that hash (else it is the user's own hook's by now).
+   */
+  trustedHashes?: Record<string, string>;
 }
 
 export type CreatedState = Record<string, CreatedRecord>;

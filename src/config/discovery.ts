@@ -240,6 +240,27 @@ function isSocket(path: string): boolean {
   }
 }
 
+/**
+ * The URL (with a trailing slash) `setup` writes into a user's MCP entries: the place the user
+ * chose (AIRLOCK_HOST/AIRLOCK_PORT), else the running daemon's own (daemon.json: host and port,
+ * a wildcard bind made loopback), else the default.
+ */
+export function discoveredUrl(home?: string): string {
+  if (env.port !== undefined || env.host !== undefined) return `${clientUrl(env.host ?? DEFAULT_HOST, parsePort(env.port ?? DEFAULT_PORT, "AIRLOCK_PORT"))}/`;
+  const rec = readDaemonFile(daemonFilePath(home));
+  if (rec !== undefined && recordLive(rec)) return `${rec.url.replace(/\/$/, "")}/`;
+  return `${clientUrl(DEFAULT_HOST, DEFAULT_PORT)}/`;
+}
+
+/**
+ * The URL a project's (committed) MCP entries get: every teammate's daemon, so the default
+ * place, unless the user set AIRLOCK_PORT/AIRLOCK_HOST (a deliberate choice); never the port
+ * this one user's daemon happens to run on.
+ */
+export function projectUrl(): string {
+  return `${clientUrl(env.host ?? DEFAULT_HOST, env.port === undefined ? DEFAULT_PORT : parsePort(env.port, "AIRLOCK_PORT"))}/`;
+}
+
 /** The port `setup` writes into MCP URLs: the one the user chose, else the running daemon's, else the default. */
 export function discoveredPort(home?: string): number {
   if (env.port !== undefined) return parsePort(env.port, "AIRLOCK_PORT");

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { parse as parseToml } from "@decimalturn/toml-patch";
 import { applyParts, diffOf, policyBlock, type SetupContext } from "../../src/clients/client.ts";
 import { codex, CODEX_EDIT_MATCHER, tomlServerPart } from "../../src/clients/codex.ts";
+import { listCodexHooks } from "../../src/clients/codex-trust.ts";
 import { codex as codexHook } from "../../src/clients/hooks/codex.ts";
 import { runCli } from "../helpers/daemon.ts";
 
@@ -173,5 +174,24 @@ describe("airlock setup codex", () => {
     expect(diff).toContain(`+++ ${join(ctx.home, ".codex", "hooks.json")}`);
     expect(existsSync(join(ctx.home, ".codex"))).toBe(false);
     expect(existsSync(join(ctx.home, ".airlock", "setup-state.json"))).toBe(false);
+  });
+});
+
+describe("the codex app-server session", () => {
+  test("ends with the process gone, even one that ignores SIGTERM (SIGKILL after the grace)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "airlock-appserver-"));
+    const pidFile = join(dir, "pid");
+    // Stands in for a Codex that answers, then ignores both EOF on stdin and SIGTERM.
+    const fake = join(dir, "codex");
+    writeFileSync(
+      fake,
+      `#!/bin/sh\necho $$ > '${pidFile}'\ntrap '' TERM\nn=0\nwhile IFS= read -r line; do\n  case "$line" in *'"id"'*) n=$((n+1)); echo "{\\"id\\":$n,\\"result\\":{\\"data\\":[]}}";; esac\ndone\nexec sleep 60\n`,
+      { mode: 0o755 },
+    );
+    const t0 = Date.now();
+    expect(await listCodexHooks({ codex: fake, cwd: dir, hooksFile: join(dir, "hooks.json") })).toEqual([]);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    expect(() => process.kill(pid, 0)).toThrow();
   });
 });

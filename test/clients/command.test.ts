@@ -1,7 +1,7 @@
 // The hook command setup writes: the name on PATH when it is this program, a stable path that
 // survives an upgrade, this checkout from source, and never a user's path in a project file.
 import { describe, expect, test } from "bun:test";
-import { airlockCommand, commandOfHook, stableBrewPath, verifyCommand, type CommandProbe } from "../../src/clients/command.ts";
+import { airlockCommand, clientPath, commandOfHook, stableBrewPath, verifyCommand, type CommandProbe } from "../../src/clients/command.ts";
 import { daemonCommand } from "../helpers/daemon.ts";
 
 const probe = (o: Partial<CommandProbe>): Partial<CommandProbe> => ({ which: () => null, realpath: (p) => p, exists: () => false, ...o });
@@ -56,5 +56,12 @@ describe("verifyCommand", () => {
   test("commandOfHook strips ` hook <client> <event>`", () => {
     expect(commandOfHook("/usr/bin/bun '/a b/src/main.ts' hook codex pre-edit")).toBe("/usr/bin/bun '/a b/src/main.ts'");
     expect(commandOfHook("airlock hook claude-code stop")).toBe("airlock");
+  });
+});
+
+describe("clientPath", () => {
+  test("drops every node_modules/.bin (npx, npm run), keeps the rest in order", () => {
+    expect(clientPath("/w/app/node_modules/.bin:/usr/bin:/home/me/node_modules/.bin/:node_modules/.bin:/bin")).toBe("/usr/bin:/bin");
+    expect(clientPath("/opt/node_modules/bin:/usr/bin")).toBe("/opt/node_modules/bin:/usr/bin");
   });
 });

@@ -47,6 +47,8 @@ describe("airlock setup cursor", () => {
     expect(statSync(mcp).mode & 0o777).toBe(0o600);
     expect(read(join(ctx.home, ".cursor", "hooks.json"))).toBe(EXPECTED_HOOKS);
     expect(cursor.notes!(ctx).join("\n")).toContain("Settings → Rules");
+    // A hook that fails open says so on stderr only: Cursor shows that in its Hooks output panel.
+    for (const c of [ctx, ctxFor(mkdtempSync(join(tmpdir(), "airlock-cursor-proj-")))]) expect(cursor.notes!(c).join("\n")).toContain("Hooks output panel");
     expect(await run(ctx)).toEqual([]);
     await run(ctx, { remove: true });
     expect(existsSync(mcp)).toBe(false);

@@ -167,6 +167,9 @@ test("token prints where the token is and points to `airlock setup <client>`, ne
   expect(r.stdout).toContain("claude-code");
   expect(r.stdout).not.toContain(d.token!);
   expect(r.stdout).not.toContain("claude mcp add");
+  // Not every config reads the token at connect time: the ones holding a copy are named.
+  expect(r.stdout).not.toContain("a new token needs no edit.");
+  expect(r.stdout).toContain("Cursor, Gemini CLI, VS Code and Windsurf hold a copy: after a new token, run airlock setup <client> again");
 });
 
 test("a second daemon on a busy port exits 1 saying an Airlock already runs there, without a stack trace", async () => {

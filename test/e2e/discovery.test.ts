@@ -205,3 +205,24 @@ test("setup writes the running daemon's port into the MCP URL when AIRLOCK_PORT 
   const cfg = JSON.parse(readFileSync(join(dirname(d.home), ".claude.json"), "utf8"));
   expect(cfg.mcpServers.airlock.url).toBe(`http://127.0.0.1:${d.port}/`);
 });
+
+test("setup takes the host from daemon.json too (a daemon bound to 127.0.0.2)", async () => {
+  const d = await start({ port: freePort(), env: { AIRLOCK_HOST: "127.0.0.2" } });
+  const r = await runCli(["setup", "claude-code"], homeEnv(d.home));
+  expect(r.code).toBe(0);
+  const cfg = JSON.parse(readFileSync(join(dirname(d.home), ".claude.json"), "utf8"));
+  expect(cfg.mcpServers.airlock.url).toBe(`http://127.0.0.2:${d.port}/`);
+});
+
+test("setup --project writes the default port, not this user's daemon's, and says whose entry should point there", async () => {
+  const d = await start({ port: freePort() });
+  const project = mkdtempSync(join(tmpdir(), "airlock-proj-port-"));
+  const r = await runCli(["setup", "claude-code", "--project", project], homeEnv(d.home));
+  expect(JSON.parse(readFileSync(join(project, ".mcp.json"), "utf8")).mcpServers.airlock.url).toBe("http://127.0.0.1:27183/");
+  expect(r.stderr).toContain(`your daemon runs at http://127.0.0.1:${d.port}/`);
+  expect(r.stderr).toContain("airlock setup claude-code` (your user scope)");
+  // An explicit AIRLOCK_PORT is a deliberate choice: the project gets it.
+  const other = mkdtempSync(join(tmpdir(), "airlock-proj-port-"));
+  await runCli(["setup", "claude-code", "--project", other], { ...homeEnv(d.home), AIRLOCK_PORT: String(d.port) });
+  expect(JSON.parse(readFileSync(join(other, ".mcp.json"), "utf8")).mcpServers.airlock.url).toBe(`http://127.0.0.1:${d.port}/`);
+});

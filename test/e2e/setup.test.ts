@@ -172,12 +172,25 @@ describe("airlock setup codex with the real Codex CLI", () => {
       const exec = async (waitMs: number): Promise<{ asked: number; ms: number }> => {
         asked = 0;
         const t0 = Date.now();
-        const proc = Bun.spawn([CODEX!, "exec", "--skip-git-repo-check", "--model", "gpt-5", "hello"], { cwd: repo, env: { ...process.env, ...env, DEAD_KEY: "x" }, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+        // Its own process group: the npm wrapper execs nothing, it spawns the native codex, which a
+        // kill of the wrapper alone would leave running.
+        const proc = Bun.spawn([CODEX!, "exec", "--skip-git-repo-check", "--model", "gpt-5", "hello"], {
+          cwd: repo,
+          env: { ...process.env, ...env, DEAD_KEY: "x" },
+          stdin: "ignore",
+          stdout: "ignore",
+          stderr: "ignore",
+          detached: true,
+        });
         const deadline = t0 + waitMs;
         while (asked === 0 && Date.now() < deadline && proc.exitCode === null) await Bun.sleep(100);
         await Bun.sleep(asked ? 0 : 1000);
         const ms = Date.now() - t0;
-        proc.kill(9);
+        try {
+          process.kill(-proc.pid, "SIGKILL");
+        } catch {
+          // the group is gone already
+        }
         await proc.exited;
         return { asked, ms };
       };

@@ -1,11 +1,15 @@
 // install.sh against a release served over HTTP from 127.0.0.1: the real host binary for the
 // main path, stand-in tarballs (a shell script named airlock) for everything else, and stub
 // commands on PATH (uname, sysctl, brew, curl) to play other machines.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Target } from "../../release/build.ts";
 import { fakeTarball, hostTarget, PKG_VERSION, releaseTarball, removeTmp, ROOT, script, sumsFor, tmp } from "./helpers.ts";
+
+// Each installer run unpacks and checksums the real ~100 MB binary: on a loaded 2-core machine
+// that alone took over bun's 5 s default, so each test gets a budget of a minute.
+setDefaultTimeout(60_000);
 
 const INSTALL_SH = join(ROOT, "install.sh");
 const SYSTEM_PATH = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"].filter((d) => existsSync(d)).join(":");

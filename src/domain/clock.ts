@@ -24,9 +24,21 @@ export const systemClock: Clock = {
   },
 };
 
-/** The system clock shifted by `offset()` ms: the database's clock, for daemons sharing a store. */
-export function offsetClock(offset: () => number): Clock {
-  return { ...systemClock, now: () => Date.now() + offset() };
+/**
+ * The system clock shifted by `offset()` ms: the database's clock, for daemons sharing a store.
+ * It never goes back: the offset is re-estimated at every heartbeat from a round trip, and a
+ * smaller estimate must not make a deadline set a moment ago look farther away than it was set
+ * (a 30 s offer read as 31 s), so a lower reading holds at the last one until time catches up.
+ */
+export function offsetClock(offset: () => number, wall: () => number = Date.now): Clock {
+  let last = -Infinity;
+  return {
+    ...systemClock,
+    now: () => {
+      last = Math.max(last, wall() + offset());
+      return last;
+    },
+  };
 }
 
 /** A clock that moves only when told to; due timers fire, in order, as it advances. */

@@ -252,14 +252,21 @@ async function portInUseError(err: unknown, host: string, port: number): Promise
 }
 
 /** Runs the daemon until SIGINT or SIGTERM, then shuts down cleanly. */
+const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
+
 export async function runDaemon(flags: DaemonFlags): Promise<void> {
-  const d = await startDaemon(flags);
-  // A crash skips stop(): the file still goes, so clients do not wait on a dead pid's record.
+  // The handlers come first, so a SIGTERM never meets the default action once the daemon has
+  // said "listening on" (a service manager, or a test, may stop it that soon): it stops cleanly.
+  // Before then there is nothing to hand back, so the start is cut short with the usual code;
+  // a crash, or that early exit, still removes daemon.json if this process wrote it.
   process.on("exit", () => removeDaemonFile());
+  let d: Daemon | undefined;
   const shutdown = (signal: string) => {
+    if (!d) process.exit(SIGNAL_EXIT[signal] ?? 1);
     log.info(`${signal}: shutting down`);
     void d.stop().then(() => process.exit(0));
   };
   process.on("SIGINT", () => shutdown("SIGINT"));
   process.on("SIGTERM", () => shutdown("SIGTERM"));
+  d = await startDaemon(flags);
 }

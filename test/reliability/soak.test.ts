@@ -14,10 +14,13 @@ const SAMPLE_EVERY_MS = 1000;
 const SEED = Number(process.env.RELIABILITY_SEED ?? 7_340_033);
 setDefaultTimeout(SOAK_MS + 60_000);
 
-// Memory: the last third of the samples may not rise above the first third (after warm-up) by
-// more than this. Measured here: flat within a few MiB once warm, while leaking each Request
-// (about 2 KiB a call) grows RSS by about 0.7 MiB/s at this load and crosses the bound within
-// the minute. Smaller per-call leaks of waiters are caught by the waiter-count checks instead.
+// Memory: the floor of the last third of the samples (after warm-up) may not rise above the
+// floor of the first third by more than this. Floors, not peaks: RSS saws up between the
+// collector's major passes and drops 10 MiB or so at each, and when those come depends on the
+// machine's load (on a loaded 2-core machine the peaks of the session-start commit itself rose
+// 16 MiB, over the old peak bound, with no leak). A leak raises the floor: leaking each Request
+// (about 2 KiB a call) grows RSS by about 0.7 MiB/s at this load, over 20 MiB between the two
+// thirds. Smaller per-call leaks of waiters are caught by the waiter-count checks instead.
 const RSS_SLACK_FRACTION = 0.15;
 const RSS_SLACK_MIN = 12 * MiB;
 
@@ -332,19 +335,19 @@ test(`a ${SOAK_MS / 1000} s soak of mixed load keeps memory flat and leaves no w
   // Memory.
   const settled = rss.filter((x) => x.at >= WARMUP_MS);
   const third = Math.max(1, Math.floor(settled.length / 3));
-  const firstMax = Math.max(...settled.slice(0, third).map((x) => x.bytes));
-  const lastMax = Math.max(...settled.slice(-third).map((x) => x.bytes));
-  const bound = firstMax + Math.max(RSS_SLACK_MIN, firstMax * RSS_SLACK_FRACTION);
+  const firstMin = Math.min(...settled.slice(0, third).map((x) => x.bytes));
+  const lastMin = Math.min(...settled.slice(-third).map((x) => x.bytes));
+  const bound = firstMin + Math.max(RSS_SLACK_MIN, firstMin * RSS_SLACK_FRACTION);
   const peak = Math.max(...rss.map((x) => x.bytes));
 
   console.log(
     `soak (seed ${SEED}): ${(SOAK_MS / 1000).toFixed(0)} s, ${totalOps} ops ${JSON.stringify(ops)}, outcomes ${JSON.stringify(outcomes)}; ` +
-      `RSS first ${mib(rss[0]!.bytes)}, max ${mib(peak)}, last ${mib(rss.at(-1)!.bytes)}; after warm-up first-third max ${mib(firstMax)}, last-third max ${mib(lastMax)} (bound ${mib(bound)}); ` +
+      `RSS first ${mib(rss[0]!.bytes)}, max ${mib(peak)}, last ${mib(rss.at(-1)!.bytes)}; after warm-up first-third floor ${mib(firstMin)}, last-third floor ${mib(lastMin)} (bound ${mib(bound)}); ` +
       `max lock queue depth ${maxQueueDepth} (callers per lock ${LOCK_CALLERS_PER_LOCK}), max event waiters ${maxEventWaiters}, max blocked claimers ${maxQueueWaiters}; leftovers expired ${(cleanAfterMs / 1000).toFixed(1)} s after the load, detached lock waiters left ${JSON.stringify(detached)}; ` +
       `${pushed.size} tasks pushed, ${completed.size} completed; ${problems.length} problems; RSS samples MiB ${rss.map((x) => (x.bytes / MiB).toFixed(0)).join(",")}`,
   );
   expect(problems).toEqual([]);
   expect(settled.length).toBeGreaterThanOrEqual(6);
-  expect(lastMax).toBeLessThanOrEqual(bound);
+  expect(lastMin).toBeLessThanOrEqual(bound);
   expect(d.proc.exitCode).toBeNull();
 });

@@ -115,18 +115,26 @@ const kinds = () => {
   };
 };
 
+/**
+ * A holds x, B holds y; A waits for y and times out, then B waits for x and times out: a cycle of
+ * places kept between calls. Returns B's answer.
+ */
+async function crossedBetweenCalls() {
+  expect((await lock("A", "x")).locked).toBe(true);
+  expect((await lock("B", "y")).locked).toBe(true);
+  const a = lock("A", "y", 1000);
+  await settle();
+  t.clock.advance(1000);
+  expect((await a).locked).toBe(false);
+  const b = lock("B", "x", 1000);
+  await settle();
+  t.clock.advance(1000);
+  return b;
+}
+
 describe("the graph's two kinds of cycle: a deadlock (everyone blocked now) and one that would deadlock", () => {
   test("all between calls: nobody was answered, and the cycle would deadlock if both block again", async () => {
-    expect((await lock("A", "x")).locked).toBe(true);
-    expect((await lock("B", "y")).locked).toBe(true);
-    const a = lock("A", "y", 1000);
-    await settle();
-    t.clock.advance(1000);
-    expect((await a).locked).toBe(false);
-    const b = lock("B", "x", 1000);
-    await settle();
-    t.clock.advance(1000);
-    expect((await b).locked).toBe(false);
+    expect((await crossedBetweenCalls()).locked).toBe(false);
     expect(kinds()).toEqual({ deadlocks: [], would: [{ steps: ["A -(y)-> B", "B -(x)-> A"], betweenCalls: ["A", "B"] }] });
   });
 
@@ -174,16 +182,7 @@ describe("the graph's two kinds of cycle: a deadlock (everyone blocked now) and 
 });
 
 test("the graph shows a cycle between places kept between calls (nobody blocked, so nobody was answered)", async () => {
-  expect((await lock("A", "x")).locked).toBe(true);
-  expect((await lock("B", "y")).locked).toBe(true);
-  const a = lock("A", "y", 1000);
-  await settle();
-  t.clock.advance(1000);
-  expect((await a).locked).toBe(false);
-  const b = lock("B", "x", 1000); // A is between calls: no answer yet
-  await settle();
-  t.clock.advance(1000);
-  const r = await b;
+  const r = await crossedBetweenCalls(); // A is between calls when B asks: no answer yet
   expect(!r.locked && r.deadlock).toBeUndefined();
   expect(t.store.read(t.kernel.graph.view()).wouldDeadlock.map((c) => steps(c))).toEqual([["A -(y)-> B", "B -(x)-> A"]]);
 });

@@ -3,11 +3,12 @@
 import { chmodSync, lstatSync, mkdirSync, unlinkSync } from "node:fs";
 import { hostname, networkInterfaces } from "node:os";
 import { dirname } from "node:path";
-import { daemonFilePath, type DaemonRecord, clientUrl, pidNamespace, probe, readDaemonFile, recordLive, removeDaemonFile, writeDaemonFile } from "./config/discovery.ts";
+import { daemonFilePath, type DaemonRecord, clientUrl, probe, readDaemonFile, recordLive, removeDaemonFile, writeDaemonFile } from "./config/discovery.ts";
 import { ensurePrivateDir } from "./config/dirs.ts";
 import { boundHostNames, isLoopbackHost, resolveSettings, type SettingsFlags } from "./config/settings.ts";
 import { resolveToken } from "./config/token.ts";
 import { env } from "./config/env.ts";
+import { pidNamespace } from "./machine/process.ts";
 import { createKernel, type Kernel } from "./domain/kernel.ts";
 import { AirlockError, errorMessage } from "./errors.ts";
 import { createLog } from "./log.ts";

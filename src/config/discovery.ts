@@ -10,9 +10,10 @@
 // The hot path (a hook on every edit) costs one small file read and a kill(pid, 0): no probe.
 // The request itself goes to the first candidate, and a connection that is refused (nothing was
 // delivered) falls over to the next. docs/discovery.md has the format and the reasons.
-import { closeSync, constants, fstatSync, fsyncSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { airlockHome, defaultSocketPath, ensurePrivateDir } from "./dirs.ts";
+import { pidNamespace } from "../machine/process.ts";
 import { env } from "./env.ts";
 import { DEFAULT_HOST, DEFAULT_PORT, parsePort, parseSocket } from "./settings.ts";
 
@@ -49,14 +50,6 @@ export function clientUrl(host: string, port: number): string {
   if (h === "0.0.0.0") h = DEFAULT_HOST;
   if (h === "::") h = "::1";
   return `http://${h.includes(":") ? `[${h}]` : h}:${port}`;
-}
-
-export function pidNamespace(): string | null {
-  try {
-    return readlinkSync("/proc/self/ns/pid");
-  } catch {
-    return null;
-  }
 }
 
 /** Writes the record atomically (a reader sees the old file or the new one, never half), 0600. */

@@ -2,6 +2,7 @@
 // circle anywhere, type imports and dynamic import() included, and every edge between top folders
 // of src/ goes down the layer order below. A new upward edge or circle fails here, printed.
 import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { cycles, type Graph, readGraph, specifiers, topOf, unresolved } from "./graph.ts";
 
@@ -83,6 +84,15 @@ describe("the import graph of src/", () => {
 
   test("goes only down the layer order between top folders", () => {
     expect(violations(graph)).toEqual([]);
+  });
+
+  test("src/ui/ holds only browser code: no package, node: or bun: import in any of its files", () => {
+    const server = [...new Bun.Glob("src/ui/*.ts").scanSync(ROOT)].flatMap((f) =>
+      specifiers(f, readFileSync(join(ROOT, f), "utf8"))
+        .filter((s) => !s.startsWith("."))
+        .map((s) => `${f} → ${s}`),
+    );
+    expect(server).toEqual([]);
   });
 
   test("every top folder of src/ has a layer", () => {

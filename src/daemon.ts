@@ -12,12 +12,12 @@ import { pidNamespace } from "./machine/process.ts";
 import { createKernel, type Kernel } from "./domain/kernel.ts";
 import { AirlockError, errorMessage } from "./errors.ts";
 import { createLog } from "./log.ts";
+import { createDashboard } from "./mcp/dashboard.ts";
 import { plain } from "./mcp/guard.ts";
 import { type App, createApp, type Listening, listen, listenUnix } from "./mcp/server.ts";
 import { openStore } from "./store/db.ts";
 import { openPgStore } from "./store/pg.ts";
 import type { Store } from "./store/store.ts";
-import { createDashboard } from "./ui/serve.ts";
 import { VERSION } from "./version.ts";
 
 const log = createLog("daemon");

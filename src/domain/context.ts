@@ -1,6 +1,7 @@
 // What every primitive is built from: the store, the clock, the scheduler, and a transaction
 // helper that first runs any expiry that is due, so that no call ever sees a lapsed lock,
 // lease or heartbeat as live, even when the timer has not fired yet.
+import { AirlockError } from "../errors.ts";
 import { andThen, type Awaitable, detached, type Store } from "../store/store.ts";
 import type { Tx } from "../store/tx.ts";
 import type { Clock } from "./clock.ts";
@@ -93,6 +94,11 @@ export function createCtx(store: Store, clock: Clock): Ctx {
 /** Remaining whole seconds until `at`, rounded up so that a live item never reports 0. */
 export function secondsUntil(at: number, now: number): number {
   return Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+/** Every lease (a lock's, a slot's, a claim's, a task's, a presence's) must be > 0. */
+export function assertTtl(ttlMs: number): void {
+  if (!(ttlMs > 0)) throw new AirlockError("store", "store: ttlSeconds must be > 0");
 }
 
 /** Whole seconds since `at`. */

@@ -11,7 +11,9 @@
 // call that closes them. Self-waits (an agent in line behind its own lock) are not cycles: the
 // lease ends them, and a restarted agent legitimately waits out its predecessor's lease.
 import type { Tx } from "../store/tx.ts";
-import type { WaitKind } from "./snapshot.ts";
+
+/** What an agent can stand in line for. */
+export type WaitKind = "lock" | "slot" | "path";
 
 export interface WaitEdge {
   resource: string;

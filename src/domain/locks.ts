@@ -9,7 +9,7 @@
 // a watcher of one resource sees every change to it.
 import { AirlockError } from "../errors.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
-import { type Ctx, secondsSince } from "./context.ts";
+import { assertTtl, type Ctx, secondsSince } from "./context.ts";
 import { type Deadlock, type Wait, type WaitEdge, type WaitGraph, type WaitSource } from "./deadlock.ts";
 import type { Journal } from "./journal.ts";
 import { newToken } from "./tokens.ts";
@@ -383,10 +383,6 @@ export class Locks implements WaitSource {
 
 export interface LockView extends LockRow {
   waiters: { agentId: string; attached: boolean; waitingSeconds: number }[];
-}
-
-export function assertTtl(ttlMs: number): void {
-  if (!(ttlMs > 0)) throw new AirlockError("store", "store: ttlSeconds must be > 0");
 }
 
 /** Deduplicated names in byte order of their UTF-8 encoding (Go's string order). */

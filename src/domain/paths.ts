@@ -15,12 +15,11 @@
 // Every grant, denial, expiry, release, auto-release and forced release goes to the journal.
 import { AirlockError } from "../errors.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
-import { type Ctx } from "./context.ts";
+import { assertTtl, type Ctx } from "./context.ts";
 import { type Deadlock, type Wait, type WaitGraph, type WaitSource } from "./deadlock.ts";
 import { nextFence } from "./fences.ts";
 import { type CheckBudget, checkBudget, type CompiledGlob, compileGlob, normalizePattern, overlap } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
-import { assertTtl } from "./locks.ts";
 import type { Presence } from "./presence.ts";
 import { newToken } from "./tokens.ts";
 import { isBlocked, type Outcome, type Waiter, type WaitQueue } from "./wait.ts";

@@ -16,10 +16,9 @@ import { hostname } from "node:os";
 import { AirlockError } from "../errors.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
 import { bindProcess, groupAlive, type ProcessBinding, processUid } from "../machine/process.ts";
-import { type Ctx, secondsSince } from "./context.ts";
+import { assertTtl, type Ctx, secondsSince } from "./context.ts";
 import { type Deadlock, type Wait, type WaitGraph, type WaitSource } from "./deadlock.ts";
 import type { Journal } from "./journal.ts";
-import { assertTtl } from "./locks.ts";
 import { newToken } from "./tokens.ts";
 import { isBlocked, type Outcome, type Waiter, type WaitQueue } from "./wait.ts";
 

@@ -3,9 +3,8 @@
 // releases what the agent held (locks, task claims, later slots and path claims), waking the
 // waiters behind it. unregister_agent is a departure too, announced instead of detected.
 import { get, all, run, type Tx } from "../store/tx.ts";
-import { type Ctx } from "./context.ts";
+import { assertTtl, type Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
-import { assertTtl } from "./locks.ts";
 
 export interface AgentRow {
   agent_id: string;

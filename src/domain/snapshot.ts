@@ -5,7 +5,7 @@
 import { type Awaitable, DEAD_AFTER_MS } from "../store/store.ts";
 import { all, get, type Tx } from "../store/tx.ts";
 import { secondsSince, secondsUntil } from "./context.ts";
-import type { CycleStep, Deadlock, Wait, WouldDeadlock } from "./deadlock.ts";
+import type { CycleStep, Deadlock, Wait, WaitKind, WouldDeadlock } from "./deadlock.ts";
 import type { JournalEntry } from "./journal.ts";
 import type { Kernel } from "./kernel.ts";
 import type { Holder, Queued } from "./pools.ts";
@@ -50,8 +50,6 @@ export interface SnapshotAgent {
   /** What it stands in line for, and who is in its way. */
   waiting_for: { kind: WaitKind; resource: string; blocked_by: string[]; blocked: boolean }[];
 }
-
-export type WaitKind = "lock" | "slot" | "path";
 
 /** One edge of the wait-for graph: agent_id waits for waits_for, who holds (or is ahead in line for) resource. */
 export interface WaitEdgeView {

@@ -7,9 +7,8 @@
 // letter or not requeued), task.requeued (back to pending), task.expired (a lease lapsed; its
 // `state` says whether the task went back to pending or to failed). Payloads are not copied.
 import { all, get, run, type Tx } from "../store/tx.ts";
-import { type Ctx } from "./context.ts";
+import { assertTtl, type Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
-import { assertTtl } from "./locks.ts";
 import { newToken } from "./tokens.ts";
 import type { Outcome, WaitQueue } from "./wait.ts";
 

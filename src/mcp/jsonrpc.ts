@@ -1,6 +1,6 @@
 // Our own thin JSON-RPC 2.0 dispatcher. It keeps v2's wire behaviour exactly: no Accept header
 // or initialize required, one application/json body per request, parse errors as HTTP 200.
-import type { Dashboard } from "../ui/serve.ts";
+import type { Dashboard } from "./dashboard.ts";
 import type { Kernel } from "../domain/kernel.ts";
 import { statusSnapshot } from "../domain/snapshot.ts";
 import { pidNamespace } from "../machine/process.ts";

@@ -4,7 +4,7 @@
 // listener and the Unix socket; each listener says which it is, and only the guards care.
 import type { Kernel } from "../domain/kernel.ts";
 import { createLog } from "../log.ts";
-import type { Dashboard } from "../ui/serve.ts";
+import type { Dashboard } from "./dashboard.ts";
 import { checkHost, checkRpcRequest, type GuardOptions, plain, readBody, type Transport } from "./guard.ts";
 import { dispatch } from "./jsonrpc.ts";
 

@@ -117,7 +117,7 @@ describe("TLS defaults", () => {
 
 /** Every SQL string literal the domain (and the dashboard's sessions) hands to get/all/run. */
 function domainStatements(): string[] {
-  const files = [...new Bun.Glob("src/domain/**/*.ts").scanSync(ROOT), "src/ui/serve.ts"];
+  const files = [...new Bun.Glob("src/domain/**/*.ts").scanSync(ROOT), "src/mcp/dashboard.ts"];
   const out = new Set<string>();
   for (const f of files) {
     const text = readFileSync(join(ROOT, f), "utf8");

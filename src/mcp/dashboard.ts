@@ -1,6 +1,6 @@
-// The web dashboard's server side: the page and its assets (bundled from index.html by Bun's
-// HTML bundler, embedded in the binary), the snapshot it renders, and the change feed it
-// follows over Server-Sent Events.
+// The web dashboard's server side, part of the HTTP layer: the page and its assets (src/ui/, the
+// browser code, bundled from index.html by Bun's HTML bundler and embedded in the binary), the
+// snapshot it renders, and the change feed it follows over Server-Sent Events.
 //
 // No token ever reaches the page or a URL. `airlock ui` asks the daemon for a one-time code
 // (over the guarded JSON-RPC endpoint, so with the bearer token when one is set) and opens
@@ -14,8 +14,8 @@ import type { Kernel } from "../domain/kernel.ts";
 import { changeView, statusSnapshot } from "../domain/snapshot.ts";
 import { createLog } from "../log.ts";
 import { get, run } from "../store/tx.ts";
-import { checkHost, type GuardOptions, isLoopbackOrigin, plain, type Transport } from "../mcp/guard.ts";
-import page from "./index.html";
+import page from "../ui/index.html";
+import { checkHost, type GuardOptions, isLoopbackOrigin, plain, type Transport } from "./guard.ts";
 
 const log = createLog("ui");
 

@@ -16,7 +16,7 @@ import { createDashboard } from "./mcp/dashboard.ts";
 import { plain } from "./mcp/guard.ts";
 import { type App, createApp, type Listening, listen, listenUnix } from "./mcp/server.ts";
 import { openStore } from "./store/db.ts";
-import { openPgStore } from "./store/pg.ts";
+import { openPgStore } from "./store/pg/index.ts";
 import type { Store } from "./store/store.ts";
 import { VERSION } from "./version.ts";
 

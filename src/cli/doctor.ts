@@ -13,7 +13,7 @@ import { systemRunner } from "../service/runner.ts";
 import { SYSTEMD_UNIT_NAME } from "../service/systemd.ts";
 import { LAUNCHD_LABEL } from "../service/launchd.ts";
 import { openStore } from "../store/db.ts";
-import { openPgStore, type PgStore } from "../store/pg.ts";
+import { openPgStore, type PgStore } from "../store/pg/index.ts";
 import { DEAD_AFTER_MS } from "../store/store.ts";
 import { get } from "../store/tx.ts";
 import { VERSION } from "../version.ts";

@@ -1,6 +1,6 @@
 // What the domain needs from a store, whichever it is: SQLite's embedded file (db.ts, answers
 // every statement at once, so a transaction returns its result synchronously) or a shared
-// PostgreSQL database (pg.ts, answers after a round trip, so a transaction returns a promise).
+// PostgreSQL database (pg/, answers after a round trip, so a transaction returns a promise).
 // The domain's transactions are generator bodies (tx.ts) and run unchanged on both.
 import type { Durability } from "../config/settings.ts";
 import type { Tx } from "./tx.ts";

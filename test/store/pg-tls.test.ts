@@ -15,7 +15,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AirlockError } from "../../src/errors.ts";
-import { openPgStore } from "../../src/store/pg.ts";
+import { openPgStore } from "../../src/store/pg/index.ts";
 import { get, run } from "../../src/store/tx.ts";
 import { ROOT, runCli, startDaemon, tempHome } from "../helpers/daemon.ts";
 import { PG_URL } from "../helpers/pg.ts";

@@ -1,0 +1,119 @@
+// This daemon among the others sharing the store (docs/cluster.md, "Faults"): its heartbeat in
+// `daemons` (which also measures the database's clock and watches the others'), the LISTEN that
+// hears the others' NOTIFY, and the catch-up either of them triggers. Leaving on purpose
+// deletes the daemon's row, so the others forget it at once.
+import { SQL } from "bun";
+import { errorMessage } from "../../errors.ts";
+import { createLog } from "../../log.ts";
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import { type ClusterHooks, DEAD_AFTER_MS, type SharedStore } from "../store.ts";
+import { type Connection, CONNECT_TIMEOUT_S } from "./connection.ts";
+import { DB_NOW } from "./dialect.ts";
+import type { PgDriver } from "./driver.ts";
+import { CHANNEL, VersionSync } from "./sync.ts";
+
+const log = createLog("store");
+
+/** How often a daemon heartbeats its row (others call it dead after DEAD_AFTER_MS). */
+const HEARTBEAT_MS = 1000;
+
+export class Peers implements SharedStore {
+  /** This daemon's name among those sharing the store, new at every start. */
+  readonly daemonId = randomBytes(8).toString("hex");
+  private heartbeat: ReturnType<typeof setInterval> | undefined;
+  private listener: SQL | undefined;
+  private poked = false;
+  /** The live daemons at the last heartbeat, as one string to compare. */
+  private liveDaemons = "";
+
+  constructor(
+    private readonly driver: PgDriver,
+    private readonly conn: Connection,
+    private readonly url: string,
+    /** The database's clock minus this machine's, in ms: measured at open, then at every heartbeat. */
+    public clockOffsetMs: number,
+  ) {}
+
+  async attach(hooks: ClusterHooks): Promise<void> {
+    this.driver.sync = new VersionSync(hooks, this.daemonId);
+    await this.beat();
+    this.heartbeat = setInterval(() => void this.beat().catch((err: unknown) => log.debug(`heartbeat failed: ${errorMessage(err)}`)), HEARTBEAT_MS);
+    this.heartbeat.unref?.();
+    // Bun's client re-subscribes a LISTEN by itself after its connection drops; a NOTIFY sent
+    // meanwhile is lost, which the version check at the next transaction makes up for.
+    this.listener = new SQL(this.url, { max: 1, connectionTimeout: CONNECT_TIMEOUT_S });
+    await this.listener.listen(CHANNEL, (payload: string) => {
+      if (payload !== this.daemonId) this.poke(true);
+    });
+  }
+
+  /**
+   * Another daemon wrote (or one came or went): one catch-up transaction, unless one is already
+   * waiting its turn. After a NOTIFY only when a call here is blocked, since the change may
+   * answer it; otherwise the next call here catches up first anyway, and N daemons do not each
+   * run a transaction for every write of every other. A daemon coming or going is caught up
+   * with at once: the expiries it armed may now be this daemon's to fire.
+   */
+  private poke(notified = false): void {
+    const sync = this.driver.sync;
+    if (this.poked || this.driver.closed || !sync) return;
+    if (notified && !sync.hooks.waiting()) return;
+    this.poked = true;
+    this.driver
+      .enqueue(() => {
+        this.poked = false;
+        return this.driver.runTx(function* () {});
+      })
+      .catch((err: unknown) => log.debug(`a catch-up after another daemon's change failed: ${errorMessage(err)}`));
+  }
+
+  /**
+   * The heartbeat, which also watches the others': a daemon that fell silent (or came) changes
+   * which blocked calls count as attached, though no transaction wrote anything, so the lines
+   * are reloaded then too.
+   */
+  private beat(): Promise<unknown> {
+    return this.driver.enqueue(async () => {
+      const l = await this.conn.ready();
+      try {
+        const sent = Date.now();
+        // The daemon's row, and its machine's (which outlives it: see migration 004).
+        const [beat] = (await l.conn.unsafe(
+          `WITH d AS (INSERT INTO daemons (id, host, pid, started_at, seen_at) VALUES ($1, $2, $3, ${DB_NOW}, ${DB_NOW}) ` +
+            `ON CONFLICT (id) DO UPDATE SET seen_at = ${DB_NOW} RETURNING seen_at), ` +
+            `h AS (INSERT INTO hosts (host, seen_at) SELECT $2, seen_at FROM d ON CONFLICT (host) DO UPDATE SET seen_at = excluded.seen_at) ` +
+            `SELECT seen_at FROM d`,
+          [this.daemonId, hostname(), process.pid],
+        )) as { seen_at: string }[];
+        // The database's clock, read halfway through the round trip (on loopback, within a ms).
+        this.clockOffsetMs = Math.round(Number(beat!.seen_at) - (sent + Date.now()) / 2);
+        const rows = (await l.conn.unsafe(`SELECT id FROM daemons WHERE seen_at >= ${DB_NOW} - $1 ORDER BY id`, [DEAD_AFTER_MS])) as { id: string }[];
+        const live = rows.map((r) => r.id).join(" ");
+        if (live !== this.liveDaemons) {
+          this.liveDaemons = live;
+          this.driver.sync?.unknown();
+          this.poke();
+        }
+      } catch (err) {
+        throw this.conn.failure(l, err);
+      }
+    });
+  }
+
+  /** Stops the heartbeat; if attached, deletes this daemon's row: the others forget it (its waiters' places) at once. */
+  async leave(): Promise<void> {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    if (!this.driver.sync) return;
+    await this.driver
+      .enqueue(async () => {
+        const l = await this.conn.ready();
+        await l.conn.unsafe("DELETE FROM daemons WHERE id = $1", [this.daemonId]);
+      })
+      .catch(() => undefined);
+  }
+
+  async stopListening(): Promise<void> {
+    await this.listener?.close({ timeout: 0 }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,91 @@
+// The cluster version protocol (docs/cluster.md, "What each daemon keeps in memory"): how a
+// daemon on a shared store learns that others committed since it last looked, and what they
+// touched. Every transaction takes the global order's lock first; a version row
+// (`airlock_sync`) moves with every transaction that changed a row, and each version records
+// the tables it changed (`airlock_changes`, the newest thousand). The driver (driver.ts) sends
+// BEGIN, the lock and the version read in one round trip, and the bump, its NOTIFY and COMMIT
+// in another. What to reread for a set of tables is the domain's (src/domain/cluster.ts, behind
+// ClusterHooks); this module only keeps the count.
+import type { ClusterHooks } from "../store.ts";
+
+/** Every transaction of every daemon takes this lock first: one global order (docs/cluster.md). */
+const ORDER_LOCK = "7019267304284449570";
+/** The channel a daemon that wrote notifies, so the others catch up now rather than on their next call. */
+export const CHANNEL = "airlock";
+/** How many versions keep their record of tables; a daemon further behind rereads everything. */
+const CHANGES_KEPT = 1000;
+
+/** Where the shared state stands at a transaction's start, as this daemon sees it. */
+export interface Opened {
+  version: number;
+  /** The tables changed since this daemon last looked; null when that is not known (reread them all). */
+  changed: ReadonlySet<string> | null;
+}
+
+export class VersionSync {
+  /** The version of the shared state this daemon last saw; -1: unknown, the next transaction catches up in full. */
+  seen = -1;
+
+  constructor(
+    /** What every transaction does besides its body (the domain's, src/domain/cluster.ts). */
+    readonly hooks: ClusterHooks,
+    /** The NOTIFY's payload, so a daemon does not wake itself. */
+    private readonly daemonId: string,
+  ) {}
+
+  /** Where this daemon stood is not known any more (a reconnect, a daemon came or went). */
+  unknown(): void {
+    this.seen = -1;
+  }
+
+  /** A transaction failed: memory may be ahead of the rows now, so reread them all. */
+  failed(): void {
+    this.seen = -1;
+    this.hooks.forget();
+  }
+
+  /**
+   * BEGIN, the global order's lock, then (a statement of its own, so its snapshot is taken with
+   * the lock held) what the others committed since this daemon last looked: the version, and
+   * the tables those versions changed. Its third result is the row `opened` reads.
+   */
+  beginText(): string {
+    const since = Math.max(0, this.seen);
+    return (
+      `BEGIN; SELECT pg_advisory_xact_lock(${ORDER_LOCK}); SELECT s.version, ` +
+      `(SELECT min(c.version) FROM airlock_changes c WHERE c.version > ${since}) AS first, ` +
+      `(SELECT string_agg(c.tables, ',') FROM airlock_changes c WHERE c.version > ${since}) AS tables FROM airlock_sync s WHERE s.id = 1`
+    );
+  }
+
+  opened(results: unknown): Opened {
+    const row = (results as { version: string; first: string | null; tables: string | null }[][])[2]![0]!;
+    const version = Number(row.version);
+    // Known only when this daemon knows where it stood and no version since was trimmed.
+    const known = this.seen >= 0 && (version === this.seen || Number(row.first) === this.seen + 1);
+    const changed = known ? new Set((row.tables ?? "").split(",").filter(Boolean)) : null;
+    return { version, changed: changed?.has("*") ? null : changed };
+  }
+
+  /**
+   * The statement sent with COMMIT when the transaction changed rows (or the domain's flush
+   * wrote): it moves the version, records the tables it changed (names from our own SQL: [a-z_*]
+   * only), trims the oldest records, and notifies; the NOTIFY is delivered only if it commits.
+   * Its result is what `bumped` reads. Undefined when nothing changed.
+   */
+  bumpText(written: ReadonlySet<string>, flushed: boolean): string | undefined {
+    if (!flushed && written.size === 0) return undefined;
+    const tables = [...written].filter((t) => /^([a-z_]+|\*)$/.test(t)).join(",");
+    return (
+      `WITH b AS (UPDATE airlock_sync SET version = version + 1 WHERE id = 1 RETURNING version), ` +
+      `c AS (INSERT INTO airlock_changes (version, tables) SELECT version, '${tables || "*"}' FROM b), ` +
+      `d AS (DELETE FROM airlock_changes WHERE version <= (SELECT version FROM b) - ${CHANGES_KEPT}) ` +
+      `SELECT version, pg_notify('${CHANNEL}', '${this.daemonId}') FROM b`
+    );
+  }
+
+  /** The version the bump moved to. */
+  bumped(rows: readonly Record<string, unknown>[]): number {
+    return Number((rows[0] as { version: string }).version);
+  }
+}

@@ -8,7 +8,7 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { migrate } from "../../src/store/migrate.ts";
-import { openPgStore } from "../../src/store/pg.ts";
+import { openPgStore } from "../../src/store/pg/index.ts";
 import { describePg, freshDatabase, withClient } from "../helpers/pg.ts";
 import { type Accepted, differences, pgSchema, type Schema, sqliteSchema } from "./schema.ts";
 

@@ -1,7 +1,8 @@
 // Time, and timers that follow it. The daemon uses the system clock; domain tests use a
 // ManualClock so that expiry and timeouts are exact and need no sleeps.
 
-export type TimerHandle = { readonly id: number };
+/** What setTimer returns, for clearTimer: opaque, read only by the clock that made it. */
+export type TimerHandle = object;
 
 export interface Clock {
   /** Milliseconds since the epoch. */
@@ -10,17 +11,13 @@ export interface Clock {
   clearTimer(handle: TimerHandle): void;
 }
 
-type SystemTimer = TimerHandle & { readonly t: ReturnType<typeof setTimeout> };
-let systemTimerSeq = 0;
+type SystemTimer = ReturnType<typeof setTimeout>;
 
 export const systemClock: Clock = {
   now: () => Date.now(),
-  setTimer(fn, delayMs): TimerHandle {
-    const handle: SystemTimer = { id: ++systemTimerSeq, t: setTimeout(fn, delayMs) };
-    return handle;
-  },
+  setTimer: (fn, delayMs): TimerHandle => setTimeout(fn, delayMs),
   clearTimer(handle) {
-    clearTimeout((handle as SystemTimer).t);
+    clearTimeout(handle as SystemTimer);
   },
 };
 
@@ -41,6 +38,8 @@ export function offsetClock(offset: () => number, wall: () => number = Date.now)
   };
 }
 
+type ManualTimer = { readonly id: number };
+
 /** A clock that moves only when told to; due timers fire, in order, as it advances. */
 export class ManualClock implements Clock {
   private t: number;
@@ -58,11 +57,11 @@ export class ManualClock implements Clock {
   setTimer(fn: () => void, delayMs: number): TimerHandle {
     const id = ++this.seq;
     this.timers.set(id, { at: this.t + Math.max(0, delayMs), fn });
-    return { id };
+    return { id } satisfies ManualTimer;
   }
 
   clearTimer(handle: TimerHandle): void {
-    this.timers.delete(handle.id);
+    this.timers.delete((handle as ManualTimer).id);
   }
 
   /** Moves time forward by ms, firing every timer that falls due on the way, earliest first. */

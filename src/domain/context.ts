@@ -7,7 +7,7 @@ import type { Tx } from "../store/tx.ts";
 import type { Clock } from "./clock.ts";
 import { createLog } from "../log.ts";
 import { Scheduler } from "./timers.ts";
-import { WaitQueue, type WaitQueueOptions } from "./wait.ts";
+import { Sequences, WaitQueue, type WaitQueueOptions } from "./wait.ts";
 
 const log = createLog("scheduler");
 
@@ -26,6 +26,8 @@ export interface Ctx {
   waitQueue<Req, R>(name: string, graceMs: number, hooks?: Pick<WaitQueueOptions<Req, R>, "onDetach" | "onExpire" | "revoke" | "codec">, quiet?: boolean): WaitQueue<Req, R>;
   /** Every queue made here, by name (the cluster keeps them in the shared store). */
   readonly queues: ReadonlyMap<string, WaitQueue<unknown, unknown>>;
+  /** The waiter ids, arrival orders and hand-off count this kernel's queues share (its own, no other's). */
+  readonly sequences: Readonly<Sequences>;
   /**
    * Calls fn once, the next time any resource line changes (a waiter joins or leaves, or starts
    * or stops blocking): what the dashboard shows but the journal does not record. Returns a
@@ -51,6 +53,7 @@ export function createCtx(store: Store, clock: Clock): Ctx {
   // undo a hand-off whose waiter has already left the line and whose scheduler entry is spent.
   const dueFirst = <T>(then: () => Awaitable<T>): Awaitable<T> => (scheduler.hasDue() ? andThen(store.tx(() => scheduler.runDue()), then) : then());
   const queues = new Map<string, WaitQueue<unknown, unknown>>();
+  const sequences = new Sequences();
   const ctx: Ctx = {
     store,
     clock,
@@ -72,11 +75,13 @@ export function createCtx(store: Store, clock: Clock): Ctx {
       return () => void waitListeners.delete(fn);
     },
     queues,
+    sequences,
     waitQueue(name, graceMs, hooks = {}, quiet = false) {
       if (queues.has(name)) throw new Error(`two wait queues named ${name}`);
       const q = new WaitQueue({
         name,
         clock,
+        sequences,
         scheduler,
         afterCommit: store.afterCommit,
         tx: (fn, what) => detached(() => store.tx(fn), (err) => log.error(`a ${name} waiter's ${what} failed:`, err)),

@@ -1,6 +1,7 @@
 // createKernel wires the primitives together over one store and one clock: the shared
-// scheduler and wait queues, and the departure hooks that make a dead agent release what it
-// holds. The daemon builds one kernel; domain tests build one per test on :memory:.
+// scheduler and wait queues, and one list of primitives (src/domain/primitive.ts) that the
+// start, the cluster's refreshes, an agent's departure and close all iterate. The daemon builds
+// one kernel; domain tests build one per test on :memory:.
 import type { Store } from "../store/store.ts";
 import { pure } from "../store/tx.ts";
 import { type Clock, offsetClock, systemClock } from "./clock.ts";
@@ -15,6 +16,7 @@ import { Notes } from "./notes.ts";
 import { Paths } from "./paths.ts";
 import { Pools } from "./pools.ts";
 import { Presence } from "./presence.ts";
+import type { Primitive } from "./primitive.ts";
 import { Tasks } from "./tasks.ts";
 
 export interface Kernel {
@@ -32,6 +34,8 @@ export interface Kernel {
   readonly paths: Paths;
   /** Who waits for whom across locks, slots and path claims. */
   readonly graph: WaitGraph;
+  /** Every primitive as the kernel runs it, in the order of every step. */
+  readonly primitives: readonly Primitive[];
   /** Stops every timer and answers every blocked call; the store stays open. */
   close(): void;
 }
@@ -61,37 +65,53 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
   const pools = new Pools(ctx, journal, graph, opts.hostGoneMs);
   const paths = new Paths(ctx, journal, presence, graph);
 
+  // Every primitive, once: its tables, and what it does at each step. The list's order is every
+  // step's order: loaded in turn (the journal last), and a departing agent's locks are released
+  // before its tasks are requeued, its slots freed and its path claims dropped.
+  const primitives: readonly Primitive[] = [
+    { name: "locks", tables: ["locks"], load: () => locks.load(), refresh: () => locks.load(), depart: (a) => locks.releaseAllOf(a), waits: locks.waits },
+    { name: "notes", tables: ["notes"], load: () => notes.load(), refresh: () => notes.load() },
+    { name: "counters", tables: ["counters"] },
+    { name: "presence", tables: ["agents"], load: () => presence.load(), refresh: () => presence.load() },
+    { name: "events", tables: ["events"], waits: events.waits },
+    { name: "tasks", tables: ["tasks"], load: () => tasks.load(), refresh: () => tasks.load(), depart: (a) => tasks.requeueClaimsOf(a), waits: tasks.waits },
+    {
+      name: "pools",
+      // An offer's state lives in the lines, which the cluster reloads from `waiters`; `hosts`
+      // is the machines' heartbeats, read afresh by the host watch.
+      tables: ["pools", "slots", "slot_requests", "waiters", "hosts"],
+      load: () => pools.load(shared !== undefined),
+      refresh: () => pools.refresh(),
+      depart: (a) => pools.releaseAllOf(a),
+      waits: pools.waits,
+    },
+    {
+      name: "paths",
+      tables: ["path_claims", "fences"],
+      load: () => paths.load(),
+      refresh: () => paths.refresh(),
+      depart: (a, reason) => paths.releaseAllOf(a, reason === "lapsed" ? "presence lapsed" : "agent unregistered"),
+      waits: paths.waits,
+    },
+    // Caught up by the cluster itself, after every refresh: it reads only the records that are new.
+    { name: "journal", tables: ["journal"], load: () => journal.load(), waits: journal.waits },
+  ];
+
   presence.onDeparture(function* (agentId, reason) {
-    yield* locks.releaseAllOf(agentId);
-    yield* tasks.requeueClaimsOf(agentId);
-    yield* pools.releaseAllOf(agentId);
-    yield* paths.releaseAllOf(agentId, reason === "lapsed" ? "presence lapsed" : "agent unregistered");
+    for (const p of primitives) if (p.depart) yield* p.depart(agentId, reason);
   });
 
   // The stored state is loaded (timers armed, lines rebuilt) with the store's own tx, not the
   // context's: that would first run whatever fell due while the daemon was down (a lapsed
   // heartbeat, say) before every primitive is loaded.
   await opts.store.tx(function* () {
-    yield* locks.load();
-    yield* notes.load();
-    yield* presence.load();
-    yield* tasks.load();
-    yield* pools.load(shared !== undefined);
-    yield* paths.load();
-    yield* journal.load();
+    for (const p of primitives) if (p.load) yield* p.load();
   });
   // Other daemons may share the store: from here on every transaction starts by catching up
   // with what they committed (the lines included) and ends by writing down its own changes.
   if (shared) {
-    // What each primitive keeps from which tables (an offer's state lives in the lines).
-    const cluster = new Cluster(shared.daemonId, ctx.queues, journal, [
-      { tables: ["locks"], refresh: () => locks.load() },
-      { tables: ["notes"], refresh: () => notes.load() },
-      { tables: ["agents"], refresh: () => presence.load() },
-      { tables: ["tasks"], refresh: () => tasks.load() },
-      { tables: ["pools", "slots", "slot_requests", "waiters"], refresh: () => pools.refresh() },
-      { tables: ["path_claims"], refresh: () => paths.refresh() },
-    ]);
+    const refreshers = primitives.flatMap((p) => (p.refresh ? [{ tables: p.tables, refresh: p.refresh }] : []));
+    const cluster = new Cluster(shared.daemonId, ctx.queues, journal, refreshers);
     await shared.attach({
       catchUp: (changed) => cluster.catchUp(changed),
       flush: () => cluster.flush(),
@@ -116,14 +136,10 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
     pools,
     paths,
     graph,
+    primitives,
     close() {
       ctx.scheduler.stop();
-      locks.waits.clear();
-      events.waits.clear();
-      tasks.waits.clear();
-      pools.waits.clear();
-      paths.waits.clear();
-      journal.waits.clear();
+      for (const p of primitives) p.waits?.clear();
     },
   };
 }

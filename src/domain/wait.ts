@@ -15,7 +15,7 @@
 //   agent that never learns it holds it;
 // - a detached waiter that calls again resumes its place in line.
 // A waiter may stand in several lines at once (an all-or-nothing lock group): its place in
-// each line is its global arrival order, so every line orders any two waiters the same way
+// each line is its arrival order, one sequence for all of a kernel's lines, so every line orders any two waiters the same way
 // and waiters that reserve resources in that order can never wait on each other in a cycle.
 // What a primitive does with detached waiters (pass over, offer, pause) is its own policy.
 // On a store shared by several daemons (docs/cluster.md), a line also holds the waiters of
@@ -60,6 +60,8 @@ export interface WaitQueueOptions<Req, R> {
   /** Prefix for this queue's scheduler keys, e.g. "lock". */
   name: string;
   clock: Clock;
+  /** The numbers every queue of this kernel shares (one object per kernel, made by createCtx). */
+  sequences: Sequences;
   scheduler: Scheduler;
   /** Runs fn after the current transaction commits, or orElse if it rolls back. */
   afterCommit: (fn: () => void, orElse?: () => void) => void;
@@ -113,13 +115,17 @@ export interface EnqueueOptions {
   since?: number;
 }
 
-let waiterSeq = 0;
-let orderSeq = 0;
-let handOffCount = 0;
-
-/** How many blocked calls have been handed a grant so far (the HTTP layer answers them first). */
-export function handOffs(): number {
-  return handOffCount;
+/**
+ * The numbers a kernel's wait queues share. Each kernel has its own (createCtx makes it): two
+ * kernels in one process (domain tests, a bench's pair) never number each other's waiters.
+ */
+export class Sequences {
+  /** The last waiter id given (its deadline's and grace's scheduler keys). */
+  waiter = 0;
+  /** The last arrival order given: every line of every queue orders any two waiters alike. */
+  order = 0;
+  /** How many blocked calls have been handed a grant so far (the HTTP layer answers them first). */
+  handOffs = 0;
 }
 
 const agentKey = (agentId: string, keys: readonly string[]) => `${agentId}\u0000${keys.join("\u0000")}`;
@@ -148,14 +154,14 @@ export class WaitQueue<Req, R> {
   enqueue(keys: string | readonly string[], req: Req, agentId?: string, opts: EnqueueOptions = {}): Waiter<Req, R> {
     const ks = typeof keys === "string" ? [keys] : [...keys];
     const w: Waiter<Req, R> = {
-      id: ++waiterSeq,
+      id: ++this.o.sequences.waiter,
       keys: ks,
       key: ks[0]!,
       token: opts.token ?? newToken(),
       agentId,
       req,
       since: opts.since ?? this.o.clock.now(),
-      order: ++orderSeq,
+      order: ++this.o.sequences.order,
       attached: false,
     };
     this.link(w);
@@ -264,7 +270,7 @@ export class WaitQueue<Req, R> {
     w.attached = false;
     this.o.scheduler.cancel(this.deadlineKey(w));
     if (!settle) return;
-    handOffCount++;
+    this.o.sequences.handOffs++;
     const revoke = this.o.revoke;
     // If the granting transaction rolls back, the grant never happened: the call is answered
     // as aborted (its primitive reports the resource as held) rather than left hanging.
@@ -311,7 +317,7 @@ export class WaitQueue<Req, R> {
   /** Sends a waiter to the tail of its lines (a paused slot request rejoining). */
   moveToTail(w: Waiter<Req, R>): void {
     this.unlink(w);
-    w.order = ++orderSeq;
+    w.order = ++this.o.sequences.order;
     w.since = this.o.clock.now();
     this.link(w);
   }
@@ -345,7 +351,7 @@ export class WaitQueue<Req, R> {
     w.settle = undefined;
     w.attached = false;
     if (settle && !aborted) {
-      handOffCount++;
+      this.o.sequences.handOffs++;
       return settle({ kind: "granted", value });
     }
     settle?.({ kind: "aborted" });
@@ -379,9 +385,9 @@ export class WaitQueue<Req, R> {
         mine.delete(r.token);
         Object.assign(w, { req: r.req, order: r.order, since: r.since });
       } else {
-        w = { id: ++waiterSeq, keys: r.keys, key: r.keys[0]!, token: r.token, agentId: r.agentId, req: r.req, since: r.since, order: r.order, attached: r.attached && !dead.has(r.daemon), daemon: r.daemon };
+        w = { id: ++this.o.sequences.waiter, keys: r.keys, key: r.keys[0]!, token: r.token, agentId: r.agentId, req: r.req, since: r.since, order: r.order, attached: r.attached && !dead.has(r.daemon), daemon: r.daemon };
       }
-      if (r.order > orderSeq) orderSeq = r.order;
+      if (r.order > this.o.sequences.order) this.o.sequences.order = r.order;
       this.link(w);
     }
     for (const w of mine.values()) {

@@ -6,7 +6,6 @@ import * as v from "valibot";
 import type { Kernel } from "../domain/kernel.ts";
 import { AirlockError, errorMessage } from "../errors.ts";
 import { createLog } from "../log.ts";
-import { handOffs } from "../domain/wait.ts";
 import { describeIssues } from "./tools/args.ts";
 import { TOOLS_BY_NAME } from "./tools/index.ts";
 
@@ -52,10 +51,10 @@ export async function runTool(kernel: Kernel, name: unknown, rawArgs: unknown, s
   const parsed = v.safeParse(tool.args, args);
   if (!parsed.success) return errorResult(describeIssues(parsed.issues));
   try {
-    const handedOff = handOffs();
+    const handedOff = kernel.ctx.sequences.handOffs;
     const pending = tool.run(parsed.output, { kernel, signal });
     // The call's own transaction ran synchronously above: did it hand something to a waiter?
-    const gaveAway = handOffs() !== handedOff;
+    const gaveAway = kernel.ctx.sequences.handOffs !== handedOff;
     const result = await pending;
     // In "full" durability an answer leaves only once what the call did is on disk.
     await kernel.store.durable();

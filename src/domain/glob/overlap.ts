@@ -90,7 +90,7 @@ const SEG_START = 0;
 const SEG_DOT = 1;
 const SEG_DOTDOT = 2;
 const SEG_NAME = 3;
-const AFTER_DOT = [SEG_DOT, SEG_DOTDOT, SEG_NAME, SEG_NAME];
+const AFTER_DOT: readonly number[] = [SEG_DOT, SEG_DOTDOT, SEG_NAME, SEG_NAME];
 
 // Step costs for the search. A `.` that opens a segment costs more than one extra character, so
 // `src/*.ts` against `src/**` answers `src/a.ts` rather than the equally valid but odd `src/.ts`.

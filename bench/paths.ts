@@ -53,10 +53,15 @@ async function packagesRoom(d: DaemonProcess, mode: string, add: Add, quick: boo
 async function servicesRoom(d: DaemonProcess, mode: string, add: Add, quick: boolean) {
   const room = "bench:paths:services";
   const empty = "bench:paths:empty";
-  const tokens = await fill(d, room, (a) => [
+  const globsOf = (a: number) => [
     ...Array.from({ length: 10 }, (_, j) => `services/svc${a}/mod${j}/**`),
     ...Array.from({ length: 10 }, (_, j) => `services/svc${a}/**/*.gen${j}.ts`),
-  ]);
+  ];
+  const tokens = await fill(d, room, globsOf);
+  // agent-7's 20 claims alone: a conflicting check's answer (11 conflicts, each with its witness
+  // search) costs the same there, so this baseline shows what the other 980 claims add.
+  const few = "bench:paths:services-one-agent";
+  tokens.push(...(await fill(d, few, (a) => (a === 7 ? globsOf(a) : []), 20)));
   // A literal path may be a directory, so any path inside an agent's service overlaps its ten
   // `**/*.gen<j>.ts` claims (`services/svc7/lib/util.ts/a.gen0.ts`): the free path is beside them.
   const free = "services/common/lib/util.ts";
@@ -65,11 +70,14 @@ async function servicesRoom(d: DaemonProcess, mode: string, add: Add, quick: boo
     ["check_paths, a path that overlaps nothing", check(d, room, free, true), check(d, empty, free, true)],
     ["check_paths, a path that conflicts", check(d, room, taken, false), check(d, empty, taken, true)],
   ]);
+  const [alone, crowded] = await paired(quick ? 200 : 1000, check(d, few, taken, false), check(d, room, taken, false));
+  add({ mode, metric: `check_paths, a path that conflicts, services/svc<a>/…, agent-7's 20 claims alone (p50)`, value: alone, unit: "ms" });
+  add({ mode, metric: `check_paths, a path that conflicts, services/svc<a>/…, ${CLAIMS} claims in the room (p50)`, value: crowded, unit: "ms", baseline: "same, agent-7's 20 claims alone", baselineValue: alone });
   await release(d, tokens);
 }
 
-/** Claims each agent's globs, one claim per glob, and checks the room holds CLAIMS of them. */
-async function fill(d: DaemonProcess, room: string, globsOf: (agent: number) => string[]): Promise<string[]> {
+/** Claims each agent's globs, one claim per glob, and checks the room holds `expect` of them. */
+async function fill(d: DaemonProcess, room: string, globsOf: (agent: number) => string[], expect = CLAIMS): Promise<string[]> {
   const tokens: string[] = [];
   for (let a = 0; a < 50; a++) {
     for (const p of globsOf(a)) {
@@ -79,7 +87,7 @@ async function fill(d: DaemonProcess, room: string, globsOf: (agent: number) => 
     }
   }
   const held = (await d.call("list_path_claims", { room })).length;
-  if (held !== CLAIMS) throw new Error(`bench setup: expected ${CLAIMS} claims in ${room}, got ${held}`);
+  if (held !== expect) throw new Error(`bench setup: expected ${expect} claims in ${room}, got ${held}`);
   return tokens;
 }
 

@@ -1,7 +1,7 @@
 // The benchmark suite (`npm run bench`). Every figure is reported against a baseline measured
 // in the same run on the same daemon (a JSON-RPC ping), so a noisy machine cancels out; the
 // absolute numbers are printed too. Writes bench/results.json and bench/results.svg.
-//   bun bench/run.ts [--quick] [--modes normal,full] [--only journal]
+//   bun bench/run.ts [--quick] [--modes normal,full] [--only journal|paths]
 import { closeSync, fdatasyncSync, openSync, readFileSync, writeFileSync, writeSync, mkdtempSync } from "node:fs";
 import { tmpdir, cpus, totalmem } from "node:os";
 import { join } from "node:path";
@@ -10,13 +10,15 @@ import { type DaemonProcess, startDaemon } from "../test/helpers/daemon.ts";
 import { flock, LOCK_EX, LOCK_UN, monotonicNs } from "./flock.ts";
 import { renderChart } from "./chart.ts";
 import { medianPair, paired, pinSelf, pinTo } from "./pairing.ts";
+import { pathFigures } from "./paths.ts";
 import { warmUp } from "./warm-up.ts";
 
 const { values } = parseArgs({ options: { quick: { type: "boolean" }, modes: { type: "string" }, only: { type: "string" } } });
 const QUICK = values.quick === true;
 // --only journal: just the journal's cost (both daemons), for iterating on the write path.
+// --only paths: just the crowded-room path figures (bench/paths.ts), on one daemon per mode.
 const ONLY = values.only;
-if (ONLY !== undefined && ONLY !== "journal") throw new Error(`--only accepts "journal" (got ${ONLY})`);
+if (ONLY !== undefined && ONLY !== "journal" && ONLY !== "paths") throw new Error(`--only accepts "journal" or "paths" (got ${ONLY})`);
 const MODES = (values.modes ?? "normal,full").split(",").filter(Boolean);
 const SECONDS = QUICK ? 0.5 : 2; // per throughput point
 const CONCURRENCY = [1, 16, 64];
@@ -188,64 +190,6 @@ async function pools(d: DaemonProcess, mode: string, base: { ping: number; floor
   add({ mode, metric: "join+withdraw, 200 requests over 50 agents (p50)", value: joinCrowd, unit: "ms", baseline: "same, empty pool", baselineValue: joinEmpty });
 }
 
-// Path claims in a crowded room: 1,000 live claims (50 agents x 20 globs, one claim each), against
-// the same calls in an empty room. Each agent holds narrow subtrees of its own package, its docs
-// and tests, a brace pattern, and one wildcard-first pattern (no literal first segment, so the
-// room's index cannot rule it out: every check runs the overlap product on it). `**/fixtures-<a>/*`
-// would overlap every other agent's `pkg-<b>/src/mod-<i>/**` (at `pkg-b/src/mod-0/fixtures-a/x`),
-// so the wildcard-first ones are `*/fixtures-<a>/*`, which live alongside the rest.
-async function paths(d: DaemonProcess, mode: string) {
-  const CROWD = "bench:paths:crowd";
-  const EMPTY = "bench:paths:empty";
-  const globsOf = (a: number) => [
-    ...Array.from({ length: 16 }, (_, i) => `pkg-${a}/src/mod-${i}/**`),
-    `pkg-${a}/docs/*.md`,
-    `pkg-${a}/test/**/*.test.ts`,
-    `pkg-${a}/{package,tsconfig}.json`,
-    `*/fixtures-${a}/*`,
-  ];
-  const tokens: string[] = [];
-  for (let a = 0; a < 50; a++) {
-    for (const p of globsOf(a)) {
-      const r = await d.call("claim_paths", { agent_id: `agent-${a}`, paths: [p], room: CROWD, ttl_seconds: 3600 });
-      if (!r.granted) throw new Error(`bench setup: ${p} denied: ${JSON.stringify(r.conflicts?.[0])}`);
-      tokens.push(r.claim_token);
-    }
-  }
-  const held = (await d.call("list_path_claims", { room: CROWD })).length;
-  if (held !== 1000) throw new Error(`bench setup: expected 1000 claims, got ${held}`);
-
-  const reps = QUICK ? 200 : 1000;
-  // A fresh agent's narrow, non-conflicting claim, released at once.
-  const claim = async (room: string) => {
-    const r = await d.call("claim_paths", { agent_id: "fresh", paths: ["pkg-7/src/mod-99/**"], room });
-    if (!r.granted) throw new Error("bench: the fresh claim was denied");
-    await d.call("release_paths", { claim_token: r.claim_token });
-  };
-  const check = (room: string, path: string, clear: boolean) => async () => {
-    const r = await d.call("check_paths", { paths: [path], room, agent_id: "fresh" });
-    if (r.clear !== clear) throw new Error(`bench: check_paths ${path} in ${room}: clear=${r.clear}`);
-  };
-  const warm = async (fn: () => Promise<unknown>) => {
-    for (let i = 0; i < 50; i++) await fn();
-  };
-  const free = "pkg-7/src/mod-99/index.ts"; // overlaps nothing (shares a bucket with 19 claims of agent-7)
-  const taken = "pkg-7/src/mod-3/index.ts"; // inside agent-7's pkg-7/src/mod-3/**
-  const figures: [string, () => Promise<unknown>, () => Promise<unknown>][] = [
-    ["claim_paths+release_paths, narrow glob", () => claim(CROWD), () => claim(EMPTY)],
-    ["check_paths, a path that overlaps nothing", check(CROWD, free, true), check(EMPTY, free, true)],
-    ["check_paths, a path that conflicts", check(CROWD, taken, false), check(EMPTY, taken, true)],
-  ];
-  for (const [what, crowded, empty] of figures) {
-    await warm(crowded);
-    await warm(empty);
-    const [inEmpty, inCrowd] = await paired(reps, empty, crowded);
-    add({ mode, metric: `${what}, empty room (p50)`, value: inEmpty, unit: "ms" });
-    add({ mode, metric: `${what}, 1000 claims in the room (p50)`, value: inCrowd, unit: "ms", baseline: "same, empty room", baselineValue: inEmpty });
-  }
-  for (const t of tokens) await d.call("release_paths", { claim_token: t });
-}
-
 /** How late a blocked waiter gets the lock after its holder's TTL or heartbeat deadline. */
 async function expiryLags(d: DaemonProcess, mode: string, ping: number) {
   const reps = QUICK ? 2 : 5;
@@ -411,13 +355,22 @@ for (const mode of MODES) {
     await journalCost(mode);
     continue;
   }
+  if (ONLY === "paths") {
+    const d = await startDaemon({ args: ["--durability", mode] });
+    try {
+      await pathFigures(d, mode, add, QUICK);
+    } finally {
+      await d.kill();
+    }
+    continue;
+  }
   const d = await startDaemon({ args: ["--durability", mode] });
   try {
     const base = await latencies(d, mode);
     const ping = base.ping;
     firstPing ||= ping;
     await pools(d, mode, base);
-    await paths(d, mode);
+    await pathFigures(d, mode, add, QUICK);
     await expiryLags(d, mode, ping);
     summary[mode] = await throughputs(d, mode);
     await memory(d, mode);

@@ -10,8 +10,8 @@
 //   overlapping request never jumps a waiting one, while one that overlaps nothing goes at once.
 //   Detached waiters (their call timed out) keep their place under a wake_token but are passed
 //   over, like lock waiters.
-// - A room's claims are indexed in memory by their first literal segment, so a check against a
-//   thousand claims only runs the overlap product on those that could share a path.
+// - A room's claims are indexed in memory by their literal prefix segments (path-index.ts), so a
+//   check against a thousand claims only runs the overlap product on those that could share a path.
 // Every grant, denial, expiry, release, auto-release and forced release goes to the journal.
 import { AirlockError } from "../errors.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
@@ -20,6 +20,7 @@ import { type Deadlock, type Wait, type WaitGraph, type WaitSource } from "./dea
 import { nextFence } from "./fences.ts";
 import { type CheckBudget, checkBudget, type CompiledGlob, compileGlob, normalizePattern, overlap } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
+import { type Claim, type Conflict, PathIndex } from "./path-index.ts";
 import type { Presence } from "./presence.ts";
 import { newToken } from "./tokens.ts";
 import { isBlocked, type Outcome, type Waiter, type WaitQueue } from "./wait.ts";
@@ -42,32 +43,6 @@ export interface PathClaimRow {
   fence: number;
   acquired_at: number;
   expires_at: number;
-}
-
-export interface Claim {
-  token: string;
-  room: string;
-  agentId: string;
-  paths: string[];
-  reason: string | null;
-  fence: number;
-  acquiredAt: number;
-  expiresAt: number;
-}
-
-export interface Conflict {
-  /** The requested pattern. */
-  path: string;
-  heldBy: string;
-  /** The other side's pattern. */
-  heldPath: string;
-  /** A concrete path both match. */
-  witness: string;
-  reason: string | null;
-  /** When the other side's claim expires (absent for a request queued ahead). */
-  expiresAt?: number;
-  /** The room the other side's claim is in, when a check covered more than one (see check's `also`). */
-  room?: string;
 }
 
 export interface ClaimRequest {
@@ -120,19 +95,6 @@ interface PathWait {
 
 type PathWaiter = Waiter<PathWait, ClaimGranted>;
 
-interface Indexed {
-  claim: Claim;
-  glob: CompiledGlob;
-}
-
-/** One room's live claims, bucketed by first literal segment; `wild` holds the rest. */
-interface RoomIndex {
-  claims: Map<string, Claim>;
-  buckets: Map<string, Set<Indexed>>;
-  wild: Set<Indexed>;
-  entries: Map<string, Indexed[]>;
-}
-
 /**
  * Rooms named by an absolute directory (a main worktree, a directory outside any repository, or
  * one the daemon cannot read) follow that file system's case rule: macOS's default volumes are
@@ -146,7 +108,7 @@ export function roomIsCaseInsensitive(room: string): boolean {
 
 export class Paths implements WaitSource {
   readonly waits: WaitQueue<PathWait, ClaimGranted>;
-  private readonly rooms = new Map<string, RoomIndex>();
+  private readonly index = new PathIndex();
 
   constructor(
     private readonly c: Ctx,
@@ -172,7 +134,7 @@ export class Paths implements WaitSource {
 
   /** Another daemon changed the shared store: the index is rebuilt from the rows. */
   *refresh(): Tx<void> {
-    this.rooms.clear();
+    this.index.clear();
     yield* this.load();
   }
 
@@ -180,7 +142,8 @@ export class Paths implements WaitSource {
   *load(): Tx<void> {
     for (const row of yield* all<PathClaimRow>("SELECT * FROM path_claims")) {
       const claim = toClaim(row);
-      this.index(claim);
+      const caseInsensitive = roomIsCaseInsensitive(claim.room);
+      this.index.add(claim, claim.paths.map((p) => compileGlob(p, { caseInsensitive })));
       this.arm(claim);
     }
   }
@@ -337,7 +300,7 @@ export class Paths implements WaitSource {
           `force_release_paths needs an agent registered with role "${LEAD_ROLE}" (${req.agentId} is not); ask the lead, or the holder to release_paths`,
         );
       }
-      const claims = [...(self.rooms.get(room)?.claims.values() ?? [])].filter(
+      const claims = self.index.claimsIn(room).filter(
         (cl) => cl.agentId === req.holder && (!wanted || cl.paths.some((p) => wanted.has(p))),
       );
       for (const claim of claims) yield* self.free(claim, "path.force_released", req.reason, req.agentId);
@@ -349,7 +312,7 @@ export class Paths implements WaitSource {
   *releaseAllOf(agentId: string, reason: string | null = null): Tx<string[]> {
     const rows = yield* all<PathClaimRow>("SELECT * FROM path_claims WHERE agent_id = ? ORDER BY acquired_at, token", agentId);
     for (const row of rows) {
-      const claim = this.rooms.get(row.room)?.claims.get(row.token) ?? toClaim(row);
+      const claim = this.index.find(row.room, row.token) ?? toClaim(row);
       yield* this.free(claim, "path.auto_released", reason);
     }
     // Its places in line go too: a departed agent must never be granted a region later.
@@ -375,7 +338,7 @@ export class Paths implements WaitSource {
   private *live(token: string): Tx<Claim | undefined> {
     const row = yield* get<PathClaimRow>("SELECT * FROM path_claims WHERE token = ? AND expires_at > ?", token, this.c.clock.now());
     if (!row) return undefined;
-    return this.rooms.get(row.room)?.claims.get(token) ?? toClaim(row);
+    return this.index.find(row.room, token) ?? toClaim(row);
   }
 
   /** What stands in the way of `want` (held by waiter w, or a newcomer): others' claims, then earlier blocked waiters. */
@@ -397,31 +360,7 @@ export class Paths implements WaitSource {
 
   /** Every (requested, held) pair that overlaps, against live claims of agents other than agentId. */
   private claimConflicts(room: string, globs: readonly CompiledGlob[], agentId: string | undefined, budget: CheckBudget): Conflict[] {
-    const idx = this.rooms.get(room);
-    if (!idx) return [];
-    const now = this.c.clock.now();
-    const out: Conflict[] = [];
-    for (const a of globs) {
-      const first = a.literalPrefix[0];
-      const candidates: Iterable<Indexed>[] =
-        first === undefined ? [...idx.buckets.values(), idx.wild] : [idx.buckets.get(first) ?? [], idx.wild];
-      for (const set of candidates) {
-        for (const e of set) {
-          if (e.claim.agentId === agentId || e.claim.expiresAt <= now) continue;
-          const witness = overlap(a, e.glob, budget);
-          if (witness === null) continue;
-          out.push({
-            path: a.source,
-            heldBy: e.claim.agentId,
-            heldPath: e.glob.source,
-            witness,
-            reason: e.claim.reason,
-            expiresAt: e.claim.expiresAt,
-          });
-        }
-      }
-    }
-    return out;
+    return this.index.conflicts(room, globs, agentId, this.c.clock.now(), budget);
   }
 
   private *grant(want: PathWait): Tx<ClaimGranted> {
@@ -447,7 +386,7 @@ export class Paths implements WaitSource {
       now,
       claim.expiresAt,
     );
-    this.index(claim);
+    this.index.add(claim, want.globs);
     this.arm(claim);
     yield* this.journal.record("path.granted", claim.room, {
       agentId: claim.agentId,
@@ -476,7 +415,7 @@ export class Paths implements WaitSource {
   private *free(claim: Claim, kind: string, reason: string | null, by?: string): Tx<void> {
     yield* run("DELETE FROM path_claims WHERE token = ?", claim.token);
     this.c.scheduler.cancel(`path:${claim.token}`);
-    this.unindex(claim);
+    this.index.remove(claim);
     yield* this.journal.record(kind, claim.room, {
       agentId: by ?? claim.agentId,
       reason,
@@ -485,7 +424,6 @@ export class Paths implements WaitSource {
     yield* this.serve(claim.room);
   }
 
-  /** Grants, in line order, every blocked request in the room that nothing stands in front of. */
   /**
    * Whether a blocked request can be granted now. It runs inside someone else's release, which
    * must not fail: a request too costly to decide within its budget is simply not granted here
@@ -500,6 +438,7 @@ export class Paths implements WaitSource {
     }
   }
 
+  /** Grants, in line order, every blocked request in the room that nothing stands in front of. */
   private *serve(room: string): Tx<void> {
     for (const w of [...this.waits.line(room)]) {
       if (!isBlocked(w)) continue;
@@ -521,42 +460,7 @@ export class Paths implements WaitSource {
 
   private *expire(token: string): Tx<void> {
     const row = yield* get<PathClaimRow>("SELECT * FROM path_claims WHERE token = ?", token);
-    if (row && row.expires_at <= this.c.clock.now()) yield* this.free(this.rooms.get(row.room)?.claims.get(row.token) ?? toClaim(row), "path.expired", null);
-  }
-
-  private index(claim: Claim): void {
-    let idx = this.rooms.get(claim.room);
-    if (!idx) this.rooms.set(claim.room, (idx = { claims: new Map(), buckets: new Map(), wild: new Set(), entries: new Map() }));
-    const caseInsensitive = roomIsCaseInsensitive(claim.room);
-    const entries = claim.paths.map((p) => ({ claim, glob: compileGlob(p, { caseInsensitive }) }));
-    for (const e of entries) {
-      const first = e.glob.literalPrefix[0];
-      if (first === undefined) idx.wild.add(e);
-      else {
-        let b = idx.buckets.get(first);
-        if (!b) idx.buckets.set(first, (b = new Set()));
-        b.add(e);
-      }
-    }
-    idx.claims.set(claim.token, claim);
-    idx.entries.set(claim.token, entries);
-  }
-
-  private unindex(claim: Claim): void {
-    const idx = this.rooms.get(claim.room);
-    if (!idx) return;
-    for (const e of idx.entries.get(claim.token) ?? []) {
-      const first = e.glob.literalPrefix[0];
-      if (first === undefined) idx.wild.delete(e);
-      else {
-        const b = idx.buckets.get(first);
-        b?.delete(e);
-        if (b?.size === 0) idx.buckets.delete(first);
-      }
-    }
-    idx.claims.delete(claim.token);
-    idx.entries.delete(claim.token);
-    if (idx.claims.size === 0) this.rooms.delete(claim.room);
+    if (row && row.expires_at <= this.c.clock.now()) yield* this.free(this.index.find(row.room, row.token) ?? toClaim(row), "path.expired", null);
   }
 }
 

@@ -2,7 +2,8 @@
 // renew_paths, check_paths, list_path_claims, force_release_paths.
 import * as v from "valibot";
 import type { Kernel } from "../../domain/kernel.ts";
-import { type Claim, type ClaimResult, type Conflict, DEFAULT_ROOM } from "../../domain/paths.ts";
+import type { Claim, Conflict } from "../../domain/path-index.ts";
+import { type ClaimResult, DEFAULT_ROOM } from "../../domain/paths.ts";
 import { clampedSeconds, MAX_ID_LENGTH, text, textList, ttlArgs, ttlSeconds } from "./args.ts";
 import { compact, DEADLOCK_NOTE, defineTool, inSeconds } from "./define.ts";
 import { rooms } from "./rooms.ts";

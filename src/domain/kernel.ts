@@ -7,6 +7,7 @@ import { pure } from "../store/tx.ts";
 import { type Clock, offsetClock, systemClock } from "./clock.ts";
 import { createCtx, type Ctx } from "./context.ts";
 import { Cluster } from "./cluster.ts";
+import { VersionSync } from "./cluster-sync.ts";
 import { Counters } from "./counters.ts";
 import { WaitGraph } from "./deadlock.ts";
 import { Events } from "./events.ts";
@@ -112,12 +113,13 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
   if (shared) {
     const refreshers = primitives.flatMap((p) => (p.refresh ? [{ tables: p.tables, refresh: p.refresh }] : []));
     const cluster = new Cluster(shared.daemonId, ctx.queues, journal, refreshers);
-    await shared.attach({
-      catchUp: (changed) => cluster.catchUp(changed),
+    const hooks = {
+      catchUp: (changed: ReadonlySet<string> | null) => cluster.catchUp(changed),
       flush: () => cluster.flush(),
       forget: () => cluster.forget(),
       waiting: () => cluster.waiting(),
-    });
+    };
+    await shared.attach(new VersionSync(hooks, shared.daemonId));
   }
   // Expiries that fell due while the daemon was down are processed now, before any call.
   await ctx.read(() => pure(undefined));

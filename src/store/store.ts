@@ -57,6 +57,39 @@ export interface ClusterHooks {
   waiting(): boolean;
 }
 
+/** Where the shared state stands at a transaction's start, as this daemon sees it. */
+export interface Opened {
+  version: number;
+  /** The tables changed since this daemon last looked; null when that is not known (reread them all). */
+  changed: ReadonlySet<string> | null;
+}
+
+/**
+ * The cluster version protocol (src/domain/cluster-sync.ts): the statements a shared store's
+ * driver sends around every transaction so that a daemon learns what the others committed.
+ * The driver owns the round trips; the protocol makes their text and reads their results.
+ */
+export interface VersionProtocol {
+  /** What every transaction does besides its body. */
+  readonly hooks: ClusterHooks;
+  /** The LISTEN/NOTIFY channel a daemon that wrote notifies. */
+  readonly channel: string;
+  /** The version of the shared state this daemon last saw; -1: unknown. */
+  seen: number;
+  /** Where this daemon stood is not known any more (a reconnect, a daemon came or went). */
+  unknown(): void;
+  /** A transaction failed: memory may be ahead of the rows, so everything is reread. */
+  failed(): void;
+  /** The text sent as the transaction's first round trip (BEGIN included). */
+  beginText(): string;
+  /** What that round trip's results say. */
+  opened(results: unknown): Opened;
+  /** The statement sent with COMMIT when the transaction changed rows; undefined when nothing changed. */
+  bumpText(written: ReadonlySet<string>, flushed: boolean): string | undefined;
+  /** The version that statement moved to. */
+  bumped(rows: readonly Record<string, unknown>[]): number;
+}
+
 export interface SharedStore {
   /** This daemon's name among those sharing the store, new at every start. */
   readonly daemonId: string;
@@ -66,8 +99,8 @@ export interface SharedStore {
    * whatever the machines' clocks say.
    */
   readonly clockOffsetMs: number;
-  /** From now on every transaction (reads included) runs the hooks, in the global order. */
-  attach(hooks: ClusterHooks): Promise<void>;
+  /** From now on every transaction (reads included) runs the protocol and its hooks, in the global order. */
+  attach(protocol: VersionProtocol): Promise<void>;
 }
 
 /** then() that stays synchronous when the value is: SQLite's path pays no microtask for it. */

@@ -17,6 +17,7 @@ const MIGRATIONS = { sqlite: join(ROOT, "src/store/migrations"), postgres: join(
 /** Files of src/domain that name tables in SQL and are no primitive's: why they declare nothing. */
 const NOT_PRIMITIVES: Record<string, string> = {
   "cluster.ts": "the cluster's bookkeeping (waiters, grants, daemons), which it reloads itself",
+  "cluster-sync.ts": "the cluster version protocol (airlock_sync, airlock_changes): statements the store's driver sends around every transaction, nothing cached",
   "snapshot.ts": "the read-only views of status and the dashboard: every table read afresh at each call, nothing kept",
 };
 

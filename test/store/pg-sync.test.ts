@@ -1,8 +1,9 @@
-// The cluster version protocol (src/store/pg/sync.ts) between two stores on one database, each
+// The cluster version protocol (src/domain/cluster-sync.ts, run by src/store/pg/) between two stores on one database, each
 // attached as a daemon would attach it: what one commits reaches the other's next transaction
 // as a catch-up naming the tables it wrote, and nothing else does. The hooks are the domain's
 // side of the seam (src/domain/cluster.ts implements them); here they only record the calls.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { VersionSync } from "../../src/domain/cluster-sync.ts";
 import { openPgStore, type PgStore } from "../../src/store/pg/index.ts";
 import type { ClusterHooks } from "../../src/store/store.ts";
 import { run } from "../../src/store/tx.ts";
@@ -37,8 +38,8 @@ describePg("the cluster version protocol between two stores", () => {
     db = await freshDatabase();
     a = await openPgStore(db.url);
     b = await openPgStore(db.url);
-    await a.shared.attach(ra.hooks);
-    await b.shared.attach(rb.hooks);
+    await a.shared.attach(new VersionSync(ra.hooks, a.shared.daemonId));
+    await b.shared.attach(new VersionSync(rb.hooks, b.shared.daemonId));
     await b.tx(function* () {}); // b has seen where the shared state stands
   });
   afterAll(async () => {

@@ -4,12 +4,12 @@
 // middle of its own (the same guarantee SQLite's driver gives by running a body in one go).
 // Unlike SQLite's, a tx() called from inside a body does not join it: it waits its turn behind
 // it (bodies compose with yield*, not with nested tx()). On a shared store every transaction
-// also runs the cluster version protocol (sync.ts) around its body.
+// also runs the cluster version protocol (src/domain/cluster-sync.ts) around its body.
 import { AirlockError } from "../../errors.ts";
 import type { RunResult, Stmt, Tx } from "../tx.ts";
 import { type Connection, isConnectionError, type Link, outcomeUnknown, unavailable } from "./connection.ts";
 import { type PgResult, rowsOf, type Translated, translate } from "./dialect.ts";
-import type { Opened, VersionSync } from "./sync.ts";
+import type { Opened, VersionProtocol } from "../store.ts";
 
 type Hook = { done: () => void; orElse?: (() => void) | undefined };
 
@@ -24,7 +24,7 @@ export class PgDriver {
   /** The tables the running transaction changed (its version records them for the others). */
   private written = new Set<string>();
   /** Set when other daemons share the store (attach): the version protocol every transaction runs. */
-  sync: VersionSync | null = null;
+  sync: VersionProtocol | null = null;
 
   constructor(
     private readonly conn: Connection,

@@ -2,8 +2,8 @@
 // it (connect, migrate or check the schema, read the database's clock) and assembles it from
 // its parts: url.ts (the URL, TLS, redaction), dialect.ts (SQLite's SQL and numbers as
 // PostgreSQL's), migrate.ts, connection.ts (the one connection, reconnects), driver.ts (the
-// queue of bodies, BEGIN/COMMIT), sync.ts (the cluster version protocol) and peers.ts (the
-// heartbeat and LISTEN of a shared store).
+// queue of bodies, BEGIN/COMMIT) and peers.ts (the heartbeat and LISTEN of a shared store; the
+// cluster version protocol it runs is the domain's, src/domain/cluster-sync.ts).
 import type { Durability } from "../../config/settings.ts";
 import { AirlockError } from "../../errors.ts";
 import type { SharedStore, Store } from "../store.ts";

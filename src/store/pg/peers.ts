@@ -7,11 +7,10 @@ import { errorMessage } from "../../errors.ts";
 import { createLog } from "../../log.ts";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { type ClusterHooks, DEAD_AFTER_MS, type SharedStore } from "../store.ts";
+import { DEAD_AFTER_MS, type SharedStore, type VersionProtocol } from "../store.ts";
 import { type Connection, CONNECT_TIMEOUT_S } from "./connection.ts";
 import { DB_NOW } from "./dialect.ts";
 import type { PgDriver } from "./driver.ts";
-import { CHANNEL, VersionSync } from "./sync.ts";
 
 const log = createLog("store");
 
@@ -35,15 +34,15 @@ export class Peers implements SharedStore {
     public clockOffsetMs: number,
   ) {}
 
-  async attach(hooks: ClusterHooks): Promise<void> {
-    this.driver.sync = new VersionSync(hooks, this.daemonId);
+  async attach(protocol: VersionProtocol): Promise<void> {
+    this.driver.sync = protocol;
     await this.beat();
     this.heartbeat = setInterval(() => void this.beat().catch((err: unknown) => log.debug(`heartbeat failed: ${errorMessage(err)}`)), HEARTBEAT_MS);
     this.heartbeat.unref?.();
     // Bun's client re-subscribes a LISTEN by itself after its connection drops; a NOTIFY sent
     // meanwhile is lost, which the version check at the next transaction makes up for.
     this.listener = new SQL(this.url, { max: 1, connectionTimeout: CONNECT_TIMEOUT_S });
-    await this.listener.listen(CHANNEL, (payload: string) => {
+    await this.listener.listen(protocol.channel, (payload: string) => {
       if (payload !== this.daemonId) this.poke(true);
     });
   }

@@ -2,32 +2,28 @@
 // daemon on a shared store learns that others committed since it last looked, and what they
 // touched. Every transaction takes the global order's lock first; a version row
 // (`airlock_sync`) moves with every transaction that changed a row, and each version records
-// the tables it changed (`airlock_changes`, the newest thousand). The driver (driver.ts) sends
-// BEGIN, the lock and the version read in one round trip, and the bump, its NOTIFY and COMMIT
-// in another. What to reread for a set of tables is the domain's (src/domain/cluster.ts, behind
-// ClusterHooks); this module only keeps the count.
-import type { ClusterHooks } from "../store.ts";
+// the tables it changed (`airlock_changes`, the newest thousand). It lives here, beside the
+// cluster it serves (cluster.ts: what to reread for a set of tables, the lines, the grants),
+// and the store's driver runs it through the `VersionProtocol` it declares
+// (src/store/store.ts): the driver sends BEGIN, the lock and the version read in one round
+// trip, and the bump, its NOTIFY and COMMIT in another, so the texts are made here and sent
+// there.
+import type { ClusterHooks, Opened, VersionProtocol } from "../store/store.ts";
 
 /** Every transaction of every daemon takes this lock first: one global order (docs/cluster.md). */
 const ORDER_LOCK = "7019267304284449570";
 /** The channel a daemon that wrote notifies, so the others catch up now rather than on their next call. */
-export const CHANNEL = "airlock";
+const CHANNEL = "airlock";
 /** How many versions keep their record of tables; a daemon further behind rereads everything. */
 const CHANGES_KEPT = 1000;
 
-/** Where the shared state stands at a transaction's start, as this daemon sees it. */
-export interface Opened {
-  version: number;
-  /** The tables changed since this daemon last looked; null when that is not known (reread them all). */
-  changed: ReadonlySet<string> | null;
-}
-
-export class VersionSync {
+export class VersionSync implements VersionProtocol {
+  readonly channel = CHANNEL;
   /** The version of the shared state this daemon last saw; -1: unknown, the next transaction catches up in full. */
   seen = -1;
 
   constructor(
-    /** What every transaction does besides its body (the domain's, src/domain/cluster.ts). */
+    /** What every transaction does besides its body (cluster.ts). */
     readonly hooks: ClusterHooks,
     /** The NOTIFY's payload, so a daemon does not wake itself. */
     private readonly daemonId: string,

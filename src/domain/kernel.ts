@@ -10,6 +10,7 @@ import { Counters } from "./counters.ts";
 import { WaitGraph } from "./deadlock.ts";
 import { Events } from "./events.ts";
 import { Journal, type JournalOptions } from "./journal.ts";
+import { Lines, LOCAL_DAEMON } from "./lines.ts";
 import { Locks } from "./locks.ts";
 import { Notes } from "./notes.ts";
 import { Paths } from "./paths.ts";
@@ -68,10 +69,17 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
     yield* paths.releaseAllOf(agentId, reason === "lapsed" ? "presence lapsed" : "agent unregistered");
   });
 
+  // The waiter lines' one stored form (lines.ts): every transaction that changed them ends by
+  // writing them down (a shared store's flush does it there; SQLite's store runs it itself).
+  const lines = new Lines(shared?.daemonId ?? LOCAL_DAEMON, ctx.queues, shared !== undefined, opts.store.afterCommit);
+  if (!shared) opts.store.finishWith?.(() => (lines.pending() ? lines.flush() : null));
+
   // The stored state is loaded (timers armed, lines rebuilt) with the store's own tx, not the
   // context's: that would first run whatever fell due while the daemon was down (a lapsed
   // heartbeat, say) before every primitive is loaded.
   await opts.store.tx(function* () {
+    // SQLite: the lines first (every place detached), then each primitive arms its timers for them.
+    if (!shared) yield* lines.load();
     yield* locks.load();
     yield* notes.load();
     yield* presence.load();
@@ -84,12 +92,12 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
   // with what they committed (the lines included) and ends by writing down its own changes.
   if (shared) {
     // What each primitive keeps from which tables (an offer's state lives in the lines).
-    const cluster = new Cluster(shared.daemonId, ctx.queues, journal, [
+    const cluster = new Cluster(shared.daemonId, ctx.queues, lines, journal, [
       { tables: ["locks"], refresh: () => locks.load() },
       { tables: ["notes"], refresh: () => notes.load() },
       { tables: ["agents"], refresh: () => presence.load() },
       { tables: ["tasks"], refresh: () => tasks.load() },
-      { tables: ["pools", "slots", "slot_requests", "waiters"], refresh: () => pools.refresh() },
+      { tables: ["pools", "slots", "waiters"], refresh: () => pools.refresh() },
       { tables: ["path_claims"], refresh: () => paths.refresh() },
     ]);
     await shared.attach({
@@ -117,6 +125,7 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
     paths,
     graph,
     close() {
+      lines.close(); // the lines stay stored as they are: emptying the queues below is no departure
       ctx.scheduler.stop();
       locks.waits.clear();
       events.waits.clear();

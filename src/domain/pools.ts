@@ -7,7 +7,8 @@
 //   (skipped) until it calls again, which puts it back in line at the tail.
 //   Invariant: held + offered ≤ capacity (held may exceed a lowered capacity: nothing is revoked).
 // - Weights: a request that does not fit blocks the ones behind it (no overtaking at the head).
-// - Requests persist (an agent may wait twenty minutes for a build slot), and so do holders.
+// - Requests persist (an agent may wait twenty minutes for a build slot), and so do holders:
+//   holders in `slots`, requests as the slot queue's places in the lines (src/domain/lines.ts).
 // - A slot bound to a pid lives exactly as long as that process group: checked every
 //   PROCESS_WATCH_MS, and at start, never released merely for being old. Without a pid a slot
 //   has a TTL with renewal, and its agent's departure releases it.
@@ -76,22 +77,6 @@ export interface SlotRow {
   pid: number | null;
   pgid: number | null;
   pid_start: string | null;
-}
-
-interface RequestRow {
-  token: string;
-  pool: string;
-  agent_id: string;
-  weight: number;
-  reason: string | null;
-  ttl_ms: number;
-  pid: number | null;
-  pgid: number | null;
-  pid_start: string | null;
-  state: RequestState;
-  offer_expires_at: number | null;
-  since: number;
-  seq: number;
 }
 
 export interface SlotGrant {
@@ -251,13 +236,12 @@ export class Pools implements WaitSource {
         w.req.state = "queued";
         yield* this.record("pool.queued", w, "rejoined after a missed offer");
       }
-      yield* this.persist(w);
+      this.waits.touch(w);
       this.waits.keep(w, true);
     } else {
       const nobodyWaits = !this.waits.line(req.pool).some((x) => x.req.state !== "paused");
       if (nobodyWaits && want.weight <= (yield* this.free(pool))) return { done: yield* this.grantNew(pool.name, want) };
       w = this.waits.enqueue(req.pool, { ...want, state: "queued", offerExpiresAt: null }, req.agentId);
-      yield* this.persist(w);
       this.waits.keep(w);
       yield* this.record("pool.queued", w, req.reason ?? null);
     }
@@ -444,7 +428,7 @@ export class Pools implements WaitSource {
   private *offer(w: SlotWaiter, pool: PoolRow): Tx<void> {
     w.req.state = "offered";
     w.req.offerExpiresAt = this.c.clock.now() + pool.offer_seconds * 1000;
-    yield* this.persist(w);
+    this.waits.touch(w);
     this.waits.keep(w);
     yield* this.record("pool.offered", w, w.req.reason, { offer_seconds: pool.offer_seconds });
     this.armOffer(w);
@@ -459,7 +443,7 @@ export class Pools implements WaitSource {
     if (this.waits.find(w.token, w.key) !== w || w.req.state !== "offered") return;
     w.req.state = "paused";
     w.req.offerExpiresAt = null;
-    yield* this.persist(w);
+    this.waits.touch(w);
     yield* this.record("pool.offer_expired", w, "the offer was not claimed in time");
     yield* this.record("pool.paused", w, "skipped until it calls again, then it rejoins at the tail");
     yield* this.serve(w.key);
@@ -475,29 +459,27 @@ export class Pools implements WaitSource {
     w.req.offerExpiresAt = null;
     // Unless the agent has already called again (and so holds a newer request), it is paused.
     if (this.waits.reinstate(w)) {
-      yield* this.persist(w);
+      this.waits.touch(w);
       yield* this.record("pool.paused", w, "granted while its client was gone; it rejoins at the tail when it calls again");
     }
     yield* this.serve(w.key);
   }
 
   /** A request leaves the line (it takes a slot, is withdrawn, or its agent or process is gone). */
-  private *unqueue(w: SlotWaiter): Tx<void> {
+  private unqueue(w: SlotWaiter): void {
     this.waits.remove(w);
     this.c.scheduler.cancel(`slot-offer:${w.token}`);
-    yield* run("DELETE FROM slot_requests WHERE token = ?", w.token);
   }
 
   private *withdraw(w: SlotWaiter, reason: string): Tx<void> {
     const hadOffer = w.req.state === "offered";
-    yield* this.unqueue(w);
+    this.unqueue(w);
     yield* this.record("pool.released", w, reason, { withdrawn: true });
     if (hadOffer) yield* this.serve(w.key);
   }
 
   /** The wait queue's onExpire: a request whose agent has not called for POOL_WAKE_GRACE_MS leaves the line. */
   private *abandon(w: SlotWaiter): Tx<void> {
-    yield* run("DELETE FROM slot_requests WHERE token = ?", w.token);
     yield* this.record("pool.released", w, "request abandoned: no call for an hour", { withdrawn: true });
     if (w.req.state === "offered") yield* this.serve(w.key);
   }
@@ -507,12 +489,8 @@ export class Pools implements WaitSource {
    * request leaves the line now) or blocked (byQueue: the wait queue's grant answers it).
    */
   private *grantRequest(w: SlotWaiter, want: Omit<SlotWait, "state" | "offerExpiresAt">, byQueue = false): Tx<SlotGrant> {
-    if (byQueue) {
-      this.c.scheduler.cancel(`slot-offer:${w.token}`);
-      yield* run("DELETE FROM slot_requests WHERE token = ?", w.token);
-    } else {
-      yield* this.unqueue(w);
-    }
+    if (byQueue) this.c.scheduler.cancel(`slot-offer:${w.token}`);
+    else this.unqueue(w);
     return yield* this.grantNew(w.key, want, w.since);
   }
 
@@ -570,7 +548,7 @@ export class Pools implements WaitSource {
     w.req.state = "queued";
     w.req.offerExpiresAt = null;
     this.c.scheduler.cancel(`slot-offer:${w.token}`);
-    yield* this.persist(w);
+    this.waits.touch(w);
   }
 
   /** After capacity is lowered, offers beyond what is free go back to waiting (at their place). */
@@ -747,52 +725,25 @@ export class Pools implements WaitSource {
     return yield* this.find(name);
   }
 
-  // ---- persistence ----
-
-  private *persist(w: SlotWaiter): Tx<void> {
-    const r = w.req;
-    yield* run(
-      "INSERT INTO slot_requests (token, pool, agent_id, weight, reason, ttl_ms, pid, pgid, pid_start, state, offer_expires_at, since, seq) " +
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(token) DO UPDATE SET weight = excluded.weight, reason = excluded.reason, " +
-        "ttl_ms = excluded.ttl_ms, pid = excluded.pid, pgid = excluded.pgid, pid_start = excluded.pid_start, state = excluded.state, " +
-        "offer_expires_at = excluded.offer_expires_at, since = excluded.since, seq = excluded.seq",
-      w.token,
-      w.key,
-      r.agentId,
-      r.weight,
-      r.reason,
-      r.ttlMs,
-      r.binding?.pid ?? null,
-      r.binding?.pgid ?? null,
-      r.binding ? pidStart(r.binding) : null,
-      r.state,
-      r.offerExpiresAt,
-      w.since,
-      w.order,
-    );
-  }
+  // ---- load and refresh ----
 
   /**
-   * At start: holders' expiries re-armed, the lines rebuilt in their order, bound groups checked
-   * (createKernel runs every primitive's load). On a shared store the lines are the cluster's
-   * to load (every daemon's requests, src/domain/cluster.ts): only the timers are armed here.
+   * At start: holders' expiries and offers' deadlines armed (the lines, requests included, are
+   * loaded before: src/domain/lines.ts, or on a shared store the cluster's catch-up), and bound
+   * groups checked at once (createKernel runs every primitive's load).
    */
   *load(shared = false): Tx<void> {
-    if (shared) {
-      yield* this.refresh();
-      return;
-    }
-    const restored = yield* this.reloadTx();
-    // Store the new arrival order (it keeps the old one's sequence).
-    if (restored > 0) yield* this.persistAllTx();
+    yield* this.refresh();
+    if (shared) return;
     // Process-bound holders and requests are checked against real liveness at once.
     this.c.scheduler.at("pools:watch", this.c.clock.now(), () => this.watchTick());
     this.watching = true;
   }
 
   /**
-   * Another daemon changed the shared store: the cached pool rows go, and every holder's expiry
-   * and every offer's deadline is armed here too (whichever daemon gets there first acts).
+   * Another daemon changed the shared store (or the daemon starts): the cached pool rows go, and
+   * every holder's expiry and every offer's deadline is armed here too (whichever daemon gets
+   * there first acts).
    */
   *refresh(): Tx<void> {
     this.rows.clear();
@@ -806,37 +757,6 @@ export class Pools implements WaitSource {
       if (w.req.state === "offered") this.armOffer(w);
       if (w.req.binding?.host !== undefined && w.req.binding.host !== me) this.watchHosts();
     }
-  }
-
-  /** Re-arms the holders' expiries and rebuilds the lines; how many requests it restored. */
-  private *reloadTx(): Tx<number> {
-    for (const s of yield* all<SlotRow>("SELECT * FROM slots")) {
-      if (s.expires_at !== null) this.armSlot(s.token, s.expires_at);
-    }
-    const rows = yield* all<RequestRow>("SELECT * FROM slot_requests ORDER BY seq");
-    for (const r of rows) {
-      const w = this.waits.enqueue(
-        r.pool,
-        {
-          agentId: r.agent_id,
-          weight: r.weight,
-          reason: r.reason,
-          ttlMs: r.ttl_ms,
-          binding: bindingOf(r),
-          state: r.state,
-          offerExpiresAt: r.offer_expires_at,
-        },
-        r.agent_id,
-        { token: r.token, since: r.since },
-      );
-      this.waits.keep(w);
-      if (r.state === "offered") this.armOffer(w);
-    }
-    return rows.length;
-  }
-
-  private *persistAllTx(): Tx<void> {
-    for (const w of this.waits.all()) yield* this.persist(w);
   }
 
   private armSlot(token: string, expiresAt: number): void {

@@ -14,7 +14,7 @@ import { Lines, LOCAL_DAEMON } from "./lines.ts";
 import { Locks } from "./locks.ts";
 import { Notes } from "./notes.ts";
 import { Paths } from "./paths.ts";
-import { Pools } from "./pools.ts";
+import { Pools } from "./pools/index.ts";
 import { Presence } from "./presence.ts";
 import { Tasks } from "./tasks.ts";
 

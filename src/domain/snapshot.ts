@@ -8,7 +8,7 @@ import { secondsSince, secondsUntil } from "./context.ts";
 import type { CycleStep, Deadlock, Wait, WouldDeadlock } from "./deadlock.ts";
 import type { JournalEntry } from "./journal.ts";
 import type { Kernel } from "./kernel.ts";
-import type { Holder, Queued } from "./pools.ts";
+import type { Holder, Queued } from "./pools/index.ts";
 
 export interface Snapshot {
   source: "daemon" | "database";

@@ -7,7 +7,7 @@ import { afterEach, expect, test } from "bun:test";
 import { ManualClock } from "../../src/domain/clock.ts";
 import { createKernel, type Kernel } from "../../src/domain/kernel.ts";
 import { LOCK_WAKE_GRACE_MS } from "../../src/domain/locks.ts";
-import { POOL_WAKE_GRACE_MS } from "../../src/domain/pools.ts";
+import { POOL_WAKE_GRACE_MS } from "../../src/domain/pools/index.ts";
 import { openPgStore, type PgStore } from "../../src/store/pg.ts";
 import { describePg, freshDatabase, withClient } from "../helpers/pg.ts";
 

@@ -7,7 +7,7 @@
 // --unshare-pid sandbox, `run` holds an unbound slot instead and keeps it alive by heartbeat.
 import { hostname } from "node:os";
 import { defineCommand } from "citty";
-import { DEFAULT_POOL } from "../domain/pools.ts";
+import { DEFAULT_POOL } from "../domain/pools/index.ts";
 import { AirlockError, errorMessage } from "../errors.ts";
 import { bindProcess, groupAlive, groupSize, pidNamespace } from "../machine/process.ts";
 import { commandLine, commandOf, keepRenewed, RENEWALS_PER_TTL, spawnChild, unrunnable } from "./child.ts";

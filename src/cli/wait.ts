@@ -4,7 +4,7 @@
 // and withdraw the request when interrupted so nobody is left waiting behind a ghost.
 import { constants, hostname } from "node:os";
 import { defineCommand } from "citty";
-import { DEFAULT_POOL } from "../domain/pools.ts";
+import { DEFAULT_POOL } from "../domain/pools/index.ts";
 import { env } from "../config/env.ts";
 import { AirlockError } from "../errors.ts";
 import { callTool, type ClientOptions, PORT_ARG, rpc } from "./client.ts";

@@ -12,10 +12,11 @@ import { Counters } from "./counters.ts";
 import { WaitGraph } from "./deadlock.ts";
 import { Events } from "./events.ts";
 import { Journal, type JournalOptions } from "./journal.ts";
+import { Lines, LOCAL_DAEMON } from "./lines.ts";
 import { Locks } from "./locks.ts";
 import { Notes } from "./notes.ts";
 import { Paths } from "./paths.ts";
-import { Pools } from "./pools.ts";
+import { Pools } from "./pools/index.ts";
 import { Presence } from "./presence.ts";
 import type { Primitive } from "./primitive.ts";
 import { Tasks } from "./tasks.ts";
@@ -80,7 +81,7 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
       name: "pools",
       // An offer's state lives in the lines, which the cluster reloads from `waiters`; `hosts`
       // is the machines' heartbeats, read afresh by the host watch.
-      tables: ["pools", "slots", "slot_requests", "waiters", "hosts"],
+      tables: ["pools", "slots", "waiters", "hosts"],
       load: () => pools.load(shared !== undefined),
       refresh: () => pools.refresh(),
       depart: (a) => pools.releaseAllOf(a),
@@ -102,17 +103,24 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
     for (const p of primitives) if (p.depart) yield* p.depart(agentId, reason);
   });
 
+  // The waiter lines' one stored form (lines.ts): every transaction that changed them ends by
+  // writing them down (a shared store's flush does it there; SQLite's store runs it itself).
+  const lines = new Lines(shared?.daemonId ?? LOCAL_DAEMON, ctx.queues, shared !== undefined, opts.store.afterCommit);
+  if (!shared) opts.store.finishWith?.(() => (lines.pending() ? lines.flush() : null));
+
   // The stored state is loaded (timers armed, lines rebuilt) with the store's own tx, not the
   // context's: that would first run whatever fell due while the daemon was down (a lapsed
   // heartbeat, say) before every primitive is loaded.
   await opts.store.tx(function* () {
+    // SQLite: the lines first (every place detached), then each primitive arms its timers for them.
+    if (!shared) yield* lines.load();
     for (const p of primitives) if (p.load) yield* p.load();
   });
   // Other daemons may share the store: from here on every transaction starts by catching up
   // with what they committed (the lines included) and ends by writing down its own changes.
   if (shared) {
     const refreshers = primitives.flatMap((p) => (p.refresh ? [{ tables: p.tables, refresh: p.refresh }] : []));
-    const cluster = new Cluster(shared.daemonId, ctx.queues, journal, refreshers);
+    const cluster = new Cluster(shared.daemonId, ctx.queues, lines, journal, refreshers);
     const hooks = {
       catchUp: (changed: ReadonlySet<string> | null) => cluster.catchUp(changed),
       flush: () => cluster.flush(),
@@ -140,6 +148,7 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
     graph,
     primitives,
     close() {
+      lines.close(); // the lines stay stored as they are: emptying the queues below is no departure
       ctx.scheduler.stop();
       for (const p of primitives) p.waits?.clear();
     },

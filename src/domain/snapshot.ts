@@ -8,7 +8,7 @@ import { secondsSince, secondsUntil } from "./context.ts";
 import type { CycleStep, Deadlock, Wait, WaitKind, WouldDeadlock } from "./deadlock.ts";
 import type { JournalEntry } from "./journal.ts";
 import type { Kernel } from "./kernel.ts";
-import type { Holder, Queued } from "./pools.ts";
+import type { Holder, Queued } from "./pools/index.ts";
 
 export interface Snapshot {
   source: "daemon" | "database";
@@ -318,9 +318,13 @@ function* storedPools(now: number): Tx<SnapshotPool[]> {
       p.name,
       now,
     );
-    const waiters = yield* all<Row & { since: number; state: "queued" | "offered" | "paused"; offer_expires_at: number | null }>(
-      "SELECT * FROM slot_requests WHERE pool = ? ORDER BY seq",
-      p.name,
+    // The slot queue's places in the lines (src/domain/lines.ts), the request as the pools wrote it.
+    type Req = { weight: number; reason: string | null; state: "queued" | "offered" | "paused"; offerExpiresAt: number | null };
+    const waiters = (yield* all<{ agent_id: string; req: string; since: number }>("SELECT agent_id, req, since FROM waiters WHERE queue = 'slot' AND keys = ? ORDER BY ord", JSON.stringify([p.name]))).map(
+      (r) => {
+        const q = JSON.parse(r.req) as Req;
+        return { agent_id: r.agent_id, reason: q.reason, weight: q.weight, since: r.since, state: q.state, offer_expires_at: q.offerExpiresAt };
+      },
     );
     out.push({
       pool: p.name,

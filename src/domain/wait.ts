@@ -45,6 +45,8 @@ export interface Waiter<Req, R> {
   attached: boolean;
   /** The daemon whose call this is, when it is another daemon's (a shared store); else undefined. */
   daemon?: string | undefined;
+  /** While detached: when its grace ends and it leaves the line (ms; stored with the lines). */
+  graceEnds?: number | undefined;
   /** @internal the blocked call's client; a grant to a call whose client is gone is revoked */
   signal?: AbortSignal | undefined;
   /** @internal the blocked call's resolver, while attached */
@@ -107,6 +109,7 @@ export interface SharedWaiter<Req> {
   since: number;
   attached: boolean;
   daemon: string;
+  graceEnds: number | undefined;
 }
 
 export interface EnqueueOptions {
@@ -134,6 +137,8 @@ const sameKeys = (a: readonly string[], b: readonly string[]) => a.length === b.
 export class WaitQueue<Req, R> {
   /** Set by the cluster on a shared store: receives grants to other daemons' waiters. */
   onForeignGrant: ForeignGrant | undefined;
+  /** Set by the lines (src/domain/lines.ts): a waiter joined, left or changed, so its row may differ. */
+  onWaiterChanged: ((w: Waiter<Req, R>) => void) | undefined;
   private readonly lines = new Map<string, Waiter<Req, R>[]>();
   private readonly byToken = new Map<string, Waiter<Req, R>>();
   private readonly byAgent = new Map<string, Waiter<Req, R>>();
@@ -148,6 +153,10 @@ export class WaitQueue<Req, R> {
 
   get codec(): WaitCodec<Req, R> | undefined {
     return this.o.codec;
+  }
+
+  get graceMs(): number {
+    return this.o.graceMs;
   }
 
   /** Puts a new, detached waiter at the tail of each of its keys' lines. */
@@ -228,18 +237,19 @@ export class WaitQueue<Req, R> {
     if (w.settle) w.settle({ kind: "aborted" }); // the same waiter blocking twice: the newer call wins
     this.adopt(w); // its call is here now, whichever daemon it waited on before
     this.o.scheduler.cancel(this.graceKey(w));
+    w.graceEnds = undefined;
     return new Promise<Outcome<R>>((resolve) => {
       // The client leaving is handled in turn with transactions: one halfway through its
       // statements may be granting to this waiter, and a grant must find it as it left it.
       const onAbort = () => this.o.tx(() => this.detachTx(w), "detach");
       w.attached = true;
       w.signal = signal;
-      this.o.onChange?.();
+      this.changed(w);
       w.settle = (outcome) => {
         w.settle = undefined;
         w.attached = false;
         if (w.signal === signal) w.signal = undefined;
-        this.o.onChange?.();
+        this.changed(w);
         this.o.scheduler.cancel(this.deadlineKey(w));
         signal?.removeEventListener("abort", onAbort);
         resolve(outcome);
@@ -285,21 +295,34 @@ export class WaitQueue<Req, R> {
   }
 
   /**
-   * A detached waiter keeps its place for a fresh grace. `called`: its agent called (here), so
-   * this daemon keeps the place from now on, whichever daemon it waited on before.
+   * A detached waiter keeps its place for a fresh grace, or until `until` (a stored one). `called`:
+   * its agent called (here), so this daemon keeps the place from now on, wherever it waited before.
    */
-  keep(w: Waiter<Req, R>, called = false): void {
+  keep(w: Waiter<Req, R>, called = false, until?: number): void {
     if (called) this.adopt(w);
     if (w.attached || !this.byToken.has(w.token) || this.o.graceMs <= 0) return;
-    this.o.scheduler.at(this.graceKey(w), this.o.clock.now() + this.o.graceMs, () => {
+    const ends = until ?? this.o.clock.now() + this.o.graceMs;
+    if (w.graceEnds !== ends) {
+      w.graceEnds = ends;
+      this.onWaiterChanged?.(w);
+    }
+    this.o.scheduler.at(this.graceKey(w), ends, () => {
+      if (this.byToken.get(w.token) !== w) return; // replaced by a reload since (a shared store)
       this.remove(w);
       return this.o.onExpire?.(w);
     });
   }
 
-  /** Its agent called this daemon: the place is this daemon's from now on (a shared store). */
+  /** Its agent called here: the place is this daemon's from now on (a shared store); its row is
+   * written again (the call may have changed its request). */
   adopt(w: Waiter<Req, R>): void {
     w.daemon = undefined;
+    this.onWaiterChanged?.(w);
+  }
+
+  /** The primitive changed w.req (a slot request's state, say): its row must be written again. */
+  touch(w: Waiter<Req, R>): void {
+    this.onWaiterChanged?.(w);
   }
 
   /**
@@ -372,7 +395,10 @@ export class WaitQueue<Req, R> {
    */
   reload(rows: readonly SharedWaiter<Req>[], me: string, dead: ReadonlySet<string>): void {
     const mine = new Map<string, Waiter<Req, R>>();
-    for (const w of this.byToken.values()) if (w.daemon === undefined) mine.set(w.token, w);
+    for (const w of this.byToken.values()) {
+      if (w.daemon === undefined) mine.set(w.token, w);
+      else this.o.scheduler.cancel(this.graceKey(w)); // its row makes a new object, with its own grace
+    }
     this.lines.clear();
     this.byToken.clear();
     this.byAgent.clear();
@@ -385,7 +411,8 @@ export class WaitQueue<Req, R> {
         mine.delete(r.token);
         Object.assign(w, { req: r.req, order: r.order, since: r.since });
       } else {
-        w = { id: ++this.o.sequences.waiter, keys: r.keys, key: r.keys[0]!, token: r.token, agentId: r.agentId, req: r.req, since: r.since, order: r.order, attached: r.attached && !dead.has(r.daemon), daemon: r.daemon };
+        const { keys, token, agentId, req, since, order, daemon, graceEnds } = r;
+        w = { id: ++this.o.sequences.waiter, keys, key: keys[0]!, token, agentId, req, since, order, attached: r.attached && !dead.has(daemon), daemon, graceEnds };
       }
       if (r.order > this.o.sequences.order) this.o.sequences.order = r.order;
       this.link(w);
@@ -397,7 +424,7 @@ export class WaitQueue<Req, R> {
     this.o.onChange?.();
   }
 
-  /** A waiter of a daemon that died long ago leaves the line, as a detached one whose grace ended. */
+  /** A waiter of a daemon that has left leaves the line, as a detached one whose grace ended. */
   *expireForeign(w: Waiter<Req, R>): Tx<void> {
     this.unlink(w);
     if (this.o.onExpire) yield* this.o.onExpire(w);
@@ -423,7 +450,7 @@ export class WaitQueue<Req, R> {
 
   /** Inserts w into each of its lines by arrival order (at the tail, unless reinstated). */
   private link(w: Waiter<Req, R>): void {
-    this.o.onChange?.();
+    this.changed(w);
     if (w.agentId !== undefined) {
       const k = agentKey(w.agentId, w.keys);
       const other = this.byAgent.get(k);
@@ -445,7 +472,7 @@ export class WaitQueue<Req, R> {
 
   private unlink(w: Waiter<Req, R>): void {
     if (!this.byToken.delete(w.token)) return;
-    this.o.onChange?.();
+    this.changed(w);
     if (w.agentId !== undefined) {
       const k = agentKey(w.agentId, w.keys);
       if (this.byAgent.get(k) === w) this.byAgent.delete(k);
@@ -460,6 +487,12 @@ export class WaitQueue<Req, R> {
       if (i >= 0) line.splice(i, 1);
       if (line.length === 0) this.lines.delete(key);
     }
+  }
+
+  /** A line changed: the dashboard's listeners, and the lines' write-down. */
+  private changed(w: Waiter<Req, R>): void {
+    this.o.onChange?.();
+    this.onWaiterChanged?.(w);
   }
 
   private deadlineKey(w: Waiter<Req, R>): string {

@@ -91,7 +91,15 @@ export function openStore(path: string, opts: OpenOptions = {}): SqliteStore {
     const st = store.q(sql);
     return mode === "get" ? st.get(...args) : mode === "all" ? st.all(...args) : st.run(...args);
   };
-  const runBody = <T>(fn: () => Tx<T>) => (): T => runNow(fn(), exec);
+  let finish: (() => Tx<unknown> | null) | null = null; // finishWith's: the lines' write-down
+  const runBody =
+    <T>(fn: () => Tx<T>) =>
+    (): T => {
+      const out = runNow(fn(), exec);
+      const last = finish?.();
+      if (last) runNow(last, exec);
+      return out;
+    };
 
   /** Runs fn with its own hook list; on failure its orElse hooks run and the error goes on. */
   function runWithHooks<T>(fn: () => T, begin: () => void, commit: () => void, rollback: () => void): { out: T; hooks: Hook[] } {
@@ -171,6 +179,9 @@ export function openStore(path: string, opts: OpenOptions = {}): SqliteStore {
     afterCommit(done, orElse) {
       if (pending) pending.push({ done, orElse });
       else done();
+    },
+    finishWith(fn) {
+      finish = fn;
     },
     durable() {
       const b = batch;

@@ -30,6 +30,12 @@ export interface Store {
   afterCommit(fn: () => void, orElse?: () => void): void;
   /** Resolves once everything done so far is durable; null when it already is (no wait). */
   durable(): Promise<void> | null;
+  /**
+   * SQLite: fn runs at the end of every transaction's body, inside it, and returns the body to
+   * run there, or null when there is nothing to do (the waiter lines' write-down,
+   * src/domain/lines.ts). A shared store runs ClusterHooks.flush instead.
+   */
+  finishWith?(fn: () => Tx<unknown> | null): void;
   /** Finishes what is running and closes the connection. */
   close(): Awaitable<void>;
   /** Present when other daemons share this store (PostgreSQL): how this daemon takes part. */

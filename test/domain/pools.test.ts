@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { spawn } from "bun";
-import type { SlotGrant, SlotRefusal, SlotRequest, SlotResult } from "../../src/domain/pools.ts";
-import { machinePoolName, PROCESS_WATCH_MS } from "../../src/domain/pools.ts";
+import type { SlotGrant, SlotRefusal, SlotRequest, SlotResult } from "../../src/domain/pools/index.ts";
+import { machinePoolName, PROCESS_WATCH_MS } from "../../src/domain/pools/index.ts";
 import { makeKernel, useKernel } from "../helpers/kernel.ts";
 import { prng } from "../reliability/support.ts";
 import { flush, tempDbPath, track } from "./support.ts";

@@ -18,6 +18,7 @@ const MIGRATIONS = { sqlite: join(ROOT, "src/store/migrations"), postgres: join(
 const NOT_PRIMITIVES: Record<string, string> = {
   "cluster.ts": "the cluster's bookkeeping (waiters, grants, daemons), which it reloads itself",
   "cluster-sync.ts": "the cluster version protocol (airlock_sync, airlock_changes): statements the store's driver sends around every transaction, nothing cached",
+  "lines.ts": "the waiter lines' one stored form (waiters) for every queue: loaded at start on SQLite, written at the end of each transaction that changed a line, reloaded by the cluster",
   "snapshot.ts": "the read-only views of status and the dashboard: every table read afresh at each call, nothing kept",
 };
 

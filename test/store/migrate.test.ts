@@ -42,3 +42,48 @@ test("schema v4 keeps held locks and carries every released lock's fence into it
     db.cleanup();
   }
 });
+
+test("schema v6 moves queued slot requests into the waiter lines, in order, and the pools serve them after a restart", async () => {
+  const db = tempDbPath();
+  try {
+    // A v5 database: pool "p" of capacity 1 held by A; B (offered, bound to a process on host
+    // m1) and C (queued) in line, C first by seq; slot_requests goes with the migration.
+    const old = new Database(db.path, { create: true, strict: true });
+    for (let v = 0; v < 5; v++) old.exec(MIGRATIONS[v]!);
+    old.exec("PRAGMA user_version = 5");
+    const now = Date.now();
+    old.query("INSERT INTO pools (name, capacity, offer_seconds, version, updated_at, updated_by, reason) VALUES ('p', 1, 30, 1, ?, 'e', 'r')").run(now);
+    old.query("INSERT INTO slots (token, pool, agent_id, weight, reason, fence, acquired_at, expires_at) VALUES ('slotA', 'p', 'A', 1, 'build', 1, ?, ?)").run(now, now + 3600_000);
+    const insert = old.query(
+      "INSERT INTO slot_requests (token, pool, agent_id, weight, reason, ttl_ms, pid, pgid, pid_start, state, offer_expires_at, since, seq) VALUES (?, 'p', ?, 1, ?, 60000, ?, ?, ?, 'queued', NULL, ?, ?)",
+    );
+    insert.run("tokC", "C", null, null, null, null, now - 2000, 7);
+    insert.run("tokB", "B", "tests", 4242, 4242, "123@m1", now - 1000, 9);
+    old.close();
+
+    const upgraded = new Database(db.path, { strict: true });
+    expect(migrate(upgraded)).toBe(MIGRATIONS.length);
+    expect(upgraded.query("SELECT name FROM sqlite_master WHERE name = 'slot_requests'").all()).toEqual([]);
+    const rows = upgraded.query("SELECT token, queue, keys, agent_id, req, ord, attached, daemon, grace_ends FROM waiters ORDER BY ord").all() as any[];
+    expect(rows.map((r) => [r.token, r.queue, r.keys, r.agent_id, r.ord, r.attached, r.daemon, r.grace_ends])).toEqual([
+      ["tokC", "slot", '["p"]', "C", 7, 0, "local", null],
+      ["tokB", "slot", '["p"]', "B", 9, 0, "local", null],
+    ]);
+    expect(JSON.parse(rows[0].req)).toEqual({ agentId: "C", weight: 1, reason: null, ttlMs: 60000, binding: null, state: "queued", offerExpiresAt: null });
+    expect(JSON.parse(rows[1].req).binding).toEqual({ pid: 4242, pgid: 4242, startTime: "123", host: "m1" });
+    upgraded.close();
+
+    const k = await makeKernel({ path: db.path, clock: new ManualClock(now) });
+    // B's process (pid 4242 with that start time) is not running: its request is withdrawn at start.
+    const p = (await k.kernel.pools.list()).find((x) => x.pool === "p");
+    expect(p!.waiters.map((w) => [w.agentId, w.state])).toEqual([["C", "queued"]]);
+    // The migrated requests resume by their wake_tokens; the release goes to C first.
+    expect(await k.kernel.pools.acquire({ agentId: "C", pool: "p", waitMs: 0, wakeToken: "tokC" })).toMatchObject({ granted: false, position: 1, wakeToken: "tokC" });
+    expect(await k.kernel.pools.release("slotA")).toBe(true);
+    expect(await k.kernel.pools.acquire({ agentId: "C", pool: "p", waitMs: 0, wakeToken: "tokC" })).toMatchObject({ granted: true });
+    k.kernel.close();
+    k.store.close();
+  } finally {
+    db.cleanup();
+  }
+});

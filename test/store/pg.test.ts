@@ -329,30 +329,33 @@ describePg("PostgreSQL store", () => {
   });
 
   test("binds thirteen placeholders in order", async () => {
-    const args = ["req-13", "heavy", "agent-13", 2, "because", 60_000, 4242, 4243, "start-13", "queued", 1_767_225_600_000, 1_767_225_599_000, 77] as const;
-    await store.tx(function* () {
-      yield* run(
-        "INSERT INTO slot_requests (token, pool, agent_id, weight, reason, ttl_ms, pid, pgid, pid_start, state, offer_expires_at, since, seq) " +
-          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(token) DO UPDATE SET weight = excluded.weight",
-        ...args,
-      );
-    });
-    const row = await store.read(get<Record<string, unknown>>("SELECT * FROM slot_requests WHERE token = ?", "req-13"));
-    expect(row).toEqual({
+    // Ten in the row, three more in the update a second run takes.
+    const args = ["req-13", "slot", '["heavy"]', "agent-13", "{}", 77, 1_767_225_599_000, false, "d-13", 1_767_225_600_000, 78, 1_767_225_599_001, "d-14"] as const;
+    const upsert = () =>
+      store.tx(function* () {
+        yield* run(
+          "INSERT INTO waiters (token, queue, keys, agent_id, req, ord, since, attached, daemon, grace_ends) " +
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(token) DO UPDATE SET ord = ?, since = ?, daemon = ?",
+          ...args,
+        );
+      });
+    const read = () => store.read(get<Record<string, unknown>>("SELECT * FROM waiters WHERE token = ?", "req-13"));
+    await upsert();
+    const row = {
       token: "req-13",
-      pool: "heavy",
+      queue: "slot",
+      keys: '["heavy"]',
       agent_id: "agent-13",
-      weight: 2,
-      reason: "because",
-      ttl_ms: 60_000,
-      pid: 4242,
-      pgid: 4243,
-      pid_start: "start-13",
-      state: "queued",
-      offer_expires_at: 1_767_225_600_000,
+      req: "{}",
+      ord: 77,
       since: 1_767_225_599_000,
-      seq: 77,
-    });
+      attached: false,
+      daemon: "d-13",
+      grace_ends: 1_767_225_600_000,
+    };
+    expect(await read()).toEqual(row);
+    await upsert();
+    expect(await read()).toEqual({ ...row, ord: 78, since: 1_767_225_599_001, daemon: "d-14" });
   });
 
   test("answers SQLite's table lookup from the current schema", async () => {

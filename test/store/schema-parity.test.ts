@@ -20,9 +20,6 @@ const ONLY_POSTGRES: Readonly<Record<string, string>> = {
   daemons: "each daemon's heartbeat on a shared store",
   grants: "a grant to another daemon's blocked call, until that daemon answers it",
   hosts: "when each machine last had a live daemon, for slots bound to processes on a machine gone for long",
-  // Until SQLite has its waiters table too (issue 17, build item 1): then this entry goes, and
-  // any column the cluster alone needs (the owning daemon) becomes an ACCEPTED entry.
-  waiters: "every daemon's waiters in one arrival order, in the shared store",
 };
 
 /** Tables SQLite has and PostgreSQL has not, on purpose. */

@@ -2,7 +2,7 @@
 // list_pools, configure_pool.
 import * as v from "valibot";
 import type { Kernel } from "../../domain/kernel.ts";
-import { DEFAULT_POOL, DEFAULT_SLOT_TTL_MS, type SlotResult } from "../../domain/pools.ts";
+import { DEFAULT_POOL, DEFAULT_SLOT_TTL_MS, type SlotResult } from "../../domain/pools/index.ts";
 import { holderWire, livePools, queuedWire } from "../../domain/snapshot.ts";
 import { clampedSeconds, MAX_ID_LENGTH, text, truncated, ttlArgs, ttlSeconds, whole } from "./args.ts";
 import { compact, DEADLOCK_NOTE, defineTool, inSeconds } from "./define.ts";

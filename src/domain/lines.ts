@@ -1,0 +1,243 @@
+// The waiter lines' one stored form, on both stores: the table `waiters`, one row per place in
+// line (its queue, keys, agent, the primitive's request as JSON, its arrival order, whether its
+// call blocks now, whose daemon it is, and when its grace ends once detached). Each
+// transaction ends by writing down the rows its changes made differ (flush: only those), so:
+// - SQLite's restart loads them (load): every place whose call can outlive it (locks, path
+//   claims, slot requests: a grace > 0) comes back detached, its grace where it stood;
+// - a shared store's catch-up reloads every daemon's (reload, from src/domain/cluster.ts), and
+//   a place whose daemon has left (it stopped, or was dead and forgotten) stays in line,
+//   detached, with its grace: any daemon its agent calls resumes it, and whichever daemon
+//   gets there first expires it when the grace ends (the others find it gone).
+// A grace-0 queue (events, task claims, journal watchers) holds only calls that block right
+// now: SQLite does not store it (nothing would come back), and a departed daemon's places in
+// it leave at once.
+import { all, run, type Tx } from "../store/tx.ts";
+import type { SharedWaiter, Waiter, WaitQueue } from "./wait.ts";
+
+/** The daemon name SQLite's rows carry: one daemon owns the file. */
+export const LOCAL_DAEMON = "local";
+
+export interface WaiterRow {
+  token: string;
+  queue: string;
+  keys: string;
+  agent_id: string | null;
+  req: string;
+  ord: number;
+  since: number;
+  attached: boolean;
+  daemon: string;
+  grace_ends: number | null;
+}
+
+type AnyQueue = WaitQueue<unknown, unknown>;
+type AnyWaiter = Waiter<unknown, unknown>;
+
+export class Lines {
+  /** The queues whose lines are stored, by name. */
+  private readonly kept = new Map<string, AnyQueue>();
+  /** Each waiter's row as last written or read: flush writes only what differs. */
+  private written = new Map<string, string>();
+  /** Waiters changed since the last flush (joined, left, attached, detached, request changed). */
+  private readonly dirty = new Map<AnyWaiter, AnyQueue>();
+  /** Compare every waiter (after a reload); resync: first reread what the rows hold (after a rollback). */
+  private rescan = false;
+  private resync = false;
+  private closed = false;
+
+  constructor(
+    private readonly me: string,
+    queues: ReadonlyMap<string, AnyQueue>,
+    shared: boolean,
+    /** The store's afterCommit: a rolled-back flush leaves `written` wrong. */
+    private readonly afterCommit: (fn: () => void, orElse?: () => void) => void,
+  ) {
+    for (const q of queues.values()) {
+      // On a shared store every line is stored: other daemons' calls block in them too.
+      if (!shared && q.graceMs <= 0) continue;
+      this.kept.set(q.name, q);
+      q.onWaiterChanged = (w) => void this.dirty.set(w, q);
+    }
+  }
+
+  /** Whether flush has anything to do: false on every transaction that left the lines alone. */
+  pending(): boolean {
+    return !this.closed && (this.dirty.size > 0 || this.rescan || this.resync);
+  }
+
+  /**
+   * SQLite at start: the places as the last run left them, in their order. No call blocks yet,
+   * so each is detached; its grace ends where it stood, or (its call blocked when the daemon
+   * stopped) one grace from now. Rows of lines not kept (grace 0, unknown) go.
+   */
+  *load(): Tx<void> {
+    const rows = yield* all<WaiterRow>("SELECT * FROM waiters ORDER BY ord");
+    const byQueue = new Map<string, SharedWaiter<unknown>[]>();
+    const daemons = new Set<string>();
+    for (const r of rows) {
+      this.written.set(r.token, rowText(r));
+      const q = this.kept.get(r.queue);
+      if (!q) continue;
+      daemons.add(r.daemon);
+      let line = byQueue.get(r.queue);
+      if (!line) byQueue.set(r.queue, (line = []));
+      line.push(fromRow(q, r));
+    }
+    // Every row is another daemon's (its last run's), none of whose calls block now.
+    for (const q of this.kept.values()) {
+      q.reload(byQueue.get(q.name) ?? [], "", daemons);
+      for (const w of [...q.all()]) {
+        q.adopt(w);
+        q.keep(w, false, w.graceEnds);
+      }
+    }
+    this.rescan = true;
+  }
+
+  /**
+   * A shared store's catch-up: the lines become the rows, as every daemon left them. `live`:
+   * daemons with a recent heartbeat (the others' calls count as detached); `known`: daemons
+   * with a row. A place whose daemon has left keeps its place detached, with its grace.
+   */
+  *reload(live: ReadonlySet<string>, known: ReadonlySet<string>): Tx<void> {
+    const dead = new Set<string>();
+    const byQueue = new Map<string, SharedWaiter<unknown>[]>();
+    this.written = new Map();
+    for (const r of yield* all<WaiterRow>("SELECT * FROM waiters ORDER BY ord")) {
+      const q = this.kept.get(r.queue);
+      if (!q) continue;
+      this.written.set(r.token, rowText(r));
+      if (!live.has(r.daemon)) dead.add(r.daemon);
+      let line = byQueue.get(r.queue);
+      if (!line) byQueue.set(r.queue, (line = []));
+      line.push(fromRow(q, r));
+    }
+    for (const q of this.kept.values()) q.reload(byQueue.get(q.name) ?? [], this.me, dead);
+    this.dirty.clear();
+    this.rescan = true;
+    this.resync = false;
+    for (const q of this.kept.values()) {
+      for (const w of [...q.all()]) {
+        if (w.daemon === undefined || known.has(w.daemon)) continue;
+        // Its grace started with the first daemon that saw it gone (stored since), or now.
+        if (q.graceMs <= 0) yield* q.expireForeign(w);
+        else q.keep(w, false, w.graceEnds);
+      }
+    }
+  }
+
+  /** Writes down the rows this transaction's changes made differ; whether it wrote anything. */
+  *flush(): Tx<boolean> {
+    if (!this.pending()) return false;
+    if (this.resync) {
+      this.written = new Map((yield* all<WaiterRow>("SELECT * FROM waiters")).map((r) => [r.token, rowText(r)]));
+      this.resync = false;
+      this.rescan = true;
+    }
+    let wrote = false;
+    if (this.rescan) {
+      this.rescan = false;
+      this.dirty.clear();
+      const seen = new Set<string>();
+      for (const q of this.kept.values()) {
+        for (const w of q.all()) {
+          seen.add(w.token);
+          if (yield* this.write(q, w)) wrote = true;
+        }
+      }
+      for (const token of [...this.written.keys()]) if (!seen.has(token) && (yield* this.drop(token))) wrote = true;
+    } else {
+      const changed = [...this.dirty];
+      this.dirty.clear();
+      for (const [w, q] of changed) {
+        const now = q.get(w.token);
+        if (now === w) {
+          if (yield* this.write(q, w)) wrote = true;
+        } else if (now === undefined && (yield* this.drop(w.token))) {
+          wrote = true;
+        }
+      }
+    }
+    if (wrote) this.afterCommit(() => {}, () => this.forget());
+    return wrote;
+  }
+
+  /** A transaction failed: what flush believed written may not be; the next flush rereads the rows. */
+  forget(): void {
+    this.resync = true;
+  }
+
+  /** Shutdown: the lines as they stand stay stored (the queues are emptied after this). */
+  close(): void {
+    this.closed = true;
+    this.dirty.clear();
+  }
+
+  /** A waiter's row, as this daemon would write it. */
+  rowOf(q: AnyQueue, w: AnyWaiter): WaiterRow {
+    const mine = w.daemon === undefined;
+    return {
+      token: w.token,
+      queue: q.name,
+      keys: JSON.stringify(w.keys),
+      agent_id: w.agentId ?? null,
+      req: JSON.stringify(q.codec ? q.codec.encodeReq(w.req) : w.req),
+      ord: w.order,
+      since: w.since,
+      // Only the daemon whose call it is knows whether the call still blocks.
+      attached: mine ? w.attached && !w.signal?.aborted : w.attached,
+      daemon: w.daemon ?? this.me,
+      grace_ends: w.attached ? null : (w.graceEnds ?? null),
+    };
+  }
+
+  private *write(q: AnyQueue, w: AnyWaiter): Tx<boolean> {
+    const r = this.rowOf(q, w);
+    const text = rowText(r);
+    if (this.written.get(r.token) === text) return false;
+    yield* run(
+      "INSERT INTO waiters (token, queue, keys, agent_id, req, ord, since, attached, daemon, grace_ends) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) " +
+        "ON CONFLICT (token) DO UPDATE SET queue = excluded.queue, keys = excluded.keys, agent_id = excluded.agent_id, req = excluded.req, " +
+        "ord = excluded.ord, since = excluded.since, attached = excluded.attached, daemon = excluded.daemon, grace_ends = excluded.grace_ends",
+      r.token,
+      r.queue,
+      r.keys,
+      r.agent_id,
+      r.req,
+      r.ord,
+      r.since,
+      r.attached,
+      r.daemon,
+      r.grace_ends,
+    );
+    this.written.set(r.token, text);
+    return true;
+  }
+
+  private *drop(token: string): Tx<boolean> {
+    if (!this.written.delete(token)) return false;
+    yield* run("DELETE FROM waiters WHERE token = ?", token);
+    return true;
+  }
+}
+
+/** A row as a queue's reload takes it. */
+export function fromRow(q: AnyQueue, r: WaiterRow): SharedWaiter<unknown> {
+  const req = JSON.parse(r.req) as unknown;
+  return {
+    token: r.token,
+    keys: JSON.parse(r.keys) as string[],
+    agentId: r.agent_id ?? undefined,
+    req: q.codec ? q.codec.decodeReq(req) : req,
+    order: Number(r.ord),
+    since: Number(r.since),
+    attached: Boolean(r.attached),
+    daemon: r.daemon,
+    graceEnds: r.grace_ends === null ? undefined : Number(r.grace_ends),
+  };
+}
+
+/** A row's identity for flush's comparison: every field, in one order (SQLite's 0/1 read as a boolean). */
+function rowText(r: WaiterRow): string {
+  return JSON.stringify([r.queue, r.keys, r.agent_id, r.req, Number(r.ord), Number(r.since), Boolean(r.attached), r.daemon, r.grace_ends === null ? null : Number(r.grace_ends)]);
+}

@@ -14,6 +14,7 @@ import { chmodSync, existsSync } from "node:fs";
 import { ensureParentDir } from "../config/dirs.ts";
 import type { Durability } from "../config/settings.ts";
 import { AirlockError, errorMessage } from "../errors.ts";
+import { mark, TRACING } from "../trace.ts";
 import { migrate } from "./migrate.ts";
 import type { Store } from "./store.ts";
 import { type Answer, runNow, type Tx } from "./tx.ts";
@@ -115,10 +116,16 @@ export function openStore(path: string, opts: OpenOptions = {}): SqliteStore {
     return { out, hooks };
   }
 
+  const commitNow = () => {
+    if (TRACING) mark("commit");
+    ctl("COMMIT");
+  };
+
   function flush(): void {
     const b = batch;
     if (!b) return;
     batch = null;
+    if (TRACING) mark("commit");
     try {
       ctl("COMMIT");
     } catch (err) {
@@ -127,7 +134,9 @@ export function openStore(path: string, opts: OpenOptions = {}): SqliteStore {
       for (const w of b.waiters) w.reject(err);
       return;
     }
+    if (TRACING) mark("committed");
     for (const h of b.hooks) h.done();
+    if (TRACING) mark("hooks done");
     for (const w of b.waiters) w.resolve();
   }
 
@@ -139,11 +148,14 @@ export function openStore(path: string, opts: OpenOptions = {}): SqliteStore {
     tx<T>(fn: () => Tx<T>): T {
       const body = runBody(fn);
       if (pending) return body(); // nested: part of the outer transaction
+      if (TRACING) mark("tx");
       if (durability === "normal") {
         // Prepared BEGIN/COMMIT (bun's transaction() wrapper costs a few µs more per call,
         // and every hand-off pays it). A failed statement may have rolled back already.
-        const { out, hooks } = runWithHooks(body, () => ctl("BEGIN IMMEDIATE"), () => ctl("COMMIT"), () => rollbackQuietly("ROLLBACK"));
+        const { out, hooks } = runWithHooks(body, () => ctl("BEGIN IMMEDIATE"), commitNow, () => rollbackQuietly("ROLLBACK"));
+        if (TRACING) mark("committed");
         for (const h of hooks) h.done();
+        if (TRACING) mark("hooks done");
         return out;
       }
       if (!batch) {
@@ -163,6 +175,7 @@ export function openStore(path: string, opts: OpenOptions = {}): SqliteStore {
         },
       );
       batch.hooks.push(...hooks);
+      if (TRACING) mark("tx end");
       return out;
     },
     read<T>(body: Tx<T>): T {

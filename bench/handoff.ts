@@ -1,9 +1,8 @@
 // Hand-off latency: from sending unlock_resource to the blocked waiter's answer, over real
 // HTTP against a real daemon process, reported with a same-run ping round trip as baseline.
 //   bun bench/handoff.ts [rounds=100] [durability=full]
-import { closeSync, fdatasyncSync, openSync, writeSync } from "node:fs";
-import { join } from "node:path";
 import { startDaemon } from "../test/helpers/daemon.ts";
+import { fsyncer } from "./pairing.ts";
 import { warmUp } from "./warm-up.ts";
 
 const rounds = Number(process.argv[2] ?? 100);
@@ -18,6 +17,8 @@ const pct = (xs: number[], p: number) => {
 try {
   await warmUp(d);
   const pings: number[] = [];
+  const syncs: number[] = [];
+  const fsync = fsyncer(d.home, durability === "full");
 
   const lags: number[] = [];
   let holder = await d.call("lock_resource", { name: "bench", agent_id: "a0" });
@@ -33,6 +34,8 @@ try {
     const p = performance.now();
     await d.rpc("ping");
     pings.push(performance.now() - p);
+    // And under full an fsync in the daemon's folder, the other half of a write's floor.
+    syncs.push(fsync.once());
     const t0 = performance.now();
     const unlocked = d.call("unlock_resource", { name: "bench", lock_token: holder.lock_token });
     const got = await waiter;
@@ -46,24 +49,10 @@ try {
   console.log(`durability ${durability}`);
   console.log(`hand-off (${rounds} rounds) p50 ${ms(pct(lags, 50))}  p99 ${ms(pct(lags, 99))}  = ${(pct(lags, 50) / pingP50).toFixed(2)}× a ping`);
   // The floor of a call that writes: a round trip, plus one fsync when answers wait for it.
-  const fsync = durability === "full" ? fsyncCost(d.home) : 0;
-  const floor = pingP50 + fsync;
-  console.log(`floor (ping${durability === "full" ? ` + fsync ${ms(fsync)}` : ""}) ${ms(floor)}  hand-off = ${(pct(lags, 50) / floor).toFixed(2)}× its floor`);
+  fsync.close();
+  const floor = pingP50 + pct(syncs, 50);
+  console.log(`floor (ping${durability === "full" ? ` + fsync ${ms(pct(syncs, 50))}` : ""}, each taken with its hand-off) ${ms(floor)}  hand-off = ${(pct(lags, 50) / floor).toFixed(2)}× its floor`);
 } finally {
   await d.kill();
 }
 
-/** Median cost of writing 4 KiB and fdatasync(2) in the daemon's folder (its file system). */
-function fsyncCost(dir: string): number {
-  const fd = openSync(join(dir, "bench-fsync"), "w");
-  const page = Buffer.alloc(4096, 1);
-  const times: number[] = [];
-  for (let i = 0; i < 200; i++) {
-    const t = performance.now();
-    writeSync(fd, page, 0, page.length, 0);
-    fdatasyncSync(fd);
-    times.push(performance.now() - t);
-  }
-  closeSync(fd);
-  return pct(times, 50);
-}

@@ -79,7 +79,7 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
   try {
     token = resolveToken({ required: !loopback });
     if (!loopback && token === undefined) throw new AirlockError("config", "a token is required to listen beyond loopback");
-    store = s.store !== undefined ? await openPgStore(s.store, { durability: s.durability }) : openStore(s.dbPath, { durability: s.durability });
+    store = s.store !== undefined ? await openPgStore(s.store, { durability: s.durability }) : openStore(s.dbPath, { durability: s.durability, batchBusyTurns: true });
     kernel = await createKernel({
       store,
       ...(s.hostGoneSeconds !== undefined ? { hostGoneMs: s.hostGoneSeconds * 1000 } : {}),

@@ -53,6 +53,10 @@ export const env = {
   get journalOff(): boolean {
     return str("AIRLOCK_JOURNAL")?.toLowerCase() === "off";
   },
+  /** AIRLOCK_TRACE=FILE: a bench/diagnostic switch (src/trace.ts): timing marks written to FILE at exit. */
+  get traceFile(): string | undefined {
+    return str("AIRLOCK_TRACE");
+  },
   get token(): string | undefined {
     return str("AIRLOCK_TOKEN");
   },

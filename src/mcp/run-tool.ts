@@ -6,6 +6,7 @@ import * as v from "valibot";
 import type { Kernel } from "../domain/kernel.ts";
 import { AirlockError, errorMessage } from "../errors.ts";
 import { createLog } from "../log.ts";
+import { mark, TRACING } from "../trace.ts";
 import { describeIssues } from "./tools/args.ts";
 import { TOOLS_BY_NAME } from "./tools/index.ts";
 
@@ -56,12 +57,15 @@ export async function runTool(kernel: Kernel, name: unknown, rawArgs: unknown, s
     // The call's own transaction ran synchronously above: did it hand something to a waiter?
     const gaveAway = kernel.ctx.sequences.handOffs !== handedOff;
     const result = await pending;
+    if (TRACING) mark(`ran ${name}`);
     // In "full" durability an answer leaves only once what the call did is on disk.
     await kernel.store.durable();
+    if (TRACING) mark(`durable ${name}`);
     // A waiter handed a resource by this call has waited longest: its answer goes out first,
     // and this one a turn of the event loop later (otherwise this shorter chain wins the race
     // to the socket and the waiter's client reads it second).
     if (gaveAway) await new Promise((r) => setImmediate(r));
+    if (TRACING && gaveAway) mark(`ordered ${name}`);
     return textResult(result);
   } catch (err) {
     if (err instanceof AirlockError) return errorResult(err.message);

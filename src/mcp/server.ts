@@ -4,6 +4,7 @@
 // listener and the Unix socket; each listener says which it is, and only the guards care.
 import type { Kernel } from "../domain/kernel.ts";
 import { createLog } from "../log.ts";
+import { mark, TRACING } from "../trace.ts";
 import type { Dashboard } from "./dashboard.ts";
 import { checkHost, checkRpcRequest, type GuardOptions, plain, readBody, type Transport } from "./guard.ts";
 import { dispatch } from "./jsonrpc.ts";
@@ -30,6 +31,7 @@ const JSON_HEADERS = { "content-type": "application/json" };
 export function createApp(o: AppOptions): App {
   return {
     async fetch(req, via = "tcp") {
+      if (TRACING) mark("recv");
       const pathname = pathOf(req.url);
       if (pathname === "/healthz") {
         if (req.method !== "GET" && req.method !== "HEAD") return plain(405, "method not allowed", { allow: "GET" });
@@ -44,7 +46,9 @@ export function createApp(o: AppOptions): App {
       if (body instanceof Response) return body;
       const r = await dispatch(body, { kernel: o.kernel, signal: req.signal, dashboard: o.dashboard });
       if (r.kind === "accepted") return new Response(null, { status: 202 });
-      return new Response(JSON.stringify(r.body), { status: 200, headers: JSON_HEADERS });
+      const res = new Response(JSON.stringify(r.body), { status: 200, headers: JSON_HEADERS });
+      if (TRACING) mark(`respond ${String(r.body.id)}`);
+      return res;
     },
   };
 }

@@ -3,8 +3,11 @@
 // the only writer; every read-modify-write runs in one synchronous transaction.
 //
 // Two durability modes:
-// - "normal": synchronous=NORMAL; each transaction commits at once. An acknowledged write
-//   survives a crash of the daemon (it is in the WAL), not necessarily a power loss.
+// - "normal": synchronous=NORMAL. An acknowledged write survives a crash of the daemon (it is
+//   in the WAL), not necessarily a power loss. A transaction commits at once, unless it is not
+//   the first of its event-loop turn and the store was opened with `batchBusyTurns` (the
+//   daemon): then it joins a batch as in "full", so that 64 clients' calls share a few commits
+//   instead of paying one each; a lone client's calls, one per turn, never wait for a batch.
 // - "full": synchronous=FULL with group commit. Transactions that arrive while a batch is open
 //   (one turn of the event loop) run in one BEGIN IMMEDIATE, each in its own SAVEPOINT so a
 //   failing call undoes only itself, and the batch commits with one fsync. Callers wait on
@@ -14,6 +17,7 @@ import { chmodSync, existsSync } from "node:fs";
 import { ensureParentDir } from "../config/dirs.ts";
 import type { Durability } from "../config/settings.ts";
 import { AirlockError, errorMessage } from "../errors.ts";
+import { mark, TRACING } from "../trace.ts";
 import { migrate } from "./migrate.ts";
 import type { Store } from "./store.ts";
 import { type Answer, runNow, type Tx } from "./tx.ts";
@@ -42,6 +46,12 @@ export interface SqliteStore extends Store {
 export interface OpenOptions {
   readonly?: boolean;
   durability?: Durability;
+  /**
+   * "normal" only: the second and later transactions of one event-loop turn share one batch,
+   * committed at the end of the turn (callers wait on durable(), as in "full"). The daemon
+   * sets it; without it every transaction commits at once.
+   */
+  batchBusyTurns?: boolean;
 }
 
 
@@ -76,7 +86,12 @@ export function openStore(path: string, opts: OpenOptions = {}): SqliteStore {
 
   const statements = new Map<string, Statement<unknown, SQLQueryBindings[]>>();
   let pending: Hook[] | null = null; // hooks of the transaction running now
-  let batch: Batch | null = null; // "full" mode: the open group-commit batch
+  let batch: Batch | null = null; // the open group-commit batch ("full", or a busy turn in "normal")
+  const batchBusyTurns = durability === "normal" && opts.batchBusyTurns === true;
+  let turnHasTx = false; // batchBusyTurns: a transaction has already run in this event-loop turn
+  const endTurn = () => {
+    turnHasTx = false;
+  };
   const ctl = (sql: string) => void store.q(sql).run();
   const rollbackQuietly = (sql: string) => {
     try {
@@ -123,10 +138,24 @@ export function openStore(path: string, opts: OpenOptions = {}): SqliteStore {
     return { out, hooks };
   }
 
+  const commitNow = () => {
+    if (TRACING) mark("commit");
+    ctl("COMMIT");
+  };
+
+  /** Whether another transaction ran earlier in this event-loop turn (and notes that one has). */
+  function secondOfTurn(): boolean {
+    if (turnHasTx) return true;
+    turnHasTx = true;
+    setImmediate(endTurn);
+    return false;
+  }
+
   function flush(): void {
     const b = batch;
     if (!b) return;
     batch = null;
+    if (TRACING) mark("commit");
     try {
       ctl("COMMIT");
     } catch (err) {
@@ -135,7 +164,9 @@ export function openStore(path: string, opts: OpenOptions = {}): SqliteStore {
       for (const w of b.waiters) w.reject(err);
       return;
     }
+    if (TRACING) mark("committed");
     for (const h of b.hooks) h.done();
+    if (TRACING) mark("hooks done");
     for (const w of b.waiters) w.resolve();
   }
 
@@ -147,11 +178,14 @@ export function openStore(path: string, opts: OpenOptions = {}): SqliteStore {
     tx<T>(fn: () => Tx<T>): T {
       const body = runBody(fn);
       if (pending) return body(); // nested: part of the outer transaction
-      if (durability === "normal") {
+      if (TRACING) mark("tx");
+      if (durability === "normal" && !batch && !(batchBusyTurns && secondOfTurn())) {
         // Prepared BEGIN/COMMIT (bun's transaction() wrapper costs a few µs more per call,
         // and every hand-off pays it). A failed statement may have rolled back already.
-        const { out, hooks } = runWithHooks(body, () => ctl("BEGIN IMMEDIATE"), () => ctl("COMMIT"), () => rollbackQuietly("ROLLBACK"));
+        const { out, hooks } = runWithHooks(body, () => ctl("BEGIN IMMEDIATE"), commitNow, () => rollbackQuietly("ROLLBACK"));
+        if (TRACING) mark("committed");
         for (const h of hooks) h.done();
+        if (TRACING) mark("hooks done");
         return out;
       }
       if (!batch) {
@@ -171,6 +205,7 @@ export function openStore(path: string, opts: OpenOptions = {}): SqliteStore {
         },
       );
       batch.hooks.push(...hooks);
+      if (TRACING) mark("tx end");
       return out;
     },
     read<T>(body: Tx<T>): T {

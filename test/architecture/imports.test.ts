@@ -21,7 +21,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["domain"], // the primitives, the kernel, the journal, the wait-for graph
   ["store"], // SQLite and PostgreSQL behind one seam
   // Leaves every layer above may use, in their own order:
-  ["log.ts"],
+  ["log.ts", "trace.ts"], // trace.ts: the bench's server-side marks (AIRLOCK_TRACE)
   ["config"],
   ["machine", "shell.ts", "version.ts"],
   ["errors.ts", "sql.d.ts"],

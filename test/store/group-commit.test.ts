@@ -7,9 +7,9 @@ import { openStore, type Store } from "../../src/store/db.ts";
 import { run } from "../../src/store/tx.ts";
 
 const opened: Store[] = [];
-function open(durability: "normal" | "full") {
+function open(durability: "normal" | "full", batchBusyTurns = false) {
   const path = join(mkdtempSync(join(tmpdir(), "airlock-store-")), "state.db");
-  const store = openStore(path, { durability });
+  const store = openStore(path, { durability, batchBusyTurns });
   opened.push(store);
   return { store, path };
 }
@@ -110,5 +110,45 @@ describe("normal durability", () => {
     expect(store.durable()).toBeNull();
     expect(committedCounters(path)).toEqual({ n: 1 });
     expect((store.db.query("PRAGMA synchronous").get() as { synchronous: number }).synchronous).toBe(1);
+  });
+
+  test("with batchBusyTurns, the first transaction of a turn commits at once and the later ones share one batch", async () => {
+    const { store, path } = open("normal", true);
+    const seen: string[] = [];
+    bump(store, "first");
+    expect(store.durable()).toBeNull(); // a lone call waits for nothing
+    expect(committedCounters(path)).toEqual({ first: 1 });
+    for (let i = 0; i < 5; i++) {
+      store.tx(function* () {
+        bump(store, "busy");
+        store.afterCommit(() => seen.push(`granted ${i}`));
+      });
+    }
+    const d = store.durable();
+    expect(d).not.toBeNull();
+    expect(seen).toEqual([]); // hand-offs are answered only after their commit
+    expect(committedCounters(path)).toEqual({ first: 1 });
+    await d;
+    expect(committedCounters(path)).toEqual({ first: 1, busy: 5 });
+    expect(seen).toEqual(["granted 0", "granted 1", "granted 2", "granted 3", "granted 4"]);
+    // The next turn's first transaction commits at once again.
+    bump(store, "next");
+    expect(store.durable()).toBeNull();
+    expect(committedCounters(path)).toEqual({ first: 1, busy: 5, next: 1 });
+  });
+
+  test("with batchBusyTurns, a failing transaction of a busy turn undoes only itself", async () => {
+    const { store, path } = open("normal", true);
+    bump(store, "a");
+    bump(store, "b");
+    expect(() =>
+      store.tx(function* () {
+        bump(store, "c");
+        throw new Error("this call fails");
+      }),
+    ).toThrow("this call fails");
+    bump(store, "d");
+    await store.durable();
+    expect(committedCounters(path)).toEqual({ a: 1, b: 1, d: 1 });
   });
 });

@@ -23,7 +23,8 @@ import { DEAD_AFTER_MS } from "../store/store.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
 import type { Journal } from "./journal.ts";
 import { fromRow, type Lines, type WaiterRow } from "./lines.ts";
-import type { Waiter, WaitQueue } from "./wait.ts";
+import type { WaitQueue } from "./wait.ts";
+import type { Waiter } from "./waiter.ts";
 
 /** A dead daemon's row is forgotten after this (its waiters' graces start then). */
 export const FORGET_AFTER_MS = 120_000;

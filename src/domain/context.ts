@@ -7,7 +7,8 @@ import type { Tx } from "../store/tx.ts";
 import type { Clock } from "./clock.ts";
 import { createLog } from "../log.ts";
 import { Scheduler } from "./timers.ts";
-import { Sequences, WaitQueue, type WaitQueueOptions } from "./wait.ts";
+import { WaitQueue, type WaitQueueOptions } from "./wait.ts";
+import { Sequences } from "./waiter.ts";
 
 const log = createLog("scheduler");
 

@@ -4,7 +4,8 @@
 import { all, get, run, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
-import type { Outcome, WaitQueue } from "./wait.ts";
+import type { WaitQueue } from "./wait.ts";
+import type { Outcome } from "./waiter.ts";
 
 export interface EventState {
   generation: number;

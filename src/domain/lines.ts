@@ -12,7 +12,8 @@
 // now: SQLite does not store it (nothing would come back), and a departed daemon's places in
 // it leave at once.
 import { all, run, type Tx } from "../store/tx.ts";
-import type { SharedWaiter, Waiter, WaitQueue } from "./wait.ts";
+import type { WaitQueue } from "./wait.ts";
+import type { SharedWaiter, Waiter } from "./waiter.ts";
 
 /** The daemon name SQLite's rows carry: one daemon owns the file. */
 export const LOCAL_DAEMON = "local";

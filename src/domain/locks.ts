@@ -13,7 +13,8 @@ import { assertTtl, type Ctx, secondsSince } from "./context.ts";
 import { type Deadlock, type Wait, type WaitEdge, type WaitGraph, type WaitSource } from "./deadlock.ts";
 import type { Journal } from "./journal.ts";
 import { newToken } from "./tokens.ts";
-import { isBlocked, type Outcome, type Waiter, type WaitQueue } from "./wait.ts";
+import type { WaitQueue } from "./wait.ts";
+import { isBlocked, type Outcome, type Waiter } from "./waiter.ts";
 
 // A waiter whose call timed out re-polls straight away in the recipes; two minutes also covers
 // an agent that thinks for a while between calls. Detached lock waiters are passed over, so

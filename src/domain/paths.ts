@@ -23,7 +23,8 @@ import type { Journal } from "./journal.ts";
 import { type Claim, type Conflict, PathIndex } from "./path-index.ts";
 import type { Presence } from "./presence.ts";
 import { newToken } from "./tokens.ts";
-import { isBlocked, type Outcome, type Waiter, type WaitQueue } from "./wait.ts";
+import type { WaitQueue } from "./wait.ts";
+import { isBlocked, type Outcome, type Waiter } from "./waiter.ts";
 
 export const DEFAULT_ROOM = "default";
 // Like a lock waiter: a timed-out caller re-polls at once in the recipes, and two minutes also

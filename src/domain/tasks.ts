@@ -10,7 +10,8 @@ import { all, get, run, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 import { newToken } from "./tokens.ts";
-import type { Outcome, WaitQueue } from "./wait.ts";
+import type { WaitQueue } from "./wait.ts";
+import type { Outcome } from "./waiter.ts";
 
 // Finished tasks stay visible in list_tasks for a week, then are purged so the table does
 // not grow without bound on a queue that runs for months.

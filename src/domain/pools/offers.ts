@@ -6,7 +6,8 @@
 // the head). Invariant: held + offered ≤ capacity (held may exceed a lowered capacity).
 import type { Tx } from "../../store/tx.ts";
 import type { Ctx } from "../context.ts";
-import { isBlocked, type WaitQueue } from "../wait.ts";
+import type { WaitQueue } from "../wait.ts";
+import { isBlocked } from "../waiter.ts";
 import type { PoolRow, SlotGrant, SlotWait, SlotWaiter, Want } from "./types.ts";
 import { activeLine, held } from "./views.ts";
 

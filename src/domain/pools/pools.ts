@@ -15,7 +15,8 @@ import type { Wait, WaitGraph, WaitSource } from "../deadlock.ts";
 import type { Journal } from "../journal.ts";
 import { assertTtl, type Ctx } from "../context.ts";
 import { newToken } from "../tokens.ts";
-import { isBlocked, type Outcome, type WaitQueue } from "../wait.ts";
+import type { WaitQueue } from "../wait.ts";
+import { isBlocked, type Outcome } from "../waiter.ts";
 import { bindingOf, checkPid, pidStart, ProcessWatch } from "./binding.ts";
 import { Offers } from "./offers.ts";
 import {

@@ -3,7 +3,7 @@
 import { hostname } from "node:os";
 import type { ProcessBinding } from "../../machine/process.ts";
 import type { Deadlock } from "../deadlock.ts";
-import type { Waiter } from "../wait.ts";
+import type { Waiter } from "../waiter.ts";
 
 export const DEFAULT_POOL = "heavy";
 export const DEFAULT_SLOT_TTL_MS = 900_000; // like a lock: long enough for a build, renew for longer

@@ -4,7 +4,8 @@
 import { all, get, type Tx } from "../../store/tx.ts";
 import { secondsSince } from "../context.ts";
 import type { Wait } from "../deadlock.ts";
-import { isBlocked, type WaitQueue } from "../wait.ts";
+import type { WaitQueue } from "../wait.ts";
+import { isBlocked } from "../waiter.ts";
 import type { Holder, PoolRow, PoolView, Queued, SlotGrant, SlotRefusal, SlotRow, SlotWait, SlotWaiter } from "./types.ts";
 
 type Line = WaitQueue<SlotWait, SlotGrant>;

@@ -35,6 +35,10 @@ export interface Automaton {
    *  what it learned about a pair of them instead of intersecting again. */
   readonly edgeSetIndex: Int32Array;
   readonly sets: readonly CharSet[];
+  /** Steps from the start that read exactly one character, each from a state that does not
+   *  accept and has one edge: a literal pattern's whole path, a glob's head up to its first
+   *  wildcard, class or brace. Every path both sides match spells them (head.ts). */
+  readonly forced: number;
 }
 
 // Segment modes: where the path being built stands relative to segments.
@@ -243,7 +247,7 @@ function epsilonFree(x: Explored, source: string): Automaton {
   }
   if (!live[0]) {
     const none = { size: 1, accept: new Uint8Array(1), edgeStart: new Int32Array(2), edgeTo: new Int32Array(0) };
-    return { ...none, edgeSetIndex: new Int32Array(0), sets: [] };
+    return { ...none, edgeSetIndex: new Int32Array(0), sets: [], forced: 0 };
   }
   const renumber = new Int32Array(keep.length).fill(-1);
   let size = 0;
@@ -279,7 +283,7 @@ function epsilonFree(x: Explored, source: string): Automaton {
     }
     edgeStart[s + 1] = edgeTo.length;
   }
-  return {
+  const out = {
     size,
     accept: acceptOut,
     edgeStart,
@@ -287,4 +291,19 @@ function epsilonFree(x: Explored, source: string): Automaton {
     edgeSetIndex: Int32Array.from(edgeSetIndex),
     sets,
   };
+  return { ...out, forced: forcedSteps(out) };
+}
+
+function forcedSteps(a: Omit<Automaton, "forced">): number {
+  const visited = new Uint8Array(a.size);
+  let n = 0;
+  // A cycle of such states could not reach a match, so it was dropped; the check is a guard.
+  for (let s = 0; !visited[s] && !a.accept[s] && a.edgeStart[s + 1]! - a.edgeStart[s]! === 1; n++) {
+    const e = a.edgeStart[s]!;
+    const set = a.sets[a.edgeSetIndex[e]!]!;
+    if (set.length !== 2 || set[0] !== set[1]) break;
+    visited[s] = 1;
+    s = a.edgeTo[e]!;
+  }
+  return n;
 }

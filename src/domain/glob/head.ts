@@ -25,6 +25,13 @@ export interface Head {
   readonly cheap: boolean;
   /** Product states the search settles along the head: each once, and none of them accepts. */
   readonly settled: number;
+  /** Where the head ended: the other side's states in queue order, the segment state, and which
+   *  side read the head; `belowLiteral` when that side is a literal whose whole path was read, so
+   *  that all that is left of it is its implied `/**` (below.ts). */
+  readonly ys: readonly number[];
+  readonly d: number;
+  readonly onA: boolean;
+  readonly belowLiteral: boolean;
 }
 
 /** Walks the longer of A's and B's forced runs (Automaton.forced); null when neither has one. */
@@ -92,6 +99,10 @@ export function forcedHead(A: Automaton, B: Automaton, ci: boolean, maxTier: num
   }
   const nB = B.size;
   const keys: number[] = [];
-  for (let k = 0; k < count; k++) keys.push((onA ? x * nB + ys[k]! : ys[k]! * nB + x) * 4 + d);
-  return { chars, keys, cheap, settled };
+  const after: number[] = [];
+  for (let k = 0; k < count; k++) {
+    after.push(ys[k]!);
+    keys.push((onA ? x * nB + ys[k]! : ys[k]! * nB + x) * 4 + d);
+  }
+  return { chars, keys, cheap, settled, ys: after, d, onA, belowLiteral: count > 0 && x === X.literalEnd };
 }

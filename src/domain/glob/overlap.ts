@@ -15,6 +15,7 @@ import { AirlockError } from "../../errors.ts";
 import type { Automaton } from "./automaton.ts";
 import { type CharSet, DOT, SLASH, has, intersect } from "./charset.ts";
 import { type CompiledGlob, automatonOf } from "./compile.ts";
+import { belowKey, recall, remember } from "./below.ts";
 import { forcedHead, type Head } from "./head.ts";
 import { budgetError, type CheckBudget } from "./limits.ts";
 import { slashRange } from "./segments.ts";
@@ -59,7 +60,10 @@ function decide(a: CompiledGlob, b: CompiledGlob, budget: CheckBudget | undefine
   const rb = slashRange(B);
   if (ra.max < rb.min || rb.max < ra.min) return null;
   const ci = a.caseInsensitive;
-  const run = (maxTier: number) => search(A, B, ci, maxTier, budget, useHead ? forcedHead(A, B, ci, maxTier) : null);
+  const run = (maxTier: number) => {
+    const head = useHead ? forcedHead(A, B, ci, maxTier) : null;
+    return head?.belowLiteral ? searchBelow(A, B, ci, maxTier, budget, head) : search(A, B, ci, maxTier, budget, head);
+  };
   const first = run(TIER_ALL);
   if (first === null) return null;
   let worst = 0;
@@ -177,6 +181,29 @@ function search(A: Automaton, B: Automaton, ci: boolean, maxTier: number, budget
     dist++;
   }
   return null;
+}
+
+/** search() after a head that read a whole literal path: what is left is the same for every
+ *  literal, so it is remembered per the other side's automaton (below.ts). */
+function searchBelow(A: Automaton, B: Automaton, ci: boolean, maxTier: number, budget: CheckBudget | undefined, head: Head): string | null {
+  const other = head.onA ? B : A;
+  const key = belowKey(head, maxTier);
+  const read = String.fromCodePoint(...head.chars);
+  const hit = recall(other, key);
+  if (hit) {
+    if (budget && (budget.left -= head.settled + hit.settled) < 0) throw budgetError();
+    return hit.rest === null ? null : read + hit.rest;
+  }
+  const count: CheckBudget = { left: budget ? budget.left : Number.MAX_SAFE_INTEGER };
+  const before = count.left;
+  let found: string | null;
+  try {
+    found = search(A, B, ci, maxTier, count, head);
+  } finally {
+    if (budget) budget.left = count.left; // spent even when it ran out (and nothing is remembered)
+  }
+  remember(other, key, { rest: found === null ? null : found.slice(read.length), settled: before - count.left - head.settled });
+  return found;
 }
 
 /** The search's pushes, in typed arrays that double as they fill. */

@@ -6,6 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { AirlockError } from "../../../src/errors.ts";
 import { type CheckBudget, checkBudget, compileGlob } from "../../../src/domain/glob/index.ts";
+import { automatonOf } from "../../../src/domain/glob/compile.ts";
 import { overlap, overlapFromStart } from "../../../src/domain/glob/overlap.ts";
 import { randomLiteral, randomPattern, rng, samplePaths } from "./generate.ts";
 
@@ -88,6 +89,25 @@ describe("overlap after a forced head", () => {
     }
     expect(outcome(overlap, steps - 1)).toBe("refused");
     expect(outcome(overlap, steps)).toBe("services/svc7/mod3/index.ts/a.gen0.ts");
+  });
+
+  test("remembers what lies below a literal per claim, for every literal that leaves it alike, and charges it again", () => {
+    const gen = compileGlob("services/svc7/**/*.gen0.ts");
+    const paths = ["services/svc7/mod3/index.ts", "services/svc7/lib/util.ts", "services/svc7/a", "services/svc7/mod3/index.ts"];
+    for (const p of paths) {
+      const l = compileGlob(p);
+      expect(automatonOf(l).literalEnd).toBeGreaterThan(0);
+      const r = both(p, gen.source);
+      expect(r.head).toEqual(r.start);
+      expect(r.head.witness).toBe(`${p}/a.gen0.ts`);
+      // A remembered answer is refused on the same budget as the search it stands for.
+      const short: CheckBudget = { left: r.start.steps - 1 };
+      expect(() => overlap(l, gen, short)).toThrow(/too costly/);
+      expect(overlap(l, gen, { left: r.start.steps })).toBe(`${p}/a.gen0.ts`);
+    }
+    // A glob has no literal end, and its implied tail is only a literal's.
+    expect(automatonOf(gen).literalEnd).toBe(-1);
+    expect(automatonOf(compileGlob("src/a.ts", { caseInsensitive: true })).literalEnd).toBe(8);
   });
 
   test("agrees on seeded literal paths taken from what random patterns match", () => {

@@ -9,11 +9,13 @@
 // ends, with the very queue it would have had there. The witness, the verdict and the steps
 // charged to a budget are the search's own (test/domain/glob/head.test.ts compares the two on the
 // oracle's pairs), without the product's per-state bookkeeping: a literal path checked against a
-// claim costs a run of the claim's automaton over the path, then a search of what lies below it.
+// claim costs a run of the claim's automaton over the path (its steps remembered: walk.ts), then
+// a search of what lies below it (remembered too: below.ts).
 import type { Automaton } from "./automaton.ts";
-import { DOT, SLASH, has } from "./charset.ts";
+import { DOT, SLASH } from "./charset.ts";
 import { firstFoldedIn } from "./case-fold.ts";
-import { AFTER_DOT, SEG_NAME, SEG_START, isSlashSet, tierOf } from "./step.ts";
+import { AFTER_DOT, SEG_NAME, SEG_START, tierOf } from "./step.ts";
+import { type Step, startStep, stepAfter } from "./walk.ts";
 
 export interface Head {
   /** The characters read, one per step. */
@@ -41,26 +43,16 @@ export function forcedHead(A: Automaton, B: Automaton, ci: boolean, maxTier: num
   const X = onA ? A : B; // one character per step
   const Y = onA ? B : A; // followed as a list of states
   const steps = X.forced;
-  // The states after step i, in queue order: two buffers, swapped; seen[t] is the last step
-  // that queued t (stamps start at 1, so a fresh array means nothing queued).
-  let ys = new Int32Array(Y.size);
-  let next = new Int32Array(Y.size);
-  const seen = new Int32Array(Y.size);
-  let count = 1;
+  let cur: Step | null = startStep(Y);
   let x = 0;
   let d = SEG_START;
   let cheap = true;
   let settled = 0;
   const chars: number[] = [];
-  const yStart = Y.edgeStart;
-  const yTo = Y.edgeTo;
-  const ySet = Y.edgeSetIndex;
-  const ySets = Y.sets;
-  for (let i = 1; i <= steps && count > 0; i++) {
+  for (let i = 0; i < steps && cur !== null; i++) {
     const e = X.edgeStart[x]!;
-    const set = X.sets[X.edgeSetIndex[e]!]!;
-    const c = set[0]!;
-    settled += count;
+    const c = X.sets[X.edgeSetIndex[e]!]![0]!;
+    settled += cur.states.length;
     // Whether the search takes c from this segment state, whatever Y's state (overlap.ts's step).
     let ok = true;
     if (c === SLASH) {
@@ -75,34 +67,12 @@ export function forcedHead(A: Automaton, B: Automaton, ci: boolean, maxTier: num
       d = SEG_NAME;
       cheap = true;
     }
-    let n = 0;
-    if (ok) {
-      for (let k = 0; k < count; k++) {
-        const y = ys[k]!;
-        for (let ey = yStart[y]!, end = yStart[y + 1]!; ey < end; ey++) {
-          const s = ySets[ySet[ey]!]!;
-          // A separator needs `/` on both sides; any other character, a set holding it.
-          if (c === SLASH ? !isSlashSet(s) : isSlashSet(s) || !has(s, c)) continue;
-          const t = yTo[ey]!;
-          if (seen[t] === i) continue;
-          seen[t] = i;
-          next[n++] = t;
-        }
-      }
-    }
+    cur = ok ? stepAfter(Y, cur, c) : null;
     chars.push(c);
     x = X.edgeTo[e]!;
-    const was = ys;
-    ys = next;
-    next = was;
-    count = n;
   }
+  const ys = cur === null ? [] : Array.from(cur.states);
   const nB = B.size;
-  const keys: number[] = [];
-  const after: number[] = [];
-  for (let k = 0; k < count; k++) {
-    after.push(ys[k]!);
-    keys.push((onA ? x * nB + ys[k]! : ys[k]! * nB + x) * 4 + d);
-  }
-  return { chars, keys, cheap, settled, ys: after, d, onA, belowLiteral: count > 0 && x === X.literalEnd };
+  const keys = ys.map((y) => (onA ? x * nB + y : y * nB + x) * 4 + d);
+  return { chars, keys, cheap, settled, ys, d, onA, belowLiteral: ys.length > 0 && x === X.literalEnd };
 }

@@ -42,6 +42,8 @@ export interface Automaton {
   /** For a literal pattern, the state its forced run ends at (its path read), provided what
    *  follows is its implied `/**` in the one shape buildAutomaton gives it (below.ts); else -1. */
   readonly literalEnd: number;
+  /** A literal's path as its automaton reads it (folded when case-insensitive); "" for a glob. */
+  readonly literalText: string;
 }
 
 // Segment modes: where the path being built stands relative to segments.
@@ -250,7 +252,7 @@ function epsilonFree(x: Explored, source: string, literal: boolean): Automaton {
   }
   if (!live[0]) {
     const none = { size: 1, accept: new Uint8Array(1), edgeStart: new Int32Array(2), edgeTo: new Int32Array(0) };
-    return { ...none, edgeSetIndex: new Int32Array(0), sets: [], forced: 0, literalEnd: -1 };
+    return { ...none, edgeSetIndex: new Int32Array(0), sets: [], forced: 0, literalEnd: -1, literalText: "" };
   }
   const renumber = new Int32Array(keep.length).fill(-1);
   let size = 0;
@@ -295,14 +297,29 @@ function epsilonFree(x: Explored, source: string, literal: boolean): Automaton {
     sets,
   };
   const forced = forcedSteps(out);
-  return { ...out, forced, literalEnd: literal ? literalEnd(out, forced) : -1 };
+  const end = literal ? literalEnd(out, forced) : -1;
+  return { ...out, forced, literalEnd: end, literalText: end < 0 ? "" : forcedText(out, forced) };
 }
 
 /** What a literal's implied `/**` looks like from the end of its path, as tailShape writes it:
  *  `/` to one segment (the `*` reading) or to one or more (the `**` reading). */
 const LITERAL_TAIL = "0A:/1,/2|1:s3|2:s4|3A:s3|4A:s4,/2";
 
-function literalEnd(a: Omit<Automaton, "forced" | "literalEnd">, forced: number): number {
+type Edges = Omit<Automaton, "forced" | "literalEnd" | "literalText">;
+
+function forcedText(a: Edges, forced: number): string {
+  const chars: number[] = [];
+  for (let s = 0, n = 0; n < forced; n++) {
+    const e = a.edgeStart[s]!;
+    chars.push(a.sets[a.edgeSetIndex[e]!]![0]!);
+    s = a.edgeTo[e]!;
+  }
+  let text = "";
+  for (let i = 0; i < chars.length; i += 4096) text += String.fromCodePoint(...chars.slice(i, i + 4096));
+  return text;
+}
+
+function literalEnd(a: Edges, forced: number): number {
   let s = 0;
   for (let n = 0; n < forced; n++) s = a.edgeTo[a.edgeStart[s]!]!;
   return tailShape(a, s) === LITERAL_TAIL ? s : -1;
@@ -310,7 +327,7 @@ function literalEnd(a: Omit<Automaton, "forced" | "literalEnd">, forced: number)
 
 /** The states reachable from `from`, numbered in breadth-first order, with their edges in
  *  order (`/`, `s` for any segment character, `?` for anything else). */
-function tailShape(a: Omit<Automaton, "forced" | "literalEnd">, from: number): string {
+function tailShape(a: Edges, from: number): string {
   const ids = new Map<number, number>([[from, 0]]);
   const order = [from];
   const parts: string[] = [];
@@ -332,7 +349,7 @@ function tailShape(a: Omit<Automaton, "forced" | "literalEnd">, from: number): s
   return order.length > 8 ? "" : parts.join("|");
 }
 
-function forcedSteps(a: Omit<Automaton, "forced" | "literalEnd">): number {
+function forcedSteps(a: Edges): number {
   const visited = new Uint8Array(a.size);
   let n = 0;
   // A cycle of such states could not reach a match, so it was dropped; the check is a guard.

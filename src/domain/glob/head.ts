@@ -15,7 +15,7 @@ import type { Automaton } from "./automaton.ts";
 import { DOT, SLASH } from "./charset.ts";
 import { firstFoldedIn } from "./case-fold.ts";
 import { AFTER_DOT, SEG_NAME, SEG_START, tierOf } from "./step.ts";
-import { type Step, startStep, stepAfter } from "./walk.ts";
+import { type Step, startStep, stepAfter, stepOf } from "./walk.ts";
 
 export interface Head {
   /** The characters read, one per step. */
@@ -34,6 +34,21 @@ export interface Head {
   readonly d: number;
   readonly onA: boolean;
   readonly belowLiteral: boolean;
+  /** The other side's list of states there (walk.ts), null when none is left. */
+  readonly at: Step | null;
+}
+
+// stepRule's answer, packed: the segment state after the step, and two flags.
+const TAKEN = 4;
+const CHEAP = 8;
+
+/** Whether the search takes c from segment state d, whatever the other side's state, and where
+ *  that leaves the segment (overlap.ts's step for a one-character set). */
+function stepRule(c: number, d: number, maxTier: number, ci: boolean): number {
+  if (c === SLASH) return SEG_START | CHEAP | (d === SEG_NAME ? TAKEN : 0);
+  if (c === DOT) return AFTER_DOT[d]! | TAKEN | (d !== SEG_START ? CHEAP : 0);
+  // pick() of the one character
+  return SEG_NAME | CHEAP | (tierOf(c) <= maxTier && (!ci || firstFoldedIn(c, c) === c) ? TAKEN : 0);
 }
 
 /** Walks the longer of A's and B's forced runs (Automaton.forced); null when neither has one. */
@@ -43,36 +58,43 @@ export function forcedHead(A: Automaton, B: Automaton, ci: boolean, maxTier: num
   const X = onA ? A : B; // one character per step
   const Y = onA ? B : A; // followed as a list of states
   const steps = X.forced;
-  let cur: Step | null = startStep(Y);
   let x = 0;
   let d = SEG_START;
   let cheap = true;
   let settled = 0;
   const chars: number[] = [];
-  for (let i = 0; i < steps && cur !== null; i++) {
+  // While Y is in its own forced run too, its list is that one state, and a step compares the
+  // two sides' characters (Y's set is that one character).
+  let y = 0;
+  let i = 0;
+  let alive = true;
+  for (const both = Math.min(steps, Y.forced); i < both && alive; i++) {
+    const e = X.edgeStart[x]!;
+    const ey = Y.edgeStart[y]!;
+    const c = X.sets[X.edgeSetIndex[e]!]![0]!;
+    settled++;
+    const take = stepRule(c, d, maxTier, ci);
+    d = take & 3;
+    cheap = (take & CHEAP) !== 0;
+    alive = (take & TAKEN) !== 0 && c === Y.sets[Y.edgeSetIndex[ey]!]![0]!;
+    chars.push(c);
+    x = X.edgeTo[e]!;
+    y = Y.edgeTo[ey]!;
+  }
+  let cur: Step | null = !alive ? null : i === 0 ? startStep(Y) : stepOf(Y, y);
+  for (; i < steps && cur !== null; i++) {
     const e = X.edgeStart[x]!;
     const c = X.sets[X.edgeSetIndex[e]!]![0]!;
     settled += cur.states.length;
-    // Whether the search takes c from this segment state, whatever Y's state (overlap.ts's step).
-    let ok = true;
-    if (c === SLASH) {
-      ok = d === SEG_NAME;
-      d = SEG_START;
-      cheap = true;
-    } else if (c === DOT) {
-      cheap = d !== SEG_START;
-      d = AFTER_DOT[d]!;
-    } else {
-      ok = tierOf(c) <= maxTier && (!ci || firstFoldedIn(c, c) === c); // pick() of the one character
-      d = SEG_NAME;
-      cheap = true;
-    }
-    cur = ok ? stepAfter(Y, cur, c) : null;
+    const take = stepRule(c, d, maxTier, ci);
+    d = take & 3;
+    cheap = (take & CHEAP) !== 0;
+    cur = (take & TAKEN) !== 0 ? stepAfter(Y, cur, c) : null;
     chars.push(c);
     x = X.edgeTo[e]!;
   }
   const ys = cur === null ? [] : Array.from(cur.states);
   const nB = B.size;
   const keys = ys.map((y) => (onA ? x * nB + y : y * nB + x) * 4 + d);
-  return { chars, keys, cheap, settled, ys, d, onA, belowLiteral: ys.length > 0 && x === X.literalEnd };
+  return { chars, keys, cheap, settled, ys, d, onA, belowLiteral: ys.length > 0 && x === X.literalEnd, at: cur };
 }

@@ -15,7 +15,7 @@ import { AirlockError } from "../../errors.ts";
 import type { Automaton } from "./automaton.ts";
 import { type CharSet, DOT, SLASH, has, intersect } from "./charset.ts";
 import { type CompiledGlob, automatonOf } from "./compile.ts";
-import { belowKey, recall, remember } from "./below.ts";
+import { recall, remember } from "./below.ts";
 import { forcedHead, type Head } from "./head.ts";
 import { budgetError, type CheckBudget } from "./limits.ts";
 import { slashRange } from "./segments.ts";
@@ -70,6 +70,7 @@ function decide(a: CompiledGlob, b: CompiledGlob, budget: CheckBudget | undefine
   for (let i = 0; i < first.length; i++) {
     const c = first.codePointAt(i)!;
     if (c > 0xffff) i++;
+    if ((c >= 0x61 && c <= 0x7a) || c === DOT || c === SLASH) continue; // tier 0
     const t = tierOf(c);
     if (t > worst) worst = t;
   }
@@ -184,12 +185,10 @@ function search(A: Automaton, B: Automaton, ci: boolean, maxTier: number, budget
 }
 
 /** search() after a head that read a whole literal path: what is left is the same for every
- *  literal, so it is remembered per the other side's automaton (below.ts). */
+ *  literal, so it is remembered where the head left the other side (below.ts). */
 function searchBelow(A: Automaton, B: Automaton, ci: boolean, maxTier: number, budget: CheckBudget | undefined, head: Head): string | null {
-  const other = head.onA ? B : A;
-  const key = belowKey(head, maxTier);
-  const read = String.fromCodePoint(...head.chars);
-  const hit = recall(other, key);
+  const read = (head.onA ? A : B).literalText;
+  const hit = recall(head, maxTier);
   if (hit) {
     if (budget && (budget.left -= head.settled + hit.settled) < 0) throw budgetError();
     return hit.rest === null ? null : read + hit.rest;
@@ -202,7 +201,7 @@ function searchBelow(A: Automaton, B: Automaton, ci: boolean, maxTier: number, b
   } finally {
     if (budget) budget.left = count.left; // spent even when it ran out (and nothing is remembered)
   }
-  remember(other, key, { rest: found === null ? null : found.slice(read.length), settled: before - count.left - head.settled });
+  remember(head, maxTier, { rest: found === null ? null : found.slice(read.length), settled: before - count.left - head.settled });
   return found;
 }
 

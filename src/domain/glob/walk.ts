@@ -21,6 +21,16 @@ export interface Step {
   readonly states: Int32Array;
   /** What each character read next leads to (null: no state left). */
   readonly next: Map<number, Step | null>;
+  /** When a literal's whole path led here: what lies below it, by belowKey (below.ts). */
+  readonly below: Map<number, Below>;
+}
+
+/** The rest of a search after a literal's whole path (below.ts). */
+export interface Below {
+  /** The witness after the literal's path, or null: no common path. */
+  readonly rest: string | null;
+  /** States the search settled after the head. */
+  readonly settled: number;
 }
 
 interface Table {
@@ -34,7 +44,7 @@ const tables = new WeakMap<Automaton, Table>();
 function tableOf(a: Automaton): Table {
   let t = tables.get(a);
   if (!t) {
-    const start: Step = { states: Int32Array.of(0), next: new Map() };
+    const start: Step = { states: Int32Array.of(0), next: new Map(), below: new Map() };
     tables.set(a, (t = { start, lists: new Map([["0", start]]), steps: 0 }));
   }
   return t;
@@ -43,6 +53,17 @@ function tableOf(a: Automaton): Table {
 /** The list holding only the start state. */
 export function startStep(a: Automaton): Step {
   return tableOf(a).start;
+}
+
+/** The list holding only state s (where the automaton's own forced run left it). */
+export function stepOf(a: Automaton, s: number): Step {
+  const t = tableOf(a);
+  const key = String(s);
+  const known = t.lists.get(key);
+  if (known) return known;
+  const step: Step = { states: Int32Array.of(s), next: new Map(), below: new Map() };
+  if (t.lists.size < WALK_LISTS) t.lists.set(key, step);
+  return step;
 }
 
 /** The states reached from `from` by reading c, each once, in the order the search queues them:
@@ -67,7 +88,7 @@ export function stepAfter(a: Automaton, from: Step, c: number): Step | null {
   let step: Step | null = null;
   if (out.length > 0) {
     const key = out.join(",");
-    step = t.lists.get(key) ?? { states: Int32Array.from(out), next: new Map() };
+    step = t.lists.get(key) ?? { states: Int32Array.from(out), next: new Map(), below: new Map() };
     if (!t.lists.has(key) && t.lists.size < WALK_LISTS) t.lists.set(key, step);
   }
   if (t.steps < WALK_STEPS) {

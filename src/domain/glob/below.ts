@@ -7,7 +7,7 @@
 // keeps one object per list for; the segment state; which side is which; the characters
 // allowed), not on which literal it was: every file checked inside `services/svc7/` against
 // `services/svc7/**/*.gen0.ts` asks the same question there. Its answer (the rest of the witness,
-// or none) and the states it settled are kept on that list (at most 2 x 8 x 4 x 2 keys), and a
+// or none) and the states it settled are kept on that list (at most 48 keys: walk.ts), and a
 // hit charges those states to the budget again, so a call is refused exactly when it would have
 // been.
 import type { Head } from "./head.ts";

@@ -18,24 +18,37 @@ import { AFTER_DOT, SEG_NAME, SEG_START, tierOf } from "./step.ts";
 import { type Step, startStep, stepAfter, stepOf } from "./walk.ts";
 
 export interface Head {
-  /** The characters read, one per step. */
-  readonly chars: readonly number[];
-  /** The product states queued after the last step, in queue order, as the search's keys
-   *  ((state of A × B.size + state of B) × 4 + segment state); empty when no path gets that far. */
-  readonly keys: readonly number[];
-  /** Whether the last step was a cheap one (a `.` opening a segment is dearer). */
+  /** The side that read one character per step, and how many it read. */
+  readonly X: Automaton;
+  readonly read: number;
+  /** Which side X is: A (the search's outer side) or B. */
+  readonly onA: boolean;
+  /** Where the head ended: X's state, the other side's list of states (walk.ts; null when
+   *  none is left, and no path gets that far), the segment state, and whether the last step
+   *  was a cheap one (a `.` opening a segment is dearer). */
+  readonly x: number;
+  readonly at: Step | null;
+  readonly d: number;
   readonly cheap: boolean;
   /** Product states the search settles along the head: each once, and none of them accepts. */
   readonly settled: number;
-  /** Where the head ended: the other side's states in queue order, the segment state, and which
-   *  side read the head; `belowLiteral` when that side is a literal whose whole path was read, so
-   *  that all that is left of it is its implied `/**` (below.ts). */
-  readonly ys: readonly number[];
-  readonly d: number;
-  readonly onA: boolean;
+  /** X is a literal whose whole path was read: all that is left of it is its implied `/**`
+   *  (below.ts). */
   readonly belowLiteral: boolean;
-  /** The other side's list of states there (walk.ts), null when none is left. */
-  readonly at: Step | null;
+}
+
+/** The characters the head read. */
+export function headChars(h: Head): number[] {
+  const chars: number[] = [];
+  for (let s = 0; chars.length < h.read; s = h.X.edgeTo[h.X.edgeStart[s]!]!) chars.push(h.X.sets[h.X.edgeSetIndex[h.X.edgeStart[s]!]!]![0]!);
+  return chars;
+}
+
+/** The product states queued after the head, in queue order, as the search's keys
+ *  ((state of A × B.size + state of B) × 4 + segment state). */
+export function headKeys(h: Head, nB: number): number[] {
+  if (h.at === null) return [];
+  return Array.from(h.at.states, (y) => (h.onA ? h.x * nB + y : y * nB + h.x) * 4 + h.d);
 }
 
 // stepRule's answer, packed: the segment state after the step, and two flags.
@@ -62,7 +75,6 @@ export function forcedHead(A: Automaton, B: Automaton, ci: boolean, maxTier: num
   let d = SEG_START;
   let cheap = true;
   let settled = 0;
-  const chars: number[] = [];
   // While Y is in its own forced run too, its list is that one state, and a step compares the
   // two sides' characters (Y's set is that one character).
   let y = 0;
@@ -77,24 +89,19 @@ export function forcedHead(A: Automaton, B: Automaton, ci: boolean, maxTier: num
     d = take & 3;
     cheap = (take & CHEAP) !== 0;
     alive = (take & TAKEN) !== 0 && c === Y.sets[Y.edgeSetIndex[ey]!]![0]!;
-    chars.push(c);
     x = X.edgeTo[e]!;
     y = Y.edgeTo[ey]!;
   }
-  let cur: Step | null = !alive ? null : i === 0 ? startStep(Y) : stepOf(Y, y);
-  for (; i < steps && cur !== null; i++) {
+  let at: Step | null = !alive ? null : i === 0 ? startStep(Y) : stepOf(Y, y);
+  for (; i < steps && at !== null; i++) {
     const e = X.edgeStart[x]!;
     const c = X.sets[X.edgeSetIndex[e]!]![0]!;
-    settled += cur.states.length;
+    settled += at.states.length;
     const take = stepRule(c, d, maxTier, ci);
     d = take & 3;
     cheap = (take & CHEAP) !== 0;
-    cur = (take & TAKEN) !== 0 ? stepAfter(Y, cur, c) : null;
-    chars.push(c);
+    at = (take & TAKEN) !== 0 ? stepAfter(Y, at, c) : null;
     x = X.edgeTo[e]!;
   }
-  const ys = cur === null ? [] : Array.from(cur.states);
-  const nB = B.size;
-  const keys = ys.map((y) => (onA ? x * nB + y : y * nB + x) * 4 + d);
-  return { chars, keys, cheap, settled, ys, d, onA, belowLiteral: ys.length > 0 && x === X.literalEnd, at: cur };
+  return { X, read: i, onA, x, at, d, cheap, settled, belowLiteral: at !== null && x === X.literalEnd };
 }

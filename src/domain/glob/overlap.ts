@@ -16,7 +16,7 @@ import type { Automaton } from "./automaton.ts";
 import { type CharSet, DOT, SLASH, has, intersect } from "./charset.ts";
 import { type CompiledGlob, automatonOf } from "./compile.ts";
 import { recall, remember } from "./below.ts";
-import { forcedHead, type Head } from "./head.ts";
+import { forcedHead, type Head, headChars, headKeys } from "./head.ts";
 import { budgetError, type CheckBudget } from "./limits.ts";
 import { slashRange } from "./segments.ts";
 import {
@@ -92,7 +92,7 @@ const MEMO_LIMIT = 1 << 20;
 function search(A: Automaton, B: Automaton, ci: boolean, maxTier: number, budget: CheckBudget | undefined, head: Head | null): string | null {
   if (head !== null) {
     if (budget && (budget.left -= head.settled) < 0) throw budgetError();
-    if (head.keys.length === 0) return null;
+    if (head.at === null) return null;
   }
   const nB = B.size;
   const words = ((A.size * nB * 4) >>> 5) + 1;
@@ -126,9 +126,10 @@ function search(A: Automaton, B: Automaton, ci: boolean, maxTier: number, budget
     pending = 1;
   } else {
     // Queued as the head's last step queued them, from entry 0 standing for the state before it.
-    const last = head.chars[head.chars.length - 1]!;
+    const chars = headChars(head);
+    const last = chars[chars.length - 1]!;
     const cost = head.cheap ? STEP_COST : HIDDEN_NAME_COST;
-    for (const key of head.keys) push(key, last, 0, cost);
+    for (const key of headKeys(head, nB)) push(key, last, 0, cost);
     dist = cost;
   }
   const aStart = A.edgeStart;
@@ -241,7 +242,7 @@ function witness(at: number, entries: Entries, head: Head | null): string {
   const out: number[] = [];
   for (let i = at; i > 0; i = entries.parents[i]!) out.push(entries.chars[i]!);
   out.reverse();
-  const all = head === null ? out : [...head.chars.slice(0, -1), ...out];
+  const all = head === null ? out : [...headChars(head).slice(0, -1), ...out];
   let text = "";
   for (let i = 0; i < all.length; i += 4096) text += String.fromCodePoint(...all.slice(i, i + 4096));
   return text;

@@ -11,10 +11,13 @@ import type { Automaton } from "./automaton.ts";
 import { SLASH, has } from "./charset.ts";
 import { isSlashSet } from "./step.ts";
 
-/** Lists and steps remembered per automaton: a claim meets paths in a few places, each a few
- *  states wide; hostile patterns stop being remembered here rather than grow the table. */
-export const WALK_LISTS = 256;
-export const WALK_STEPS = 4096;
+/** Lists and steps remembered per automaton. A claim meets paths in a few places, each a few
+ *  states wide, and real paths use a few dozen characters; hostile patterns stop being remembered
+ *  rather than grow the table. Each list also keeps at most 48 answers of below.ts (2 sides x 3
+ *  tier limits x 4 segment states x 2 costs), so an automaton's memo stays within tens of KB,
+ *  the order of its own arrays. */
+export const WALK_LISTS = 64;
+export const WALK_STEPS = 256;
 
 export interface Step {
   /** The automaton's states, in queue order. */

@@ -7,8 +7,8 @@
 // would queue them (settled in queue order, each one's edges in order, a state queued once), and
 // the states the search would settle along it are counted; the search then starts where the head
 // ends, with the very queue it would have had there. The witness, the verdict and the steps
-// charged to a budget are the search's own (test/domain/glob/head.test.ts compares the two on the
-// oracle's pairs), without the product's per-state bookkeeping: a literal path checked against a
+// charged to a budget are the search's own (the oracle test and head.test.ts in test/domain/glob/
+// compare the two), without the product's per-state bookkeeping: a literal path checked against a
 // claim costs a run of the claim's automaton over the path (its steps remembered: walk.ts), then
 // a search of what lies below it (remembered too: below.ts).
 import type { Automaton } from "./automaton.ts";

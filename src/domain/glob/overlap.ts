@@ -40,8 +40,8 @@ export function overlap(a: CompiledGlob, b: CompiledGlob, budget?: CheckBudget):
   return decide(a, b, budget, true);
 }
 
-/** overlap() with every search run from the start, never after a forced head: what head.ts must
- *  agree with (test/domain/glob/head.test.ts). */
+/** overlap() with every search run from the start, never after a forced head and with nothing
+ *  remembered: what head.ts, walk.ts and below.ts must agree with (test/domain/glob/). */
 export function overlapFromStart(a: CompiledGlob, b: CompiledGlob, budget?: CheckBudget): string | null {
   return decide(a, b, budget, false);
 }

@@ -23,6 +23,7 @@ const ALLOWED: Record<string, string> = {
   "glob/compile.ts:cache": "a bounded LRU of compileGlob, a pure function of (pattern, case folding)",
   "glob/compile.ts:automata": "a WeakMap from a compiled glob to its automaton, built with it once and never changed",
   "glob/segments.ts:ranges": "a WeakMap memo of slashRange, a pure function of an automaton",
+  "glob/walk.ts:tables": "a WeakMap from an automaton to a bounded table of the state lists a forced head walks it through and, per list, what lies below a literal there (below.ts): pure functions of (automaton, list, character) and (automaton, list, search limits)",
   "glob/case-fold.ts:table": "the fold table, built on first use from the runtime's Unicode tables: the same for every kernel",
 };
 

@@ -35,6 +35,15 @@ export interface Automaton {
    *  what it learned about a pair of them instead of intersecting again. */
   readonly edgeSetIndex: Int32Array;
   readonly sets: readonly CharSet[];
+  /** Steps from the start that read exactly one character, each from a state that does not
+   *  accept and has one edge: a literal pattern's whole path, a glob's head up to its first
+   *  wildcard, class or brace. Every path both sides match spells them (head.ts). */
+  readonly forced: number;
+  /** For a literal pattern, the state its forced run ends at (its path read), provided what
+   *  follows is its implied `/**` in the one shape buildAutomaton gives it (below.ts); else -1. */
+  readonly literalEnd: number;
+  /** A literal's path as its automaton reads it (folded when case-insensitive); "" for a glob. */
+  readonly literalText: string;
 }
 
 // Segment modes: where the path being built stands relative to segments.
@@ -66,7 +75,7 @@ export function buildAutomaton(seq: Seq, literal: boolean, source: string): Auto
   let end = addSeq(g, seq, start);
   // A literal pattern may name a directory, so it also covers everything below it: P is P/**.
   if (literal) end = addSeq(g, [SLASH_TOKEN, GLOBSTAR_TOKEN], end);
-  return epsilonFree(explore(g, start, end), source);
+  return epsilonFree(explore(g, start, end), source, literal);
 }
 
 function addNode(g: Graph, token: Token | null): number {
@@ -179,7 +188,7 @@ function explore(g: Graph, start: number, end: number): Explored {
   return out;
 }
 
-function epsilonFree(x: Explored, source: string): Automaton {
+function epsilonFree(x: Explored, source: string, literal: boolean): Automaton {
   // The states that survive: the start and every target of a character step.
   const keep: number[] = [0];
   const isKept = new Uint8Array(x.count);
@@ -243,7 +252,7 @@ function epsilonFree(x: Explored, source: string): Automaton {
   }
   if (!live[0]) {
     const none = { size: 1, accept: new Uint8Array(1), edgeStart: new Int32Array(2), edgeTo: new Int32Array(0) };
-    return { ...none, edgeSetIndex: new Int32Array(0), sets: [] };
+    return { ...none, edgeSetIndex: new Int32Array(0), sets: [], forced: 0, literalEnd: -1, literalText: "" };
   }
   const renumber = new Int32Array(keep.length).fill(-1);
   let size = 0;
@@ -279,7 +288,7 @@ function epsilonFree(x: Explored, source: string): Automaton {
     }
     edgeStart[s + 1] = edgeTo.length;
   }
-  return {
+  const out = {
     size,
     accept: acceptOut,
     edgeStart,
@@ -287,4 +296,69 @@ function epsilonFree(x: Explored, source: string): Automaton {
     edgeSetIndex: Int32Array.from(edgeSetIndex),
     sets,
   };
+  const forced = forcedSteps(out);
+  const end = literal ? literalEnd(out, forced) : -1;
+  return { ...out, forced, literalEnd: end, literalText: end < 0 ? "" : forcedText(out, forced) };
+}
+
+/** What a literal's implied `/**` looks like from the end of its path, as tailShape writes it:
+ *  `/` to one segment (the `*` reading) or to one or more (the `**` reading). */
+const LITERAL_TAIL = "0A:/1,/2|1:s3|2:s4|3A:s3|4A:s4,/2";
+
+type Edges = Omit<Automaton, "forced" | "literalEnd" | "literalText">;
+
+function forcedText(a: Edges, forced: number): string {
+  const chars: number[] = [];
+  for (let s = 0, n = 0; n < forced; n++) {
+    const e = a.edgeStart[s]!;
+    chars.push(a.sets[a.edgeSetIndex[e]!]![0]!);
+    s = a.edgeTo[e]!;
+  }
+  let text = "";
+  for (let i = 0; i < chars.length; i += 4096) text += String.fromCodePoint(...chars.slice(i, i + 4096));
+  return text;
+}
+
+function literalEnd(a: Edges, forced: number): number {
+  let s = 0;
+  for (let n = 0; n < forced; n++) s = a.edgeTo[a.edgeStart[s]!]!;
+  return tailShape(a, s) === LITERAL_TAIL ? s : -1;
+}
+
+/** The states reachable from `from`, numbered in breadth-first order, with their edges in
+ *  order (`/`, `s` for any segment character, `?` for anything else). */
+function tailShape(a: Edges, from: number): string {
+  const ids = new Map<number, number>([[from, 0]]);
+  const order = [from];
+  const parts: string[] = [];
+  for (let k = 0; k < order.length && k < 8; k++) {
+    const s = order[k]!;
+    const edges: string[] = [];
+    for (let e = a.edgeStart[s]!; e < a.edgeStart[s + 1]!; e++) {
+      const t = a.edgeTo[e]!;
+      if (!ids.has(t)) {
+        ids.set(t, order.length);
+        order.push(t);
+      }
+      const set = a.sets[a.edgeSetIndex[e]!]!.join(",");
+      const kind = set === SLASH_SET.join(",") ? "/" : set === SEGMENT_CHAR_SET.join(",") ? "s" : "?";
+      edges.push(`${kind}${ids.get(t)}`);
+    }
+    parts.push(`${k}${a.accept[s] ? "A" : ""}:${edges.join(",")}`);
+  }
+  return order.length > 8 ? "" : parts.join("|");
+}
+
+function forcedSteps(a: Edges): number {
+  const visited = new Uint8Array(a.size);
+  let n = 0;
+  // A cycle of such states could not reach a match, so it was dropped; the check is a guard.
+  for (let s = 0; !visited[s] && !a.accept[s] && a.edgeStart[s + 1]! - a.edgeStart[s]! === 1; n++) {
+    const e = a.edgeStart[s]!;
+    const set = a.sets[a.edgeSetIndex[e]!]!;
+    if (set.length !== 2 || set[0] !== set[1]) break;
+    visited[s] = 1;
+    s = a.edgeTo[e]!;
+  }
+  return n;
 }

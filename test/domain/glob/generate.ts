@@ -52,6 +52,24 @@ export function randomPattern(r: Rng, ci = false): string {
   return lead + sequence(r, 0, ci, 6);
 }
 
+// Literal segments: plain and dotted names, escaped glob characters, and `]`, `}` and `,`, which
+// are ordinary outside a class or brace; `.` and `..` alone are normalized away or refused.
+const LITERAL_ATOMS = ["a", "a", "b", "b", ".", ".", "-", "\\*", "\\?", "\\[", "\\a", "]", "}", ","];
+const LITERAL_CASE_ATOMS = ["A", "B", "\\A"];
+
+/** A random literal pattern: no wildcard, class or brace, so it names one path and, being
+ *  possibly a directory, everything below it. Often one or two segments deep, as a checked file is
+ *  against the claims around it. */
+export function randomLiteral(r: Rng, ci = false): string {
+  const segments: string[] = [];
+  for (let n = 1 + int(r, 4); n > 0; n--) {
+    let seg = "";
+    for (let k = 1 + int(r, 3); k > 0; k--) seg += choose(r, ci && r() < 0.3 ? LITERAL_CASE_ATOMS : LITERAL_ATOMS);
+    segments.push(seg);
+  }
+  return segments.join("/");
+}
+
 const CHAR_POOL = ["a", "b", "c", ".", "A", "-", "*"];
 
 /** Up to `count` distinct paths the pattern matches (by the oracle), drawn at random. */

@@ -1,14 +1,15 @@
 // AIRLOCK_TRACE (src/trace.ts, read by bench/trace.ts): a daemon started with it writes the
-// steps of each call, in order, to the file when it exits.
-import { expect, test } from "bun:test";
+// steps of each call, in order, to the file when it exits. The store's steps (commit, fsync,
+// afterCommit hooks) are marked by SQLite's store only, so it runs on SQLite only.
+import { expect } from "bun:test";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { useDaemonStarter } from "../helpers/daemon.ts";
+import { sqliteOnly, useDaemonStarter } from "../helpers/daemon.ts";
 
 const start = useDaemonStarter();
 
-test("a daemon started with AIRLOCK_TRACE writes each call's steps, in order, when it exits", async () => {
+sqliteOnly("a daemon started with AIRLOCK_TRACE writes each call's steps, in order, when it exits", async () => {
   const file = join(mkdtempSync(join(tmpdir(), "airlock-trace-")), "marks");
   const d = await start({ args: ["--durability", "full"], env: { AIRLOCK_TRACE: file } });
   const before = Date.now();

@@ -11,7 +11,7 @@ import { AirlockError } from "../errors.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx, secondsSince } from "./context.ts";
 import { type Deadlock, type Wait, type WaitEdge, type WaitGraph, type WaitSource } from "./deadlock.ts";
-import type { Journal } from "./journal.ts";
+import type { Journal, JournalRecord } from "./journal.ts";
 import { newToken } from "./tokens.ts";
 import { isBlocked, type Outcome, type Waiter, type WaitQueue } from "./wait.ts";
 
@@ -67,6 +67,11 @@ export interface GroupRequest {
 interface LockWait {
   agentId: string;
   ttlMs: number;
+}
+
+interface GrantOptions {
+  ifFree?: boolean;
+  released?: JournalRecord;
 }
 
 /** What a waiter is handed: one grant per name it waited for. */
@@ -138,7 +143,18 @@ export class Locks implements WaitSource {
     const self = this;
     const first = await this.c.tx(function* (): Tx<{ done: { grants: Grants } | Denied } | { wait: LockWaiter; blocked: Promise<Outcome<Grants>> }> {
       let w = self.waits.find(req.wakeToken, names, req.agentId);
-      if (yield* self.grantable(names, w)) {
+      if (names.length === 1) {
+        // One name nobody ahead reserves: the grant's upsert takes it only if it is free, so
+        // the holder is not looked up first (a statement less on every uncontended lock).
+        const name = names[0]!;
+        const g = self.unreserved(name, w) ? yield* self.grant(name, want.agentId, want.ttlMs, false, 1, { ifFree: true }) : null;
+        if (g) {
+          if (w) self.waits.remove(w);
+          const grants: Grants = {};
+          grants[name] = g;
+          return { done: { grants } };
+        }
+      } else if (yield* self.grantable(names, w)) {
         if (w) self.waits.remove(w);
         return { done: { grants: yield* self.grantAll(names, want, false) } };
       }
@@ -276,27 +292,52 @@ export class Locks implements WaitSource {
     return yield* get<LockRow>("SELECT * FROM locks WHERE name = ? AND expires_at > ?", name, this.c.clock.now());
   }
 
-  /** Takes the row over in place; its fence goes up by one (a new name starts at 1). */
-  private *grant(name: string, agentId: string, ttlMs: number, handOff: boolean, group: number): Tx<Grant> {
+  /**
+   * Takes the row over in place; its fence goes up by one (a new name starts at 1). `ifFree`:
+   * only if nobody holds it live (else null, and nothing changed); `released`: the record of
+   * the release this grant hands on, journalled just before the grant, in one statement.
+   */
+  private *grant(name: string, agentId: string, ttlMs: number, handOff: boolean, group: number, o: GrantOptions = {}): Tx<Grant | null> {
     const now = this.c.clock.now();
     const token = newToken();
     const expiresAt = now + ttlMs;
-    const { fence } = (yield* get<{ fence: number }>(
-      "INSERT INTO locks (name, agent_id, token, fence, acquired_at, expires_at) VALUES (?, ?, ?, 1, ?, ?) " +
-        "ON CONFLICT(name) DO UPDATE SET agent_id = excluded.agent_id, token = excluded.token, fence = locks.fence + 1, " +
-        "acquired_at = excluded.acquired_at, expires_at = excluded.expires_at RETURNING fence",
-      name,
-      agentId,
-      token,
-      now,
-      expiresAt,
-    ))!;
+    const row = o.ifFree
+      ? yield* get<{ fence: number }>(
+          "INSERT INTO locks (name, agent_id, token, fence, acquired_at, expires_at) VALUES (?, ?, ?, 1, ?, ?) " +
+            "ON CONFLICT(name) DO UPDATE SET agent_id = excluded.agent_id, token = excluded.token, fence = locks.fence + 1, " +
+            "acquired_at = excluded.acquired_at, expires_at = excluded.expires_at WHERE locks.expires_at IS NULL OR locks.expires_at <= ? RETURNING fence",
+          name,
+          agentId,
+          token,
+          now,
+          expiresAt,
+          now,
+        )
+      : yield* get<{ fence: number }>(
+          "INSERT INTO locks (name, agent_id, token, fence, acquired_at, expires_at) VALUES (?, ?, ?, 1, ?, ?) " +
+            "ON CONFLICT(name) DO UPDATE SET agent_id = excluded.agent_id, token = excluded.token, fence = locks.fence + 1, " +
+            "acquired_at = excluded.acquired_at, expires_at = excluded.expires_at RETURNING fence",
+          name,
+          agentId,
+          token,
+          now,
+          expiresAt,
+        );
+    if (!row) return null;
+    const fence = row.fence;
     this.arm(name, expiresAt);
     const data: Record<string, unknown> = { fence, expires_at: expiresAt };
     if (handOff) data.hand_off = true;
     if (group > 1) data.group = group;
-    yield* this.journal.record("lock.granted", name, { agentId, data });
+    if (o.released) yield* this.journal.recordPair(o.released, { kind: "lock.granted", resource: name, agentId, data });
+    else yield* this.journal.record("lock.granted", name, { agentId, data });
     return { locked: true, token, fence, expiresAt };
+  }
+
+  /** Whether no blocked waiter ahead of w (or of a newcomer) reserves the name. */
+  private unreserved(name: string, w: LockWaiter | undefined): boolean {
+    const f = this.waits.firstAttached(name);
+    return f === undefined || f === w || (w !== undefined && w.order < f.order);
   }
 
   /**
@@ -309,28 +350,32 @@ export class Locks implements WaitSource {
     // cannot be taken, as every() did.
     for (const name of names) {
       if (yield* this.holder(name)) return false;
-      const f = this.waits.firstAttached(name);
-      if (!(f === undefined || f === w || (w !== undefined && w.order < f.order))) return false;
+      if (!this.unreserved(name, w)) return false;
     }
     return true;
   }
 
   private *grantAll(names: readonly string[], want: LockWait, handOff: boolean): Tx<Grants> {
     const out: Grants = {};
-    for (const name of names) out[name] = yield* this.grant(name, want.agentId, want.ttlMs, handOff, names.length);
+    for (const name of names) out[name] = (yield* this.grant(name, want.agentId, want.ttlMs, handOff, names.length))!;
     return out;
   }
 
   /** Clears the holder (the row keeps its fence), journals why, and hands the lock on. */
   private *free(name: string, kind: "lock.released" | "lock.expired", holder: string, reason: string | null): Tx<void> {
     // A single blocked waiter takes the row over at once (the grant rewrites it): no need to
-    // clear it first on the path every waiter waits on.
+    // clear it first on the path every waiter waits on, and its release and the grant are
+    // journalled in one statement, in that order.
     const next = this.waits.firstAttached(name);
-    if (next === undefined || next.keys.length > 1) {
-      yield* run("UPDATE locks SET agent_id = NULL, token = NULL, acquired_at = NULL, expires_at = NULL WHERE name = ?", name);
-    }
-    yield* this.journal.record(kind, name, { agentId: holder, reason });
     this.c.scheduler.cancel(`lock:${name}`);
+    if (next !== undefined && next.keys.length === 1) {
+      const grants: Grants = {};
+      grants[name] = (yield* this.grant(name, next.req.agentId, next.req.ttlMs, true, 1, { released: { kind, resource: name, agentId: holder, reason } }))!;
+      this.waits.grant(next, grants);
+      return;
+    }
+    yield* run("UPDATE locks SET agent_id = NULL, token = NULL, acquired_at = NULL, expires_at = NULL WHERE name = ?", name);
+    yield* this.journal.record(kind, name, { agentId: holder, reason });
     yield* this.serve(name, true);
   }
 

@@ -66,12 +66,6 @@ export interface RecordFields {
   data?: Record<string, unknown> | undefined;
 }
 
-/** One record for recordPair: what record() takes as its three arguments. */
-export interface JournalRecord extends RecordFields {
-  kind: string;
-  resource: string;
-}
-
 interface JournalRow {
   revision: number;
   at: number;
@@ -122,31 +116,6 @@ export class Journal {
       f.data ? JSON.stringify(f.data) : null,
     );
     const revision = Number(inserted.lastInsertRowid);
-    yield* this.recorded(revision, kind, resource);
-    return revision;
-  }
-
-  /**
-   * Two changes recorded together, a before b (a lock's release and its hand-off): one
-   * statement instead of two, every step of the hand-off being paid for on the path a waiter
-   * waits on. The same records, in the same order, as two record() calls.
-   */
-  *recordPair(a: JournalRecord, b: JournalRecord): Tx<[number, number]> {
-    if (this.benchOff) return [yield* this.record(a.kind, a.resource, a), yield* this.record(b.kind, b.resource, b)];
-    const at = this.c.clock.now();
-    const rows = yield* all<{ revision: number }>(
-      "INSERT INTO journal (at, kind, resource, agent_id, reason, data) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?) RETURNING revision",
-      ...[a, b].flatMap((r) => [at, r.kind, r.resource, r.agentId ?? null, r.reason ?? null, r.data ? JSON.stringify(r.data) : null]),
-    );
-    // The rows' revisions grow in the order of VALUES; RETURNING's own order is not promised.
-    const [ra, rb] = rows.map((r) => Number(r.revision)).sort((x, y) => x - y) as [number, number];
-    yield* this.recorded(ra, a.kind, a.resource);
-    yield* this.recorded(rb, b.kind, b.resource);
-    return [ra, rb];
-  }
-
-  /** After an insert: the watchers it matches are granted, and the count is checked now and then. */
-  private *recorded(revision: number, kind: string, resource: string): Tx<void> {
     this.seen = revision;
     const line = this.waits.line("journal");
     if (line.length > 0) {
@@ -157,6 +126,7 @@ export class Journal {
       this.sinceCountCheck = 0;
       yield* this.trimByCount(revision, COUNT_SLACK);
     }
+    return revision;
   }
 
   /** At start: where this daemon's watchers begin. */

@@ -11,7 +11,7 @@ import { AirlockError } from "../errors.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx, secondsSince } from "./context.ts";
 import { type Deadlock, type Wait, type WaitEdge, type WaitGraph, type WaitSource } from "./deadlock.ts";
-import type { Journal, JournalRecord } from "./journal.ts";
+import type { Journal } from "./journal.ts";
 import { newToken } from "./tokens.ts";
 import { isBlocked, type Outcome, type Waiter, type WaitQueue } from "./wait.ts";
 
@@ -71,7 +71,6 @@ interface LockWait {
 
 interface GrantOptions {
   ifFree?: boolean;
-  released?: JournalRecord;
 }
 
 /** What a waiter is handed: one grant per name it waited for. */
@@ -294,8 +293,7 @@ export class Locks implements WaitSource {
 
   /**
    * Takes the row over in place; its fence goes up by one (a new name starts at 1). `ifFree`:
-   * only if nobody holds it live (else null, and nothing changed); `released`: the record of
-   * the release this grant hands on, journalled just before the grant, in one statement.
+   * only if nobody holds it live (else null, and nothing changed).
    */
   private *grant(name: string, agentId: string, ttlMs: number, handOff: boolean, group: number, o: GrantOptions = {}): Tx<Grant | null> {
     const now = this.c.clock.now();
@@ -329,8 +327,7 @@ export class Locks implements WaitSource {
     const data: Record<string, unknown> = { fence, expires_at: expiresAt };
     if (handOff) data.hand_off = true;
     if (group > 1) data.group = group;
-    if (o.released) yield* this.journal.recordPair(o.released, { kind: "lock.granted", resource: name, agentId, data });
-    else yield* this.journal.record("lock.granted", name, { agentId, data });
+    yield* this.journal.record("lock.granted", name, { agentId, data });
     return { locked: true, token, fence, expiresAt };
   }
 
@@ -364,18 +361,13 @@ export class Locks implements WaitSource {
   /** Clears the holder (the row keeps its fence), journals why, and hands the lock on. */
   private *free(name: string, kind: "lock.released" | "lock.expired", holder: string, reason: string | null): Tx<void> {
     // A single blocked waiter takes the row over at once (the grant rewrites it): no need to
-    // clear it first on the path every waiter waits on, and its release and the grant are
-    // journalled in one statement, in that order.
+    // clear it first on the path every waiter waits on.
     const next = this.waits.firstAttached(name);
-    this.c.scheduler.cancel(`lock:${name}`);
-    if (next !== undefined && next.keys.length === 1) {
-      const grants: Grants = {};
-      grants[name] = (yield* this.grant(name, next.req.agentId, next.req.ttlMs, true, 1, { released: { kind, resource: name, agentId: holder, reason } }))!;
-      this.waits.grant(next, grants);
-      return;
+    if (next === undefined || next.keys.length > 1) {
+      yield* run("UPDATE locks SET agent_id = NULL, token = NULL, acquired_at = NULL, expires_at = NULL WHERE name = ?", name);
     }
-    yield* run("UPDATE locks SET agent_id = NULL, token = NULL, acquired_at = NULL, expires_at = NULL WHERE name = ?", name);
     yield* this.journal.record(kind, name, { agentId: holder, reason });
+    this.c.scheduler.cancel(`lock:${name}`);
     yield* this.serve(name, true);
   }
 

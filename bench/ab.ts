@@ -2,7 +2,9 @@
 // source), pinned to the last CPU with the bench on the first, the same calls (and lock
 // hand-offs: unlock sent → the blocked waiter's answer) timed alternately; the median of three
 // fresh pairs. Prints B's time as a ratio of A's.
-//   bun bench/ab.ts DIR_A DIR_B [--modes normal,full] [--n 1500]
+//   bun bench/ab.ts DIR_A DIR_B [--modes normal,full] [--n 1500] [--pairs 3] [--only lock+unlock,hand-off]
+// (--only: just those figures, by name; "hand-off" is the lock hand-off. More pairs and fewer
+// figures bisect a change to one path in a few minutes on a loaded machine.)
 import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -11,12 +13,14 @@ import { type DaemonProcess, startDaemon } from "../test/helpers/daemon.ts";
 import { medianPair, paired, pinSelf, pinTo } from "./pairing.ts";
 import { warmUp } from "./warm-up.ts";
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { modes: { type: "string" }, n: { type: "string" } } });
-if (positionals.length !== 2) throw new Error("usage: bun bench/ab.ts DIR_A DIR_B [--modes normal,full] [--n 1500]");
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { modes: { type: "string" }, n: { type: "string" }, pairs: { type: "string" }, only: { type: "string" } } });
+if (positionals.length !== 2) throw new Error("usage: bun bench/ab.ts DIR_A DIR_B [--modes normal,full] [--n 1500] [--pairs 3] [--only NAME,...]");
 const [dirA, dirB] = positionals.map((p) => resolve(p)) as [string, string];
 const MODES = (values.modes ?? "normal,full").split(",").filter(Boolean);
 const N = Number(values.n ?? 1500);
-const PAIRS = 3;
+const PAIRS = Number(values.pairs ?? 3);
+const ONLY = values.only?.split(",").filter(Boolean);
+const wanted = (name: string) => !ONLY || ONLY.includes(name);
 
 /** A launcher that runs a checkout's source as if it were the binary (startDaemon runs AIRLOCK_BIN). */
 function launcher(dir: string): string {
@@ -100,8 +104,8 @@ try {
         if (unpin) for (const d of [a, b]) pinTo(d.proc.pid, cpus().length - 1);
         await warmUp(a);
         await warmUp(b);
-        for (const [name, make] of Object.entries(calls)) (results[name] ??= []).push((await paired(N, make(b), make(a))) as [number, number]);
-        (results["lock hand-off"] ??= []).push(await pairedHandOffs(Math.max(50, N / 5), b, a));
+        for (const [name, make] of Object.entries(calls)) if (wanted(name)) (results[name] ??= []).push((await paired(N, make(b), make(a))) as [number, number]);
+        if (wanted("hand-off")) (results["lock hand-off"] ??= []).push(await pairedHandOffs(Math.max(50, N / 5), b, a));
       } finally {
         await a.kill();
         await b.kill();

@@ -70,6 +70,10 @@ interface LockWait {
   ttlMs: number;
 }
 
+interface GrantOptions {
+  ifFree?: boolean;
+}
+
 /** What a waiter is handed: one grant per name it waited for. */
 type Grants = Record<string, Grant>;
 type LockWaiter = Waiter<LockWait, Grants>;
@@ -139,7 +143,18 @@ export class Locks implements WaitSource {
     const self = this;
     const first = await this.c.tx(function* (): Tx<{ done: { grants: Grants } | Denied } | { wait: LockWaiter; blocked: Promise<Outcome<Grants>> }> {
       let w = self.waits.find(req.wakeToken, names, req.agentId);
-      if (yield* self.grantable(names, w)) {
+      if (names.length === 1) {
+        // One name nobody ahead reserves: the grant's upsert takes it only if it is free, so
+        // the holder is not looked up first (a statement less on every uncontended lock).
+        const name = names[0]!;
+        const g = self.unreserved(name, w) ? yield* self.grant(name, want.agentId, want.ttlMs, false, 1, { ifFree: true }) : null;
+        if (g) {
+          if (w) self.waits.remove(w);
+          const grants: Grants = {};
+          grants[name] = g;
+          return { done: { grants } };
+        }
+      } else if (yield* self.grantable(names, w)) {
         if (w) self.waits.remove(w);
         return { done: { grants: yield* self.grantAll(names, want, false) } };
       }
@@ -277,27 +292,50 @@ export class Locks implements WaitSource {
     return yield* get<LockRow>("SELECT * FROM locks WHERE name = ? AND expires_at > ?", name, this.c.clock.now());
   }
 
-  /** Takes the row over in place; its fence goes up by one (a new name starts at 1). */
-  private *grant(name: string, agentId: string, ttlMs: number, handOff: boolean, group: number): Tx<Grant> {
+  /**
+   * Takes the row over in place; its fence goes up by one (a new name starts at 1). `ifFree`:
+   * only if nobody holds it live (else null, and nothing changed).
+   */
+  private *grant(name: string, agentId: string, ttlMs: number, handOff: boolean, group: number, o: GrantOptions = {}): Tx<Grant | null> {
     const now = this.c.clock.now();
     const token = newToken();
     const expiresAt = now + ttlMs;
-    const { fence } = (yield* get<{ fence: number }>(
-      "INSERT INTO locks (name, agent_id, token, fence, acquired_at, expires_at) VALUES (?, ?, ?, 1, ?, ?) " +
-        "ON CONFLICT(name) DO UPDATE SET agent_id = excluded.agent_id, token = excluded.token, fence = locks.fence + 1, " +
-        "acquired_at = excluded.acquired_at, expires_at = excluded.expires_at RETURNING fence",
-      name,
-      agentId,
-      token,
-      now,
-      expiresAt,
-    ))!;
+    const row = o.ifFree
+      ? yield* get<{ fence: number }>(
+          "INSERT INTO locks (name, agent_id, token, fence, acquired_at, expires_at) VALUES (?, ?, ?, 1, ?, ?) " +
+            "ON CONFLICT(name) DO UPDATE SET agent_id = excluded.agent_id, token = excluded.token, fence = locks.fence + 1, " +
+            "acquired_at = excluded.acquired_at, expires_at = excluded.expires_at WHERE locks.expires_at IS NULL OR locks.expires_at <= ? RETURNING fence",
+          name,
+          agentId,
+          token,
+          now,
+          expiresAt,
+          now,
+        )
+      : yield* get<{ fence: number }>(
+          "INSERT INTO locks (name, agent_id, token, fence, acquired_at, expires_at) VALUES (?, ?, ?, 1, ?, ?) " +
+            "ON CONFLICT(name) DO UPDATE SET agent_id = excluded.agent_id, token = excluded.token, fence = locks.fence + 1, " +
+            "acquired_at = excluded.acquired_at, expires_at = excluded.expires_at RETURNING fence",
+          name,
+          agentId,
+          token,
+          now,
+          expiresAt,
+        );
+    if (!row) return null;
+    const fence = row.fence;
     this.arm(name, expiresAt);
     const data: Record<string, unknown> = { fence, expires_at: expiresAt };
     if (handOff) data.hand_off = true;
     if (group > 1) data.group = group;
     yield* this.journal.record("lock.granted", name, { agentId, data });
     return { locked: true, token, fence, expiresAt };
+  }
+
+  /** Whether no blocked waiter ahead of w (or of a newcomer) reserves the name. */
+  private unreserved(name: string, w: LockWaiter | undefined): boolean {
+    const f = this.waits.firstAttached(name);
+    return f === undefined || f === w || (w !== undefined && w.order < f.order);
   }
 
   /**
@@ -310,15 +348,14 @@ export class Locks implements WaitSource {
     // cannot be taken, as every() did.
     for (const name of names) {
       if (yield* this.holder(name)) return false;
-      const f = this.waits.firstAttached(name);
-      if (!(f === undefined || f === w || (w !== undefined && w.order < f.order))) return false;
+      if (!this.unreserved(name, w)) return false;
     }
     return true;
   }
 
   private *grantAll(names: readonly string[], want: LockWait, handOff: boolean): Tx<Grants> {
     const out: Grants = {};
-    for (const name of names) out[name] = yield* this.grant(name, want.agentId, want.ttlMs, handOff, names.length);
+    for (const name of names) out[name] = (yield* this.grant(name, want.agentId, want.ttlMs, handOff, names.length))!;
     return out;
   }
 

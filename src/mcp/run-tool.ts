@@ -59,7 +59,8 @@ export async function runTool(kernel: Kernel, name: unknown, rawArgs: unknown, s
     const result = await pending;
     if (TRACING) mark(`ran ${name}`);
     // In "full" durability an answer leaves only once what the call did is on disk.
-    await kernel.store.durable();
+    const durable = kernel.store.durable();
+    if (durable) await durable; // null: already durable, and no turn is spent on it
     if (TRACING) mark(`durable ${name}`);
     // A waiter handed a resource by this call has waited longest: its answer goes out first,
     // and this one a turn of the event loop later (otherwise this shorter chain wins the race

@@ -53,6 +53,20 @@ describe("acquire", () => {
     await expect(t.kernel.locks.renew("db", g.token, undefined, 0)).rejects.toThrow("store: ttlSeconds must be > 0");
   });
 
+  test("the stored row decides: a row whose holder's expiry has passed is taken with the next fence, a live one is refused", async () => {
+    // Rows no timer here knows of (another daemon's, say): only the grant's own condition can tell.
+    const now = t.clock.now();
+    t.store.db.run("INSERT INTO locks (name, agent_id, token, fence, acquired_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)", ["old", "Z", "z".repeat(32), 7, now - 2_000, now]);
+    t.store.db.run("INSERT INTO locks (name, agent_id, token, fence, acquired_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)", ["live", "Y", "y".repeat(32), 3, now, now + 1]);
+    const g = await grant("old", "A");
+    expect(g.fence).toBe(8);
+    expect(await holderOf("old")).toBe("A");
+    expect(await acquire("live", "A")).toEqual({ locked: false, heldBy: "Y", expiresAt: now + 1 });
+    expect(await holderOf("live")).toBe("Y");
+    const granted = await t.kernel.journal.since(0, { kinds: ["lock.granted"] });
+    expect(granted.map((e) => [e.resource, e.agentId, e.data?.fence])).toEqual([["old", "A", 8]]);
+  });
+
   test("gives different locks independent fences and tokens", async () => {
     const a = await grant("a", "A");
     const b = await grant("b", "A");
@@ -177,6 +191,30 @@ describe("fair hand-off", () => {
     await t.kernel.locks.release("db", a.token, undefined);
     await flush();
     expect((b.value as Grant).expiresAt).toBe(t.clock.now() + 5_000);
+  });
+
+  test("a hand-off journals the release, then the grant, at consecutive revisions, each with its own fields", async () => {
+    const a = await grant("db", "A");
+    const b = track(acquire("db", "B", { waitMs: 30_000, ttlMs: 5_000 }));
+    await flush();
+    const watcher = track(t.kernel.journal.watch(await t.kernel.journal.revision(), 30_000, { kinds: ["lock.granted"] }, 10));
+    await t.kernel.locks.release("db", a.token, undefined);
+    await flush();
+    const e = (await t.kernel.journal.since(0, { kinds: ["lock."] })).slice(-2);
+    expect(e.map((x) => x.kind)).toEqual(["lock.released", "lock.granted"]);
+    expect(e[1]!.revision).toBe(e[0]!.revision + 1);
+    expect(e[0]).toEqual({ revision: e[0]!.revision, at: t.clock.now(), kind: "lock.released", resource: "db", agentId: "A" });
+    expect(e[1]).toEqual({
+      revision: e[0]!.revision + 1,
+      at: t.clock.now(),
+      kind: "lock.granted",
+      resource: "db",
+      agentId: "B",
+      data: { fence: 2, expires_at: t.clock.now() + 5_000, hand_off: true },
+    });
+    expect((b.value as Grant).fence).toBe(2);
+    // A watcher of grants only is woken by the second record, and shown it alone.
+    expect(watcher.value?.changes.map((c) => [c.kind, c.revision])).toEqual([["lock.granted", e[1]!.revision]]);
   });
 
   test("a new caller never barges past an attached waiter", async () => {

@@ -3,6 +3,9 @@
 -- queue's name, keys its lines as a JSON array, req the primitive's request as JSON, ord the
 -- arrival order every line shares. attached: its call blocked when the row was written (none
 -- does after a restart); daemon: LOCAL_DAEMON; grace_ends: when a detached place lapses (ms).
+-- Keyed by its token alone (WITHOUT ROWID): a place that joins or leaves a line writes one
+-- b-tree page, not two (the table's and its primary key's index); a lock's hand-off deletes its
+-- waiter's row in the transaction the waiter waits on (bench/README.md, "Where the time goes").
 CREATE TABLE waiters (
   token      TEXT PRIMARY KEY,
   queue      TEXT NOT NULL,
@@ -14,7 +17,7 @@ CREATE TABLE waiters (
   attached   INTEGER NOT NULL,
   daemon     TEXT NOT NULL,
   grace_ends INTEGER
-) STRICT;
+) STRICT, WITHOUT ROWID;
 
 -- Queued slot requests become the slot queue's places, their request as the pools write it
 -- (a binding's stored start time carries its machine after an @). Their graces start at load.

@@ -1,37 +1,13 @@
 // The lines' stored form on SQLite (src/domain/lines.ts): a restart (a new kernel on the same
 // file) brings every place whose call can outlive it back in order, detached, with its grace
 // where it stood; a call blocked at the stop gets a fresh grace; grace-0 lines are not stored.
-import { afterEach, beforeEach, expect, test } from "bun:test";
-import { ManualClock } from "../../src/domain/clock.ts";
+import { expect, test } from "bun:test";
 import { LOCK_WAKE_GRACE_MS } from "../../src/domain/locks.ts";
-import { makeKernel, settle, type TestKernel } from "../helpers/kernel.ts";
-import { tempDbPath } from "./support.ts";
+import { settle, type TestKernel } from "../helpers/kernel.ts";
+import { useRestarts } from "./support.ts";
 
 const START = 1_700_000_000_000;
-let db: ReturnType<typeof tempDbPath>;
-const open: TestKernel[] = [];
-
-async function openAt(now: number): Promise<TestKernel> {
-  const k = await makeKernel({ path: db.path, clock: new ManualClock(now) });
-  open.push(k);
-  return k;
-}
-
-async function shut(k: TestKernel): Promise<void> {
-  k.kernel.close();
-  await settle();
-  k.store.close();
-  open.splice(open.indexOf(k), 1);
-}
-
-beforeEach(() => {
-  db = tempDbPath();
-});
-
-afterEach(async () => {
-  for (const k of [...open]) await shut(k);
-  db.cleanup();
-});
+const { openAt, shut } = useRestarts();
 
 const waitersOf = async (k: TestKernel, name: string) => (await k.kernel.locks.list()).find((l) => l.name === name)?.waiters.map((w) => [w.agentId, w.attached]);
 

@@ -1,35 +1,11 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { ManualClock } from "../../src/domain/clock.ts";
+import { describe, expect, test } from "bun:test";
 import type { Grant } from "../../src/domain/locks.ts";
 import type { ClaimResult } from "../../src/domain/tasks.ts";
-import { makeKernel, type TestKernel } from "../helpers/kernel.ts";
-import { tempDbPath } from "./support.ts";
+import type { TestKernel } from "../helpers/kernel.ts";
+import { useRestarts } from "./support.ts";
 
 const START = 1_700_000_000_000;
-
-let db: ReturnType<typeof tempDbPath>;
-const open: TestKernel[] = [];
-
-async function openAt(now: number): Promise<TestKernel> {
-  const k = await makeKernel({ path: db.path, clock: new ManualClock(now) });
-  open.push(k);
-  return k;
-}
-
-function shut(k: TestKernel): void {
-  k.kernel.close();
-  k.store.close();
-  open.splice(open.indexOf(k), 1);
-}
-
-beforeEach(() => {
-  db = tempDbPath();
-});
-
-afterEach(() => {
-  for (const k of [...open]) shut(k);
-  db.cleanup();
-});
+const { openAt, shut } = useRestarts();
 
 type Claimed = Extract<ClaimResult, { claimed: true }>;
 
@@ -59,7 +35,7 @@ describe("a reopened kernel", () => {
   test("keeps notes, counters, locks, tasks and event generations", async () => {
     const first = await openAt(START);
     const before = await populate(first);
-    shut(first);
+    await shut(first);
 
     const k = await openAt(START + 1_000);
     const { kernel } = k;
@@ -92,7 +68,7 @@ describe("a reopened kernel", () => {
   test("processes expiries that fell due while it was down, before any call", async () => {
     const first = await openAt(START);
     const before = await populate(first);
-    shut(first);
+    await shut(first);
 
     // Down for two minutes: the brief note, the short lock, A's 60 s lease and B's 30 s
     // heartbeat have all lapsed.
@@ -114,7 +90,7 @@ describe("a reopened kernel", () => {
   test("re-arms pending expiries so they still fire at their exact deadline", async () => {
     const first = await openAt(START);
     const before = await populate(first);
-    shut(first);
+    await shut(first);
 
     const k = await openAt(START + 60_000);
     const holders = async () => (await k.kernel.locks.list()).map((l) => l.name);
@@ -130,7 +106,7 @@ describe("a reopened kernel", () => {
   test("re-arms leases and heartbeats that are still running", async () => {
     const first = await openAt(START);
     const before = await populate(first);
-    shut(first);
+    await shut(first);
 
     const k = await openAt(START + 10_000);
     const state = (id: number) => k.store.db.query("SELECT state FROM tasks WHERE id = ?").get(id);

@@ -1,10 +1,12 @@
 // Shared helpers for the domain tests: watching a blocked call without awaiting it, a clock
-// whose timers are late (to test the "due expiry processed first" rule), and temp DB files.
+// whose timers are late (to test the "due expiry processed first" rule), temp DB files, and
+// kernels restarted on one file.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ManualClock, type TimerHandle } from "../../src/domain/clock.ts";
-import { settle } from "../helpers/kernel.ts";
+import { afterEach, beforeEach } from "bun:test";
+import { makeKernel, settle, type TestKernel } from "../helpers/kernel.ts";
 
 export interface Tracked<T> {
   readonly promise: Promise<T>;
@@ -48,4 +50,33 @@ export class LateClock extends ManualClock {
 export function tempDbPath(): { path: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), "airlock-domain-"));
   return { path: join(dir, "airlock.db"), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * Kernels on one SQLite file, for restart tests: a fresh file before each test, `openAt(now)`
+ * starts a kernel on it at that time, `shut(k)` stops one (as a daemon stops: the queues
+ * emptied, the store closed), and every kernel still open is shut after each test.
+ */
+export function useRestarts() {
+  let db: ReturnType<typeof tempDbPath> | undefined;
+  const open: TestKernel[] = [];
+  beforeEach(() => {
+    db = tempDbPath();
+  });
+  afterEach(async () => {
+    for (const k of [...open]) await shut(k);
+    db?.cleanup();
+  });
+  async function openAt(now: number): Promise<TestKernel> {
+    const k = await makeKernel({ path: db!.path, clock: new ManualClock(now) });
+    open.push(k);
+    return k;
+  }
+  async function shut(k: TestKernel): Promise<void> {
+    k.kernel.close();
+    await settle();
+    k.store.close();
+    open.splice(open.indexOf(k), 1);
+  }
+  return { openAt, shut };
 }

@@ -19,7 +19,7 @@
 //   grant it never answered is handed back. Once its row is gone (it stopped, or was dead for
 //   FORGET_AFTER_MS) its waiters stay in line, detached, with their grace (lines.ts): its
 //   agents resume them on any daemon, and the first daemon there when a grace ends expires it.
-import { DEAD_AFTER_MS } from "../store/store.ts";
+import { type ClusterHooks, DEAD_AFTER_MS } from "../store/store.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
 import type { Journal } from "./journal.ts";
 import { fromRow, type Lines, type WaiterRow } from "./lines.ts";
@@ -44,7 +44,8 @@ interface GrantRow {
 type AnyQueue = WaitQueue<unknown, unknown>;
 type AnyWaiter = Waiter<unknown, unknown>;
 
-export class Cluster {
+/** What every transaction on the shared store does besides its body (the store runs it: ClusterHooks). */
+export class Cluster implements ClusterHooks {
   /** Grants to other daemons' waiters made by the running transaction, for flush. */
   private grants: GrantRow[] = [];
 

@@ -121,13 +121,7 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
   if (shared) {
     const refreshers = primitives.flatMap((p) => (p.refresh ? [{ tables: p.tables, refresh: p.refresh }] : []));
     const cluster = new Cluster(shared.daemonId, ctx.queues, lines, journal, refreshers);
-    const hooks = {
-      catchUp: (changed: ReadonlySet<string> | null) => cluster.catchUp(changed),
-      flush: () => cluster.flush(),
-      forget: () => cluster.forget(),
-      waiting: () => cluster.waiting(),
-    };
-    await shared.attach(new VersionSync(hooks, shared.daemonId));
+    await shared.attach(new VersionSync(cluster, shared.daemonId));
   }
   // Expiries that fell due while the daemon was down are processed now, before any call.
   await ctx.read(() => pure(undefined));

@@ -72,18 +72,7 @@ export class Lines {
    * stopped) one grace from now. Rows of lines not kept (grace 0, unknown) go.
    */
   *load(): Tx<void> {
-    const rows = yield* all<WaiterRow>("SELECT * FROM waiters ORDER BY ord");
-    const byQueue = new Map<string, SharedWaiter<unknown>[]>();
-    const daemons = new Set<string>();
-    for (const r of rows) {
-      this.written.set(r.token, rowText(r));
-      const q = this.kept.get(r.queue);
-      if (!q) continue;
-      daemons.add(r.daemon);
-      let line = byQueue.get(r.queue);
-      if (!line) byQueue.set(r.queue, (line = []));
-      line.push(fromRow(q, r));
-    }
+    const { byQueue, daemons } = yield* this.readRows();
     // Every row is another daemon's (its last run's), none of whose calls block now.
     for (const q of this.kept.values()) {
       q.reload(byQueue.get(q.name) ?? [], "", daemons);
@@ -101,18 +90,8 @@ export class Lines {
    * with a row. A place whose daemon has left keeps its place detached, with its grace.
    */
   *reload(live: ReadonlySet<string>, known: ReadonlySet<string>): Tx<void> {
-    const dead = new Set<string>();
-    const byQueue = new Map<string, SharedWaiter<unknown>[]>();
-    this.written = new Map();
-    for (const r of yield* all<WaiterRow>("SELECT * FROM waiters ORDER BY ord")) {
-      const q = this.kept.get(r.queue);
-      if (!q) continue;
-      this.written.set(r.token, rowText(r));
-      if (!live.has(r.daemon)) dead.add(r.daemon);
-      let line = byQueue.get(r.queue);
-      if (!line) byQueue.set(r.queue, (line = []));
-      line.push(fromRow(q, r));
-    }
+    const { byQueue, daemons } = yield* this.readRows();
+    const dead = new Set([...daemons].filter((d) => !live.has(d)));
     for (const q of this.kept.values()) q.reload(byQueue.get(q.name) ?? [], this.me, dead);
     this.dirty.clear();
     this.rescan = true;
@@ -190,6 +169,26 @@ export class Lines {
       daemon: w.daemon ?? this.me,
       grace_ends: w.attached ? null : (w.graceEnds ?? null),
     };
+  }
+
+  /**
+   * Every stored place, in arrival order: what flush takes as written (so a rescan drops the
+   * rows of lines not kept), each kept queue's places, and the daemons they belong to.
+   */
+  private *readRows(): Tx<{ byQueue: Map<string, SharedWaiter<unknown>[]>; daemons: Set<string> }> {
+    const byQueue = new Map<string, SharedWaiter<unknown>[]>();
+    const daemons = new Set<string>();
+    this.written = new Map();
+    for (const r of yield* all<WaiterRow>("SELECT * FROM waiters ORDER BY ord")) {
+      this.written.set(r.token, rowText(r));
+      const q = this.kept.get(r.queue);
+      if (!q) continue;
+      daemons.add(r.daemon);
+      let line = byQueue.get(r.queue);
+      if (!line) byQueue.set(r.queue, (line = []));
+      line.push(fromRow(q, r));
+    }
+    return { byQueue, daemons };
   }
 
   private *write(q: AnyQueue, w: AnyWaiter): Tx<boolean> {

@@ -15,8 +15,9 @@
 //   agent that never learns it holds it;
 // - a detached waiter that calls again resumes its place in line.
 // A waiter may stand in several lines at once (an all-or-nothing lock group): its place in
-// each line is its arrival order, one sequence for all of a kernel's lines, so every line orders any two waiters the same way
-// and waiters that reserve resources in that order can never wait on each other in a cycle.
+// each line is its arrival order, one sequence for all of a kernel's lines, so every line
+// orders any two waiters the same way and waiters that reserve resources in that order can
+// never wait on each other in a cycle.
 // What a primitive does with detached waiters (pass over, offer, pause) is its own policy.
 // On a store shared by several daemons (docs/cluster.md), a line also holds the waiters of
 // the other daemons (`daemon` set): their calls block there, so a grant to one is handed to
@@ -240,8 +241,10 @@ export class WaitQueue<Req, R> {
     });
   }
 
-  /** Its agent called here: the place is this daemon's from now on (a shared store); its row is
-   * written again (the call may have changed its request). */
+  /**
+   * Its agent called here: the place is this daemon's from now on (a shared store), and its row
+   * is written again (the call may have changed its request).
+   */
   adopt(w: Waiter<Req, R>): void {
     w.daemon = undefined;
     this.onWaiterChanged?.(w);

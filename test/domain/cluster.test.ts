@@ -10,6 +10,7 @@ import { LOCK_WAKE_GRACE_MS } from "../../src/domain/locks.ts";
 import { POOL_WAKE_GRACE_MS } from "../../src/domain/pools/index.ts";
 import { openPgStore, type PgStore } from "../../src/store/pg/index.ts";
 import { describePg, freshDatabase, withClient } from "../helpers/pg.ts";
+import { until } from "../helpers/until.ts";
 
 const START = Date.now();
 
@@ -62,7 +63,8 @@ describePg("a daemon that has left", () => {
     // A lock waiter whose call timed out on x: detached, with the lock grace.
     expect(await x.kernel.locks.acquire({ name: "L", agentId: "A", ttlMs: 3600_000, waitMs: 0 })).toMatchObject({ locked: true });
     const waiting = x.kernel.locks.acquire({ name: "L", agentId: "W", ttlMs: 60_000, waitMs: 1_000 });
-    await Bun.sleep(50);
+    // Blocked (its deadline armed on x's clock) before the clock moves past the deadline.
+    await until("W blocked on L", async () => (await x.kernel.locks.list()).find((l) => l.name === "L")?.waiters.some((w) => w.agentId === "W" && w.attached), 10_000);
     x.clock.advance(1_000);
     expect(await waiting).toMatchObject({ locked: false, wake: { position: 1 } });
     await stop(x);

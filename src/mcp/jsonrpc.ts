@@ -3,6 +3,7 @@
 import type { Dashboard } from "./dashboard.ts";
 import type { Kernel } from "../domain/kernel.ts";
 import { statusSnapshot } from "../domain/snapshot.ts";
+import { memoryAfterCollection } from "../machine/memory.ts";
 import { pidNamespace } from "../machine/process.ts";
 import { VERSION } from "../version.ts";
 import { INSTRUCTIONS } from "./instructions.ts";
@@ -122,6 +123,9 @@ export async function dispatch(bodyText: string, ctx: DispatchContext): Promise<
       // Not MCP: which daemon answers, and in which PID namespace its pids mean something.
       // `airlock run` compares the namespace with its own before it binds a slot to a pid.
       return reply(rid, { pid: process.pid, pid_namespace: pidNamespace(), version: VERSION });
+    case "airlock/memory":
+      // Not MCP: the daemon's memory after a full collection, for leak checks (test/reliability/soak).
+      return reply(rid, memoryAfterCollection());
     default:
       if (method.startsWith("notifications/")) return { kind: "accepted" };
       return failure(rid, METHOD_NOT_FOUND, `method not found: ${method}`);

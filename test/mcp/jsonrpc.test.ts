@@ -98,7 +98,7 @@ describe("methods", () => {
   test("server/discover without _meta is a 2026-07-28 request missing its envelope (400, -32602)", async () => {
     const res = await (await makeApp()).send({ body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "server/discover", params: {} }) });
     expect(res.status).toBe(400);
-    const r = await res.json();
+    const r = (await res.json()) as { id: unknown; error: { code: number } };
     expect(r.id).toBe(1);
     expect(r.error.code).toBe(-32602);
   });

@@ -101,12 +101,13 @@ const invalid = (message: string): ModernError => ({ status: 400, code: -32602, 
 /** Null when the header carries exactly the body's value; else what is wrong. */
 function headerMismatch(headers: Headers | undefined, name: string, expected: unknown): string | null {
   const raw = headers?.get(name);
-  const shown = name.replace(/(^|-)(\w)/g, (_s, d: string, c: string) => d + c.toUpperCase()).replace("Mcp-Protocol", "MCP-Protocol");
-  if (raw === null || raw === undefined) return `header mismatch: the ${shown} header is missing (it must be ${JSON.stringify(String(expected))})`;
+  if (raw === null || raw === undefined) return `header mismatch: the ${SHOWN[name]} header is missing (it must be ${JSON.stringify(String(expected))})`;
   const value = decodeHeader(raw.trim());
-  if (value !== expected) return `header mismatch: ${shown} is ${JSON.stringify(raw.trim())}, the body says ${JSON.stringify(expected)}`;
+  if (value !== expected) return `header mismatch: ${SHOWN[name]} is ${JSON.stringify(raw.trim())}, the body says ${JSON.stringify(expected)}`;
   return null;
 }
+
+const SHOWN: Record<string, string> = { "mcp-protocol-version": "MCP-Protocol-Version", "mcp-method": "Mcp-Method", "mcp-name": "Mcp-Name" };
 
 const BASE64_WORD = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/i;
 
@@ -124,12 +125,12 @@ export function decodeHeader(value: string): string | null {
 
 /** A modern result: resultType "complete" unless it has one (a CreateTaskResult's "task"). */
 export function modernResult(result: unknown): Record<string, unknown> {
+  // Changed in place: every caller hands over a result built for this answer alone.
   const r = result as Record<string, unknown>;
-  const out: Record<string, unknown> = { ...r };
-  if (out.resultType === undefined) out.resultType = "complete";
+  if (r.resultType === undefined) r.resultType = "complete";
   const meta = r._meta;
-  out._meta = typeof meta === "object" && meta !== null ? { ...meta, ...RESULT_META } : RESULT_META;
-  return out;
+  r._meta = typeof meta === "object" && meta !== null ? { ...meta, ...RESULT_META } : RESULT_META;
+  return r;
 }
 
 // The two list answers never change while the daemon runs: built once.

@@ -80,6 +80,10 @@ export interface DispatchContext extends ListenContext {
   /** The request's headers: the 2026-07-28 era checks its routing headers against the body. */
   headers?: Headers | undefined;
   eras?: EraCounts | undefined;
+  /** Set by the dispatcher once the request's era is known (IFACE rule 1). */
+  era?: Era;
+  /** A modern request's clientCapabilities.extensions keys (empty in the 2025 era). */
+  extensions?: ReadonlySet<string>;
 }
 
 export async function dispatch(bodyText: string, ctx: DispatchContext): Promise<RpcReply> {
@@ -107,6 +111,7 @@ export async function dispatch(bodyText: string, ctx: DispatchContext): Promise<
   }
   const params = (m.params ?? {}) as Record<string, unknown>;
   if (isModern(method, params)) return dispatchModern(rid, method, params, ctx);
+  ctx.era = "2025";
   if (ctx.eras) ctx.eras["2025"]++;
 
   switch (method) {
@@ -176,6 +181,8 @@ const modernFailure = (id: Id, status: number, code: number, message: string, da
 async function dispatchModern(rid: Id, method: string, params: Record<string, unknown>, ctx: DispatchContext): Promise<RpcReply> {
   const env = checkEnvelope(method, params, ctx.headers);
   if ("code" in env) return { kind: "response", status: env.status, body: modernErrorBody(rid, env) };
+  ctx.era = MODERN_VERSION;
+  ctx.extensions = env.extensions;
   if (ctx.eras) ctx.eras[MODERN_VERSION]++;
   switch (method) {
     case "server/discover":
@@ -183,13 +190,14 @@ async function dispatchModern(rid: Id, method: string, params: Record<string, un
     case "tools/list":
       return { kind: "response", body: { jsonrpc: "2.0", id: rid, result: TOOLS_LIST_RESULT } };
     case "tools/call":
-      // The call-task hook (tasks extension) goes here: when env.extensions has the tasks
-      // extension, the call-tasks module runs the call and answers a ToolResult or a CreateTaskResult.
       // An unknown tool is a protocol error here, as the MCP spec has it (the 2025 era keeps
       // v2's tool-level error result).
       if (typeof params.name !== "string" || !TOOLS_BY_NAME.has(params.name)) {
         return modernFailure(rid, 200, INVALID_PARAMS, `unknown tool: ${String(params.name ?? "")}`);
       }
+      // CALL-TASK HOOK (IFACE rule 2): when env.extensions has TASKS_EXTENSION, the call-tasks
+      // module runs the call and answers a ToolResult or a CreateTaskResult (resultType "task",
+      // which modernReply keeps). tasks/get and tasks/cancel go in this switch, beside it.
       return modernReply(rid, await runTool(ctx.kernel, params.name, params.arguments, ctx.signal));
     case "subscriptions/listen": {
       const stream = openListen(rid, params, env, ctx);

@@ -8,7 +8,8 @@
 //     TaskStatusSource the daemon wires in (the tasks extension's runner).
 // Our tool list never changes, so toolsListChanged and the like are accepted and never sent
 // (the acknowledgement leaves them out). Closing the stream ends the subscription: the journal
-// wait is detached and the status listener removed.
+// wait is detached and the status listener removed. When the daemon stops, each open stream is
+// sent the listen request's result ({_meta: {subscriptionId}}, the spec's graceful end) and closed.
 import type { Kernel } from "../domain/kernel.ts";
 import { changeView } from "../domain/snapshot.ts";
 import { MISSING_CLIENT_CAPABILITY, type ModernEnvelope, type ModernError, TASKS_EXTENSION_ID } from "./modern.ts";
@@ -31,6 +32,8 @@ export interface ListenContext {
   kernel: Kernel;
   signal?: AbortSignal | undefined;
   taskStatus?: TaskStatusSource | undefined;
+  /** The open streams' shutdown functions: the app ends them all when the daemon stops. */
+  listens?: Set<() => void> | undefined;
 }
 
 // A journal wait per round: the longest a blocked call may wait (watch_changes' own cap).
@@ -107,6 +110,17 @@ export function openListen(id: unknown, params: Record<string, unknown>, env: Mo
     done.abort();
     for (const c of cleanups.splice(0)) c();
   };
+  // The server ends the subscription (the daemon stops): the listen request's result, then EOF.
+  let finish = () => {};
+  const shutdown = () => {
+    finish();
+    end();
+  };
+  if (ctx.listens) {
+    const listens = ctx.listens;
+    listens.add(shutdown);
+    cleanups.push(() => listens.delete(shutdown));
+  }
   if (ctx.signal) {
     if (ctx.signal.aborted) done.abort();
     const onAbort = () => end();
@@ -132,6 +146,7 @@ export function openListen(id: unknown, params: Record<string, unknown>, env: Mo
           // already closed by the client
         }
       });
+      finish = () => write(`data: ${JSON.stringify({ jsonrpc: "2.0", id, result: { _meta: meta } })}\n\n`);
       notify("notifications/subscriptions/acknowledged", { notifications: filter.honoured });
       const keepalive = setInterval(() => write(": keepalive\n\n"), KEEPALIVE_MS);
       cleanups.push(() => clearInterval(keepalive));

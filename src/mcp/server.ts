@@ -29,12 +29,22 @@ export interface App {
   fetch(req: Request, via?: Transport): Promise<Response>;
 }
 
+/** The MCP app itself: an App that can also end its open subscriptions/listen streams. */
+export interface McpApp extends App {
+  /** Ends every open subscriptions/listen stream (the daemon is stopping). */
+  close(): void;
+}
+
 const JSON_HEADERS = { "content-type": "application/json" };
 const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
 
-export function createApp(o: AppOptions): App {
+export function createApp(o: AppOptions): McpApp {
   const eras: EraCounts = { "2025": 0, "2026-07-28": 0 };
+  const listens = new Set<() => void>();
   return {
+    close() {
+      for (const end of [...listens]) end();
+    },
     async fetch(req, via = "tcp") {
       if (TRACING) mark("recv");
       const pathname = pathOf(req.url);
@@ -49,7 +59,7 @@ export function createApp(o: AppOptions): App {
       if (refused) return refused;
       const body = await readBody(req);
       if (body instanceof Response) return body;
-      const r = await dispatch(body, { kernel: o.kernel, signal: req.signal, dashboard: o.dashboard, headers: req.headers, eras, taskStatus: o.taskStatus });
+      const r = await dispatch(body, { kernel: o.kernel, signal: req.signal, dashboard: o.dashboard, headers: req.headers, eras, taskStatus: o.taskStatus, listens });
       if (r.kind === "accepted") return new Response(null, { status: 202 });
       if (r.kind === "stream") return new Response(r.body, { status: 200, headers: SSE_HEADERS });
       const res = new Response(JSON.stringify(r.body), { status: r.status ?? 200, headers: JSON_HEADERS });

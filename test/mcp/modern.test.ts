@@ -3,7 +3,7 @@
 // the subscriptions/listen stream (acknowledgement first, tagging, filtering, a real change
 // pushed, cleanup on close). The 2025 era's own tests (jsonrpc, tools-call...) stay as they were.
 import { describe, expect, test } from "bun:test";
-import { createApp } from "../../src/mcp/server.ts";
+import { type App, createApp } from "../../src/mcp/server.ts";
 import type { TaskStatusEvent, TaskStatusSource } from "../../src/mcp/listen.ts";
 import { TOOL_LIST } from "../../src/mcp/tools/index.ts";
 import { makeApp, TOKEN, type TestApp, until, URL_ROOT, GOOD_HEADERS } from "./rpc.ts";
@@ -214,7 +214,7 @@ function reader(res: Response) {
   };
 }
 
-function listen(a: { app: ReturnType<typeof createApp> }, notifications: unknown, meta: unknown = META, signal?: AbortSignal) {
+function listen(a: { app: App }, notifications: unknown, meta: unknown = META, signal?: AbortSignal) {
   const params = { notifications, _meta: meta };
   const headers: Record<string, string> = { ...GOOD_HEADERS, ...routing("subscriptions/listen", params) };
   const init: RequestInit = { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: "sub-1", method: "subscriptions/listen", params }) };
@@ -273,6 +273,18 @@ describe("subscriptions/listen", () => {
     await a.call("set_note", { key: "k", value: "v" });
     expect(a.kernel.journal.waits.line("journal").length).toBe(0);
     await s.cancel();
+  });
+
+  test("when the daemon stops, an open stream is sent the listen request's result and ends", async () => {
+    const a = await makeApp();
+    const app = createApp({ kernel: a.kernel, token: TOKEN });
+    const s = reader(await listen({ app }, { airlockChanges: true }));
+    expect((await s.next()).method).toBe("notifications/subscriptions/acknowledged");
+    await until(() => a.kernel.journal.waits.line("journal").length === 1, "the journal wait");
+    app.close();
+    expect(await s.next()).toEqual({ jsonrpc: "2.0", id: "sub-1", result: { _meta: { [SUB_ID]: "sub-1" } } });
+    await expect(s.next()).rejects.toThrow("the stream ended");
+    await until(() => a.kernel.journal.waits.line("journal").length === 0, "the journal wait to go");
   });
 
   test("tasksStatus without the tasks extension declared is 400 with -32021 and requiredCapabilities", async () => {

@@ -1,7 +1,7 @@
 // The benchmark suite (`npm run bench`). Every figure is reported against a baseline measured
 // in the same run on the same daemon (a JSON-RPC ping), so a noisy machine cancels out; the
 // absolute numbers are printed too. Writes bench/results.json and bench/results.svg.
-//   bun bench/run.ts [--quick] [--modes normal,full] [--only journal|goals|paths]
+//   bun bench/run.ts [--quick] [--modes normal,full] [--only journal|goals|paths|eras]
 import { openSync, readFileSync, writeFileSync, mkdtempSync } from "node:fs";
 import { tmpdir, cpus, totalmem } from "node:os";
 import { join } from "node:path";
@@ -10,6 +10,7 @@ import { type DaemonProcess, startDaemon } from "../test/helpers/daemon.ts";
 import { flock, LOCK_EX, LOCK_UN, monotonicNs } from "./flock.ts";
 import { renderChart } from "./chart.ts";
 import { fsyncer, medianPair, paired, pinSelf, pinTo } from "./pairing.ts";
+import { eraFigures } from "./eras.ts";
 import { pathFigures } from "./paths.ts";
 import { warmUp } from "./warm-up.ts";
 
@@ -19,9 +20,10 @@ const QUICK = values.quick === true;
 // --only goals: just the issue's three figures against their floors (hand-off, lock+unlock,
 // increment_counter at 64 clients), for iterating on the hot path.
 // --only paths: just the crowded-room path figures (bench/paths.ts), on one daemon per mode.
+// --only eras: just a tools/call in the 2026-07-28 era against the same call in the 2025 era.
 const ONLY = values.only;
-if (ONLY !== undefined && ONLY !== "journal" && ONLY !== "goals" && ONLY !== "paths") {
-  throw new Error(`--only accepts "journal", "goals" or "paths" (got ${ONLY})`);
+if (ONLY !== undefined && ONLY !== "journal" && ONLY !== "goals" && ONLY !== "paths" && ONLY !== "eras") {
+  throw new Error(`--only accepts "journal", "goals", "paths" or "eras" (got ${ONLY})`);
 }
 const MODES = (values.modes ?? "normal,full").split(",").filter(Boolean);
 const SECONDS = QUICK ? 0.5 : 2; // per throughput point
@@ -383,10 +385,14 @@ for (const mode of MODES) {
     await journalCost(mode);
     continue;
   }
-  if (ONLY === "paths" || ONLY === "goals") {
+  if (ONLY === "paths" || ONLY === "goals" || ONLY === "eras") {
     const d = await startDaemon({ args: ["--durability", mode] });
     try {
       if (ONLY === "paths") await pathFigures(d, mode, add, QUICK);
+      else if (ONLY === "eras") {
+        await warmUp(d);
+        await eraFigures(d, mode, add, QUICK);
+      }
       else {
         await latencies(d, mode);
         summary[mode] = await rates(d, mode, [64]);
@@ -403,6 +409,7 @@ for (const mode of MODES) {
     firstPing ||= ping;
     await pools(d, mode, base);
     await pathFigures(d, mode, add, QUICK);
+    await eraFigures(d, mode, add, QUICK);
     await expiryLags(d, mode, ping);
     summary[mode] = await rates(d, mode);
     await memory(d, mode);
@@ -431,6 +438,7 @@ const GOALS: { metric: string; goal: string; met: (ratio: number) => boolean }[]
   { metric: "lock hand-off vs its floor (p50)", goal: "≤ 1.5×", met: (r) => r <= 1.5 },
   { metric: "lock+unlock vs 2 floors (p50)", goal: "≤ 1.25×", met: (r) => r <= 1.25 },
   { metric: "increment_counter, 64 clients", goal: "≥ 0.5× the ping rate", met: (r) => r >= 0.5 },
+  { metric: "increment_counter, 2026-07-28 era (p50)", goal: "≤ 1.05× the 2025 era", met: (r) => r <= 1.05 },
 ];
 const goalRows = GOALS.flatMap((g) => rows.filter((r) => r.metric === g.metric && r.ratio !== undefined).map((r) => ({ g, r })));
 if (goalRows.length > 0) {

@@ -14,7 +14,7 @@ import { AirlockError, errorMessage } from "./errors.ts";
 import { createLog } from "./log.ts";
 import { createDashboard } from "./mcp/dashboard.ts";
 import { plain } from "./mcp/guard.ts";
-import { type App, createApp, type Listening, listen, listenUnix } from "./mcp/server.ts";
+import { type App, createApp, type Listening, listen, listenUnix, type McpApp } from "./mcp/server.ts";
 import { openStore } from "./store/db.ts";
 import { openPgStore } from "./store/pg/index.ts";
 import type { Store } from "./store/store.ts";
@@ -49,7 +49,7 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
   // a token or opens (creates, migrates, expires entries in) a database another daemon owns.
   // The socket comes next (its stale-file probe may await): until `app` is set, a request that
   // arrives on either listener gets 503 "starting", never a half-built daemon.
-  let app: App | undefined;
+  let app: McpApp | undefined;
   const placeholder: App = { fetch: (req, via) => (app ? app.fetch(req, via) : Promise.resolve(plain(503, "starting"))) };
   let listening: Listening;
   try {
@@ -98,6 +98,8 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
   const machine = { addresses: Object.values(networkInterfaces()).flatMap((l) => (l ?? []).map((i) => i.address)), hostname: hostname() };
   const extraHosts = boundHostNames(s.host, machine);
   const dashboard = createDashboard({ kernel, token, extraHosts, port: listening.server.port ?? s.port });
+  // TASK-STATUS HOOK (IFACE rule 3): pass the call-task runner as `taskStatus` ({onStatus}) so
+  // that subscriptions/listen streams get notifications/tasks/status.
   app = createApp({ kernel, token, extraHosts, dashboard });
   const port = listening.server.port ?? s.port;
   // Only now, with every request answered by the real app, do clients learn where it is.
@@ -121,6 +123,7 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
     // First, so no new client is sent to a daemon on its way out.
     if (published) removeDaemonFile();
     dashboard.close(); // open change feeds end, so the graceful stop need not wait for them
+    app?.close(); // and so do the subscriptions/listen streams
     kernel.close(); // answers blocked calls before the connections close
     // A graceful stop lets those answers (computed a few microtasks later) go out; stop(true)
     // at once would reset their connections. A client that lingers is cut after the grace.

@@ -7,16 +7,13 @@ import { memoryAfterCollection } from "../machine/memory.ts";
 import { pidNamespace } from "../machine/process.ts";
 import { VERSION } from "../version.ts";
 import { INSTRUCTIONS } from "./instructions.ts";
+import { type ListenContext, openListen } from "./listen.ts";
+import { checkEnvelope, DISCOVER_RESULT, type Era, isModern, MODERN_VERSION, modernErrorBody, modernResult, TOOLS_LIST_RESULT } from "./modern.ts";
 import { runTool } from "./run-tool.ts";
-import { TOOL_LIST } from "./tools/index.ts";
+import { TOOL_LIST, TOOLS_BY_NAME } from "./tools/index.ts";
+import { NEWEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS } from "./versions.ts";
 
-/**
- * The protocol versions we speak, newest first; initialize echoes the client's if listed.
- * A test keeps this in step with the MCP SDK's own constants; the SDK is not imported here
- * because loading it (and zod) at start-up costs tens of milliseconds for one string.
- */
-export const PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] as const;
-export const NEWEST_PROTOCOL_VERSION: string = PROTOCOL_VERSIONS[0];
+export { NEWEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS };
 
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
@@ -39,6 +36,15 @@ const rawJson = (JSON as unknown as { rawJSON(text: string): RawId }).rawJSON;
  * A second parse, only for numeric ids: about 2 µs on a usual call.
  */
 function echoNumericId(bodyText: string, id: number): number | RawId {
+  // The usual body names "id" once, with no escapes: that is the top-level key, and its source
+  // text follows the colon. Only other bodies pay for the second parse (which grows with the
+  // body: a 2026-07-28 request's _meta made it the largest part of that era's extra cost).
+  const at = bodyText.indexOf('"id"');
+  if (at >= 0 && bodyText.indexOf('"id"', at + 4) < 0 && !bodyText.includes("\\")) {
+    NUMBER_AFTER_COLON.lastIndex = at + 4;
+    const m = NUMBER_AFTER_COLON.exec(bodyText);
+    if (m) return m[1] === String(id) ? id : rawJson(m[1]!);
+  }
   const byHolder = new Map<unknown, string>();
   let source: string | undefined;
   try {
@@ -53,20 +59,32 @@ function echoNumericId(bodyText: string, id: number): number | RawId {
   return source === undefined || source === String(id) ? id : rawJson(source);
 }
 
+// Sticky: matches right after the "id" key. JSON's own number grammar, whole.
+const NUMBER_AFTER_COLON = /\s*:\s*(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/y;
+
 export type RpcReply =
-  | { kind: "response"; body: Record<string, unknown> }
-  | { kind: "accepted" }; // a notification: HTTP 202, empty body
+  | { kind: "response"; body: Record<string, unknown>; /** HTTP status; 200 when absent. */ status?: number }
+  | { kind: "accepted" } // a notification: HTTP 202, empty body
+  | { kind: "stream"; body: ReadableStream<Uint8Array> }; // subscriptions/listen: text/event-stream
 
 const reply = (id: Id, result: unknown): RpcReply => ({ kind: "response", body: { jsonrpc: "2.0", id, result } });
 const failure = (id: Id, code: number, message: string): RpcReply => ({ kind: "response", body: { jsonrpc: "2.0", id, error: { code, message } } });
 
 export const parseErrorReply = (): RpcReply => failure(null, PARSE_ERROR, "parse error");
 
-export interface DispatchContext {
-  kernel: Kernel;
-  signal?: AbortSignal | undefined;
+/** JSON-RPC requests served in each era since start (airlock/status shows them). */
+export type EraCounts = Record<Era, number>;
+
+export interface DispatchContext extends ListenContext {
   /** Issues the one-time codes of airlock/ui-code. */
   dashboard?: Pick<Dashboard, "newCode"> | undefined;
+  /** The request's headers: the 2026-07-28 era checks its routing headers against the body. */
+  headers?: Headers | undefined;
+  eras?: EraCounts | undefined;
+  /** Set by the dispatcher once the request's era is known (IFACE rule 1). */
+  era?: Era;
+  /** A modern request's clientCapabilities.extensions keys (empty in the 2025 era). */
+  extensions?: ReadonlySet<string>;
 }
 
 export async function dispatch(bodyText: string, ctx: DispatchContext): Promise<RpcReply> {
@@ -93,6 +111,9 @@ export async function dispatch(bodyText: string, ctx: DispatchContext): Promise<
     return failure(rid, INVALID_PARAMS, "invalid params: params must be an object");
   }
   const params = (m.params ?? {}) as Record<string, unknown>;
+  if (isModern(method, params)) return dispatchModern(rid, method, params, ctx);
+  ctx.era = "2025";
+  if (ctx.eras) ctx.eras["2025"]++;
 
   switch (method) {
     case "initialize": {
@@ -112,22 +133,87 @@ export async function dispatch(bodyText: string, ctx: DispatchContext): Promise<
       return reply(rid, { tools: TOOL_LIST });
     case "tools/call":
       return reply(rid, await runTool(ctx.kernel, params.name, params.arguments, ctx.signal));
-    case "airlock/status":
-      // Not MCP: what `airlock status` and `airlock watch` show, with waiters and queue depth.
-      return reply(rid, await statusSnapshot(ctx.kernel));
-    case "airlock/ui-code":
-      // Not MCP: a one-time code `airlock ui` opens the dashboard with (it becomes a cookie).
-      if (!ctx.dashboard) return failure(rid, METHOD_NOT_FOUND, "this daemon serves no dashboard");
-      return reply(rid, ctx.dashboard.newCode());
-    case "airlock/identity":
-      // Not MCP: which daemon answers, and in which PID namespace its pids mean something.
-      // `airlock run` compares the namespace with its own before it binds a slot to a pid.
-      return reply(rid, { pid: process.pid, pid_namespace: pidNamespace(), version: VERSION });
-    case "airlock/memory":
-      // Not MCP: the daemon's memory after a full collection, for leak checks (test/reliability/soak).
-      return reply(rid, memoryAfterCollection());
-    default:
+    default: {
+      const own = await airlockMethod(method, ctx);
+      if (own === NO_DASHBOARD) return failure(rid, METHOD_NOT_FOUND, "this daemon serves no dashboard");
+      if (own !== undefined) return reply(rid, own);
       if (method.startsWith("notifications/")) return { kind: "accepted" };
       return failure(rid, METHOD_NOT_FOUND, `method not found: ${method}`);
+    }
+  }
+}
+
+const NO_DASHBOARD = Symbol("no dashboard");
+
+/**
+ * Our own methods (not MCP), served in both eras: in a modern request they pass the same
+ * envelope checks and get a resultType like any result. Undefined: not one of ours.
+ */
+async function airlockMethod(method: string, ctx: DispatchContext): Promise<unknown> {
+  switch (method) {
+    case "airlock/status":
+      // What `airlock status` and `airlock watch` show, with waiters and queue depth, and how
+      // many requests each protocol era has served.
+      return ctx.eras ? { ...(await statusSnapshot(ctx.kernel)), eras: { ...ctx.eras } } : await statusSnapshot(ctx.kernel);
+    case "airlock/ui-code":
+      // A one-time code `airlock ui` opens the dashboard with (it becomes a cookie).
+      return ctx.dashboard ? ctx.dashboard.newCode() : NO_DASHBOARD;
+    case "airlock/identity":
+      // Which daemon answers, and in which PID namespace its pids mean something.
+      // `airlock run` compares the namespace with its own before it binds a slot to a pid.
+      return { pid: process.pid, pid_namespace: pidNamespace(), version: VERSION };
+    case "airlock/memory":
+      // The daemon's memory after a full collection, for leak checks (test/reliability/soak).
+      return memoryAfterCollection();
+    default:
+      return undefined;
+  }
+}
+
+const modernReply = (id: Id, result: unknown): RpcReply => ({ kind: "response", body: { jsonrpc: "2.0", id, result: modernResult(result) } });
+const modernFailure = (id: Id, status: number, code: number, message: string, data?: Record<string, unknown>): RpcReply => ({
+  kind: "response",
+  status,
+  body: modernErrorBody(id, data ? { status, code, message, data } : { status, code, message }),
+});
+
+/**
+ * The 2026-07-28 era: no initialize, no ping, no sessions; the envelope and the headers are
+ * checked first (modern.ts), then the method. Protocol errors are HTTP 400 (404 for an unknown
+ * method), with the request's id.
+ */
+async function dispatchModern(rid: Id, method: string, params: Record<string, unknown>, ctx: DispatchContext): Promise<RpcReply> {
+  const env = checkEnvelope(method, params, ctx.headers);
+  if ("code" in env) return { kind: "response", status: env.status, body: modernErrorBody(rid, env) };
+  ctx.era = MODERN_VERSION;
+  ctx.extensions = env.extensions;
+  if (ctx.eras) ctx.eras[MODERN_VERSION]++;
+  switch (method) {
+    case "server/discover":
+      return { kind: "response", body: { jsonrpc: "2.0", id: rid, result: DISCOVER_RESULT } };
+    case "tools/list":
+      return { kind: "response", body: { jsonrpc: "2.0", id: rid, result: TOOLS_LIST_RESULT } };
+    case "tools/call":
+      // An unknown tool is a protocol error here, as the MCP spec has it (the 2025 era keeps
+      // v2's tool-level error result).
+      if (typeof params.name !== "string" || !TOOLS_BY_NAME.has(params.name)) {
+        return modernFailure(rid, 200, INVALID_PARAMS, `unknown tool: ${String(params.name ?? "")}`);
+      }
+      // CALL-TASK HOOK (IFACE rule 2): when env.extensions has TASKS_EXTENSION, the call-tasks
+      // module runs the call and answers a ToolResult or a CreateTaskResult (resultType "task",
+      // which modernReply keeps). tasks/get and tasks/cancel go in this switch, beside it.
+      return modernReply(rid, await runTool(ctx.kernel, params.name, params.arguments, ctx.signal));
+    case "subscriptions/listen": {
+      const stream = openListen(rid, params, env, ctx);
+      if (stream instanceof ReadableStream) return { kind: "stream", body: stream };
+      return modernFailure(rid, stream.status, stream.code, stream.message, stream.data);
+    }
+    default: {
+      const own = await airlockMethod(method, ctx);
+      if (own === NO_DASHBOARD) return modernFailure(rid, 404, METHOD_NOT_FOUND, "this daemon serves no dashboard");
+      if (own !== undefined) return modernReply(rid, own);
+      // initialize, ping, logging/setLevel, resources/subscribe... do not exist in this era.
+      return modernFailure(rid, 404, METHOD_NOT_FOUND, `method not found: ${method}`);
+    }
   }
 }

@@ -7,7 +7,8 @@ import { createLog } from "../log.ts";
 import { mark, TRACING } from "../trace.ts";
 import type { Dashboard } from "./dashboard.ts";
 import { checkHost, checkRpcRequest, type GuardOptions, plain, readBody, type Transport } from "./guard.ts";
-import { dispatch } from "./jsonrpc.ts";
+import { dispatch, type EraCounts } from "./jsonrpc.ts";
+import type { TaskStatusSource } from "./listen.ts";
 
 // A tool call may block 50 s; Bun's default idle timeout (10 s) would cut it. 120 s leaves
 // room for a slow client on top of the longest wait (Bun allows at most 255).
@@ -19,6 +20,8 @@ export interface AppOptions extends GuardOptions {
   kernel: Kernel;
   /** The web dashboard at /ui; without it /ui is not found. */
   dashboard?: Dashboard;
+  /** Call-task status changes for subscriptions/listen (the tasks extension's runner). */
+  taskStatus?: TaskStatusSource;
 }
 
 export interface App {
@@ -26,10 +29,22 @@ export interface App {
   fetch(req: Request, via?: Transport): Promise<Response>;
 }
 
-const JSON_HEADERS = { "content-type": "application/json" };
+/** The MCP app itself: an App that can also end its open subscriptions/listen streams. */
+export interface McpApp extends App {
+  /** Ends every open subscriptions/listen stream (the daemon is stopping). */
+  close(): void;
+}
 
-export function createApp(o: AppOptions): App {
+const JSON_HEADERS = { "content-type": "application/json" };
+const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
+
+export function createApp(o: AppOptions): McpApp {
+  const eras: EraCounts = { "2025": 0, "2026-07-28": 0 };
+  const listens = new Set<() => void>();
   return {
+    close() {
+      for (const end of [...listens]) end();
+    },
     async fetch(req, via = "tcp") {
       if (TRACING) mark("recv");
       const pathname = pathOf(req.url);
@@ -44,9 +59,10 @@ export function createApp(o: AppOptions): App {
       if (refused) return refused;
       const body = await readBody(req);
       if (body instanceof Response) return body;
-      const r = await dispatch(body, { kernel: o.kernel, signal: req.signal, dashboard: o.dashboard });
+      const r = await dispatch(body, { kernel: o.kernel, signal: req.signal, dashboard: o.dashboard, headers: req.headers, eras, taskStatus: o.taskStatus, listens });
       if (r.kind === "accepted") return new Response(null, { status: 202 });
-      const res = new Response(JSON.stringify(r.body), { status: 200, headers: JSON_HEADERS });
+      if (r.kind === "stream") return new Response(r.body, { status: 200, headers: SSE_HEADERS });
+      const res = new Response(JSON.stringify(r.body), { status: r.status ?? 200, headers: JSON_HEADERS });
       if (TRACING) mark(`respond ${String(r.body.id)}`);
       return res;
     },

@@ -93,9 +93,14 @@ describe("methods", () => {
     expect(r).toEqual({ jsonrpc: "2.0", id: 3, error: { code: -32601, message: "method not found: tools/destroy" } });
   });
 
-  test("server/discover answers -32601 so that clients fall back to initialize", async () => {
-    const r = await (await makeApp()).rpc("server/discover", {}, 1);
-    expect(r).toEqual({ jsonrpc: "2.0", id: 1, error: { code: -32601, message: "method not found: server/discover" } });
+  // Issue 18 changed this: server/discover exists only in the 2026-07-28 era, so without the
+  // _meta envelope it is that era's invalid-params error (HTTP 400), not "method not found".
+  test("server/discover without _meta is a 2026-07-28 request missing its envelope (400, -32602)", async () => {
+    const res = await (await makeApp()).send({ body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "server/discover", params: {} }) });
+    expect(res.status).toBe(400);
+    const r = (await res.json()) as { id: unknown; error: { code: number } };
+    expect(r.id).toBe(1);
+    expect(r.error.code).toBe(-32602);
   });
 
   test("resources/list and prompts/list are not offered", async () => {

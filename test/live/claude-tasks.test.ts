@@ -39,7 +39,7 @@ const PROMPT = "LIVE-TASKS: run the test suite once a slot is free; keep working
 const API_KEY = "sk-ant-live-test";
 const MODERN = "2026-07-28";
 const OUT = process.env.AIRLOCK_ARTIFACTS ?? join(ROOT, ".ci/out");
-/** The whole session: startup, four model turns and a grant; a few seconds idle. */
+/** The whole session: startup, five model requests and a grant (about 8 s here); a hung one is killed. */
 const SESSION_TIMEOUT_MS = 50_000;
 /** Each step the test waits for on the screen or in the daemon (seconds, on a loaded 2-core machine). */
 const STEP_MS = 20_000;

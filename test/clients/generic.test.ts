@@ -18,3 +18,9 @@ test("prints the MCP entry and the policy, and touches no file", async () => {
   const dry = await runCli(["setup", "generic", "--dry-run"], { HOME: home, AIRLOCK_HOME: join(home, ".airlock") });
   expect(dry.code).toBe(0);
 });
+
+test("the policy tells an agent whose client supports MCP tasks to ask for a long slot wait, and the cap otherwise", () => {
+  expect(policyText()).toContain("acquire_slot(agent_id, reason, wait_seconds=1800)");
+  expect(policyText()).toContain("background task");
+  expect(policyText()).toContain("capped at 50 s");
+});

@@ -156,6 +156,9 @@ describe("initialize", () => {
     expect(typeof r.result.instructions).toBe("string");
     expect(r.result.instructions.length).toBeGreaterThan(100);
     expect(r.result.instructions).toContain("lock_resource");
+    // A task-capable client may ask for a long wait and keep working (SPEC §1 "Tasks").
+    expect(r.result.instructions).toContain("MCP tasks extension");
+    expect(r.result.instructions).toContain("acquire_slot(agent_id, reason, wait_seconds=1800)");
   });
 });
 

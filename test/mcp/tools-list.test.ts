@@ -133,6 +133,23 @@ test("wait_seconds documents its 50-second cap", async () => {
   }
 });
 
+/** SPEC §1 "Tasks": the blocking tools a task-capable client may ask a long wait of. */
+const TASK_TOOLS = ["lock_resource", "lock_resources", "acquire_slot", "claim_paths", "claim_next_task", "wait_for_event", "watch_changes"];
+
+test("every blocking tool tells the agent that a task-capable client may wait up to 3600 s in the background", async () => {
+  const tools = new Map((await toolList()).map((t) => [t.name, t]));
+  for (const name of TASK_TOOLS) {
+    const t = tools.get(name);
+    expect(t.description).toContain("MCP tasks extension");
+    expect(t.description).toContain("up to 3600");
+    expect(t.description).toContain("background task");
+    const wait = t.inputSchema.properties.wait_seconds.description as string;
+    expect(wait).toContain("0–50");
+    expect(wait).toContain("3600 with the MCP tasks extension");
+  }
+  expect(tools.get("acquire_slot").description).toContain("acquire_slot(..., wait_seconds: 1800)");
+});
+
 test("read-only tools are annotated as such, and changing tools are not", async () => {
   const tools = new Map((await toolList()).map((t) => [t.name, t]));
   for (const name of ["list_locks", "get_note", "list_notes", "list_agents", "list_tasks"]) expect(tools.get(name).annotations.readOnlyHint).toBe(true);

@@ -35,6 +35,15 @@ export const DEADLOCK_NOTE =
   "path claims), you get deadlock:{cycle:[{agent_id, waits_for, resource}]} at once instead, and no place in line: " +
   "release what you hold, then retry.";
 
+/**
+ * The sentence every blocking tool adds: how long a call may wait. A client that declares the MCP
+ * tasks extension gets a background task for a long wait instead of a call it would cut near 60 s.
+ */
+export const TASK_WAIT_NOTE =
+  " Long waits: wait_seconds is capped at 50 per call, unless your client declares the MCP tasks extension: then " +
+  "up to 3600 (e.g. wait_seconds: 1800), and a call that has to wait returns at once as a background task; keep " +
+  "working, you are told when it completes, with the answer a blocked call would have given.";
+
 export function inSeconds(kernel: Kernel, at: number): number {
   return secondsUntil(at, kernel.clock.now());
 }

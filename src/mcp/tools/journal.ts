@@ -3,7 +3,7 @@
 import * as v from "valibot";
 import { changeView } from "../../domain/snapshot.ts";
 import { clampedSeconds, text, textList, whole } from "./args.ts";
-import { defineTool } from "./define.ts";
+import { defineTool, TASK_WAIT_NOTE } from "./define.ts";
 
 export const MAX_WATCH_LIMIT = 1000;
 
@@ -18,11 +18,11 @@ export const journalTools = [
       "completed, agents registered/departed, notes set (key and length only, never the value), counters, events, " +
       "pools and path claims. Answers {revision, changes:[{revision, at, kind, resource, agent_id?, reason?, ...}], " +
       "trimmed?} at once if there are matching changes after since_revision; otherwise blocks up to wait_seconds " +
-      "(0–50, default 0) until one arrives. Pass the answer's revision back as since_revision next time: no change " +
-      "is ever missed between calls. trimmed:true means changes older than the journal's retention were dropped.",
+      "(0–50, or 3600 as a task; default 0) until one arrives. Pass the answer's revision back as since_revision next time: no change " +
+      "is ever missed between calls. trimmed:true means changes older than the journal's retention were dropped." + TASK_WAIT_NOTE,
     args: v.object({
       since_revision: v.optional(whole("since_revision", "The revision you saw last (0 for everything kept).", { min: 0 }), 0),
-      wait_seconds: v.optional(clampedSeconds("wait_seconds", "Block up to this many seconds (0–50) when nothing matches. Default 0."), 0),
+      wait_seconds: v.optional(clampedSeconds("wait_seconds", "Block up to this many seconds (0–50, or up to 3600 with the MCP tasks extension) when nothing matches. Default 0."), 0),
       kinds: v.optional(
         textList("kinds", 'Only these kinds: exact ("lock.granted") or prefixes ending in "." ("task."). Default: all.'),
       ),

@@ -4,7 +4,7 @@ import { secondsSince } from "../../domain/context.ts";
 import type { AcquireResult } from "../../domain/locks.ts";
 import type { Kernel } from "../../domain/kernel.ts";
 import { clampedSeconds, MAX_ID_LENGTH, text, textList, ttlArgs, ttlSeconds } from "./args.ts";
-import { compact, DEADLOCK_NOTE, defineTool, inSeconds } from "./define.ts";
+import { compact, DEADLOCK_NOTE, defineTool, inSeconds, TASK_WAIT_NOTE } from "./define.ts";
 
 export const DEFAULT_LOCK_TTL_SECONDS = 900; // v2's default: long enough for an npm install
 const RETRY_WITH = (token: string) => `call lock_resource again with wake_token=${token} to keep your place in line`;
@@ -46,17 +46,17 @@ export const lockTools = [
     description:
       "Take an exclusive lock on a named resource before touching something another agent might touch at the same time " +
       "(a file, `npm install`, database migrations). Name resources consistently: `file:/abs/path/package.json`, " +
-      "`npm-install`, `db-migrations`. Pass wait_seconds (up to 50) to block on the server until the lock frees, " +
+      "`npm-install`, `db-migrations`. Pass wait_seconds (up to 50, or 3600 as a task) to block on the server until the lock frees, " +
       "instead of polling; waiters are served first come, first served. On success you get lock_token: keep it, " +
       "it is the only way to unlock_resource or renew_lock. Release as soon as the critical section ends. " +
       "If the wait times out you get wake_token: call again with it to keep your place in line. " +
-      "Locks expire after ttl_seconds (default 900); renew_lock for longer work. Not re-entrant." + DEADLOCK_NOTE,
+      "Locks expire after ttl_seconds (default 900); renew_lock for longer work. Not re-entrant." + TASK_WAIT_NOTE + DEADLOCK_NOTE,
     args: v.object({
       name: text("name", "The resource to lock, e.g. `file:/repo/package.json` or `npm-install`."),
       agent_id: agentId("Who you are, e.g. `agent:claude-session-abc`. Shown to others as held_by."),
       ...ttlArgs("How long the lock lives unless renewed or released, in seconds (> 0).", DEFAULT_LOCK_TTL_SECONDS),
       ...waitArgs(
-        "Block up to this many seconds (0–50) for the lock to free. Default 0: answer at once.",
+        "Block up to this many seconds (0–50, or up to 3600 with the MCP tasks extension) for the lock to free. Default 0: answer at once.",
         "The wake_token from an earlier timed-out wait: resumes your place in line.",
       ),
     }),
@@ -129,15 +129,15 @@ export const lockTools = [
       "Take several locks at once, all or nothing, so two agents that need overlapping sets can never deadlock. " +
       "Names are deduplicated and taken in byte order. On success you get one token per name in tokens; release " +
       "each with unlock_resource. If any is held you get nothing and held_by names the holder of the first held name. " +
-      "Pass wait_seconds (up to 50) to block until every name is free and take them together: you wait in line on " +
+      "Pass wait_seconds (up to 50, or 3600 as a task) to block until every name is free and take them together: you wait in line on " +
       "each name, nobody barges past you, and you never hold some of them while waiting. If the wait times out you " +
-      "get wake_token: call again with the same names and it to keep your place." + DEADLOCK_NOTE,
+      "get wake_token: call again with the same names and it to keep your place." + TASK_WAIT_NOTE + DEADLOCK_NOTE,
     args: v.object({
       names: textList("names", "The resources to lock together."),
       agent_id: agentId("Who you are."),
       ...ttlArgs("Lifetime of every lock taken, in seconds (> 0).", DEFAULT_LOCK_TTL_SECONDS),
       ...waitArgs(
-        "Block up to this many seconds (0–50) until all names are free. Default 0: answer at once.",
+        "Block up to this many seconds (0–50, or up to 3600 with the MCP tasks extension) until all names are free. Default 0: answer at once.",
         "The wake_token from an earlier timed-out wait for the same names.",
       ),
     }),

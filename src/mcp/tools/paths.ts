@@ -5,7 +5,7 @@ import type { Kernel } from "../../domain/kernel.ts";
 import type { Claim, Conflict } from "../../domain/path-index.ts";
 import { type ClaimResult, DEFAULT_ROOM } from "../../domain/paths.ts";
 import { clampedSeconds, MAX_ID_LENGTH, text, textList, ttlArgs, ttlSeconds } from "./args.ts";
-import { compact, DEADLOCK_NOTE, defineTool, inSeconds } from "./define.ts";
+import { compact, DEADLOCK_NOTE, defineTool, inSeconds, TASK_WAIT_NOTE } from "./define.ts";
 import { rooms } from "./rooms.ts";
 
 export const DEFAULT_CLAIM_TTL_SECONDS = 900; // an editing session on one region; renew_paths for longer
@@ -88,16 +88,16 @@ export const pathTools = [
       "(`src/api/users/**`, not `src/**`). All paths of one call are granted together or none is; your own claims " +
       "never conflict with you. The first claimer wins: if another agent holds an overlapping region you get " +
       "granted:false and conflicts, each naming the holder, its pattern and a witness, a concrete path both patterns " +
-      "match. Prefer to re-scope to another region, or message the holder, rather than wait; wait_seconds (up to 50) " +
+      "match. Prefer to re-scope to another region, or message the holder, rather than wait; wait_seconds (up to 50, or 3600 as a task) " +
       "queues you fairly behind the overlapping claims instead. Claims are advisory (no file is locked), expire after " +
-      "ttl_seconds (default 900) and vanish when your presence lapses. release_paths as soon as you are done." + DEADLOCK_NOTE,
+      "ttl_seconds (default 900) and vanish when your presence lapses. release_paths as soon as you are done." + TASK_WAIT_NOTE + DEADLOCK_NOTE,
     args: v.object({
       agent_id: agentId("Who you are, e.g. `agent:claude-session-abc`. Shown to others as held_by."),
       paths: textList("paths", `Globs of paths, e.g. [\`src/api/**\`, \`package.json\`]. ${PATHS_NOTE}`),
       room: v.optional(room),
       ...ttlArgs("How long the claim lives unless renewed or released, in seconds (> 0).", DEFAULT_CLAIM_TTL_SECONDS),
       wait_seconds: v.optional(
-        clampedSeconds("wait_seconds", "Block up to this many seconds (0–50) in line for the region. Default 0: answer at once."),
+        clampedSeconds("wait_seconds", "Block up to this many seconds (0–50, or up to 3600 with the MCP tasks extension) in line for the region. Default 0: answer at once."),
         0,
       ),
       wake_token: v.optional(text("wake_token", "The wake_token from an earlier timed-out wait for the same paths.", 64)),

@@ -5,7 +5,7 @@ import type { Kernel } from "../../domain/kernel.ts";
 import { DEFAULT_POOL, DEFAULT_SLOT_TTL_MS, type SlotResult } from "../../domain/pools/index.ts";
 import { holderWire, livePools, queuedWire } from "../../domain/snapshot.ts";
 import { clampedSeconds, MAX_ID_LENGTH, text, truncated, ttlArgs, ttlSeconds, whole } from "./args.ts";
-import { compact, DEADLOCK_NOTE, defineTool, inSeconds } from "./define.ts";
+import { compact, DEADLOCK_NOTE, defineTool, inSeconds, TASK_WAIT_NOTE } from "./define.ts";
 
 export const DEFAULT_SLOT_TTL_SECONDS = DEFAULT_SLOT_TTL_MS / 1000;
 const MAX_CAPACITY = 1024; // far beyond any machine's cores; a typo like 1e9 is refused
@@ -58,12 +58,13 @@ export const poolTools = [
       "`heavy`, capacity 1 unless configured) lets only that many heavy jobs run at once so they do not thrash. " +
       "Granted: run your job, then release_slot with slot_token. Queued: you get wake_token and your place; your " +
       "request STAYS in line after this call returns, so keep doing light work (editing, reading) and call " +
-      "acquire_slot again with wake_token from time to time, or with wait_seconds (up to 50) to block. When capacity " +
+      "acquire_slot again with wake_token from time to time, or with wait_seconds (up to 50) to block; with the MCP tasks " +
+      "extension, one acquire_slot(..., wait_seconds: 1800) keeps your place and tells you when it is your turn. When capacity " +
       "frees while you are away it is *offered* to you for the pool's offer_seconds (default 30): your next call with " +
       "the wake_token claims it. Miss the window and you are paused; your next call puts you back at the tail. " +
       "Pass pid (your job's process) to bind the slot to its process group: it is then released the moment the " +
       "group exits and never expires for age. Without pid it expires after ttl_seconds (default 900); renew_slot " +
-      "for longer. From a shell, `airlock run -- CMD` does all of this for you." + DEADLOCK_NOTE,
+      "for longer. From a shell, `airlock run -- CMD` does all of this for you." + TASK_WAIT_NOTE + DEADLOCK_NOTE,
     args: v.object({
       agent_id: text("agent_id", "Who you are, e.g. `agent:claude-session-abc`.", MAX_ID_LENGTH),
       pool: v.optional(pool, DEFAULT_POOL),
@@ -77,7 +78,7 @@ export const poolTools = [
         ),
       ),
       wait_seconds: v.optional(
-        clampedSeconds("wait_seconds", "Block up to this many seconds (0–50) for your turn. Default 0: answer at once (you stay queued)."),
+        clampedSeconds("wait_seconds", "Block up to this many seconds (0–50, or up to 3600 with the MCP tasks extension) for your turn. Default 0: answer at once (you stay queued)."),
         0,
       ),
       wake_token: v.optional(text("wake_token", "The wake_token from an earlier answer: claims your offer or keeps your place.", 64)),

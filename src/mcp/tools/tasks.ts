@@ -1,7 +1,7 @@
 // Task queue tools: push_task, claim_next_task, complete_task, fail_task, list_tasks, renew_task.
 import * as v from "valibot";
 import { anyText, bool, clampedSeconds, MAX_ID_LENGTH, MAX_TTL_SECONDS, text, truncated, whole } from "./args.ts";
-import { compact, defineTool, inSeconds } from "./define.ts";
+import { compact, defineTool, inSeconds, TASK_WAIT_NOTE } from "./define.ts";
 
 export const DEFAULT_LEASE_SECONDS = 120; // v2's default lease
 
@@ -37,12 +37,12 @@ export const taskTools = [
     description:
       "Claim the next task from a queue under a lease (default 120 s). Finish it with complete_task, or give it back " +
       "with fail_task, using the lease_token you get; renew_task if it takes longer. A lease that lapses requeues the " +
-      "task for someone else. Pass wait_seconds (up to 50) to block until a task arrives. Answers {claimed:false} when empty.",
+      "task for someone else. Pass wait_seconds (up to 50, or 3600 as a task) to block until a task arrives. Answers {claimed:false} when empty." + TASK_WAIT_NOTE,
     args: v.object({
       queue,
       agent_id: text("agent_id", "Who you are.", MAX_ID_LENGTH),
       lease_seconds: leaseSeconds("How long you may work before the task is requeued (>= 1). Default 120."),
-      wait_seconds: v.optional(clampedSeconds("wait_seconds", "Block up to this many seconds (0–50) for a task. Default 0."), 0),
+      wait_seconds: v.optional(clampedSeconds("wait_seconds", "Block up to this many seconds (0–50, or up to 3600 with the MCP tasks extension) for a task. Default 0."), 0),
     }),
     async run(a, { kernel, signal }) {
       const r = await kernel.tasks.claim(a.queue, a.agent_id, a.lease_seconds * 1000, a.wait_seconds * 1000, signal);

@@ -4,6 +4,7 @@
 // one kernel; domain tests build one per test on :memory:.
 import type { Store } from "../store/store.ts";
 import { pure } from "../store/tx.ts";
+import { CallTasks } from "./call-tasks.ts";
 import { type Clock, offsetClock, systemClock } from "./clock.ts";
 import { createCtx, type Ctx } from "./context.ts";
 import { Cluster } from "./cluster.ts";
@@ -34,6 +35,8 @@ export interface Kernel {
   readonly journal: Journal;
   readonly pools: Pools;
   readonly paths: Paths;
+  /** The stored side of the MCP tasks extension (src/mcp/call-tasks.ts runs the calls). */
+  readonly callTasks: CallTasks;
   /** Who waits for whom across locks, slots and path claims. */
   readonly graph: WaitGraph;
   /** Every primitive as the kernel runs it, in the order of every step. */
@@ -66,6 +69,7 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
   const tasks = new Tasks(ctx, journal);
   const pools = new Pools(ctx, journal, graph, opts.hostGoneMs);
   const paths = new Paths(ctx, journal, presence, graph);
+  const callTasks = new CallTasks(ctx, journal);
 
   // Every primitive, once: its tables, and what it does at each step. The list's order is every
   // step's order: loaded in turn (the journal last), and a departing agent's locks are released
@@ -95,6 +99,8 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
       depart: (a, reason) => paths.releaseAllOf(a, reason === "lapsed" ? "presence lapsed" : "agent unregistered"),
       waits: paths.waits,
     },
+    // Read afresh at every step (tasks/get on any daemon); its drops are armed by the MCP layer's start.
+    { name: "call-tasks", tables: ["call_tasks"] },
     // Caught up by the cluster itself, after every refresh: it reads only the records that are new.
     { name: "journal", tables: ["journal"], load: () => journal.load(), waits: journal.waits },
   ];
@@ -139,6 +145,7 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
     journal,
     pools,
     paths,
+    callTasks,
     graph,
     primitives,
     close() {

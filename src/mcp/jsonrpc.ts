@@ -5,6 +5,7 @@ import type { Kernel } from "../domain/kernel.ts";
 import { statusSnapshot } from "../domain/snapshot.ts";
 import { pidNamespace } from "../machine/process.ts";
 import { VERSION } from "../version.ts";
+import { type CallTaskRunner, extensionsOf, TASKS_EXTENSION, taskMethod } from "./call-tasks.ts";
 import { INSTRUCTIONS } from "./instructions.ts";
 import { runTool } from "./run-tool.ts";
 import { TOOL_LIST } from "./tools/index.ts";
@@ -66,6 +67,8 @@ export interface DispatchContext {
   signal?: AbortSignal | undefined;
   /** Issues the one-time codes of airlock/ui-code. */
   dashboard?: Pick<Dashboard, "newCode"> | undefined;
+  /** The MCP tasks extension's calls (src/mcp/call-tasks.ts). */
+  callTasks?: CallTaskRunner | undefined;
 }
 
 export async function dispatch(bodyText: string, ctx: DispatchContext): Promise<RpcReply> {
@@ -110,7 +113,15 @@ export async function dispatch(bodyText: string, ctx: DispatchContext): Promise<
     case "tools/list":
       return reply(rid, { tools: TOOL_LIST });
     case "tools/call":
+      // calltasks: a request declaring the tasks extension may get a task handle (src/mcp/call-tasks.ts).
+      if (ctx.callTasks && extensionsOf(params).has(TASKS_EXTENSION)) return reply(rid, await ctx.callTasks.call(params.name, params.arguments, ctx.signal));
       return reply(rid, await runTool(ctx.kernel, params.name, params.arguments, ctx.signal));
+    case "tasks/get":
+    case "tasks/cancel": {
+      // calltasks: the tasks extension's methods; -32021 for a request that did not declare it.
+      const out = await taskMethod(ctx.callTasks, extensionsOf(params), method, params);
+      return "error" in out ? failure(rid, out.error.code, out.error.message) : reply(rid, out.result);
+    }
     case "airlock/status":
       // Not MCP: what `airlock status` and `airlock watch` show, with waiters and queue depth.
       return reply(rid, await statusSnapshot(ctx.kernel));

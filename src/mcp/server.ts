@@ -5,6 +5,7 @@
 import type { Kernel } from "../domain/kernel.ts";
 import { createLog } from "../log.ts";
 import { mark, TRACING } from "../trace.ts";
+import { CallTaskRunner } from "./call-tasks.ts";
 import type { Dashboard } from "./dashboard.ts";
 import { checkHost, checkRpcRequest, type GuardOptions, plain, readBody, type Transport } from "./guard.ts";
 import { dispatch } from "./jsonrpc.ts";
@@ -19,6 +20,8 @@ export interface AppOptions extends GuardOptions {
   kernel: Kernel;
   /** The web dashboard at /ui; without it /ui is not found. */
   dashboard?: Dashboard;
+  /** The tasks extension's calls; without it the app makes its own (nothing resumed: tests). */
+  callTasks?: CallTaskRunner;
 }
 
 export interface App {
@@ -29,6 +32,7 @@ export interface App {
 const JSON_HEADERS = { "content-type": "application/json" };
 
 export function createApp(o: AppOptions): App {
+  const callTasks = o.callTasks ?? new CallTaskRunner(o.kernel);
   return {
     async fetch(req, via = "tcp") {
       if (TRACING) mark("recv");
@@ -44,7 +48,7 @@ export function createApp(o: AppOptions): App {
       if (refused) return refused;
       const body = await readBody(req);
       if (body instanceof Response) return body;
-      const r = await dispatch(body, { kernel: o.kernel, signal: req.signal, dashboard: o.dashboard });
+      const r = await dispatch(body, { kernel: o.kernel, signal: req.signal, dashboard: o.dashboard, callTasks });
       if (r.kind === "accepted") return new Response(null, { status: 202 });
       const res = new Response(JSON.stringify(r.body), { status: 200, headers: JSON_HEADERS });
       if (TRACING) mark(`respond ${String(r.body.id)}`);

@@ -1,9 +1,11 @@
 // A call task survives a restart (docs/tasks.md): after a graceful stop (SIGTERM) or a kill -9
 // and a start on the same store, the working task is still working, in its place in line (ahead
 // of a waiter that queued after it), and completes with the lock when the holder releases it.
-import { describe, expect, setDefaultTimeout, test } from "bun:test";
+// SQLite only: on PostgreSQL a restarted daemon has a new name, and resuming the tasks a stopped
+// daemon left is not done yet (docs/tasks.md, "Restart").
+import { describe, expect, setDefaultTimeout } from "bun:test";
 import { getTask, rpcOf, settled, taskCall, toolJson } from "../helpers/call-tasks.ts";
-import { useDaemonStarter } from "../helpers/daemon.ts";
+import { sqliteOnly, useDaemonStarter } from "../helpers/daemon.ts";
 
 setDefaultTimeout(60_000);
 
@@ -14,7 +16,7 @@ for (const [how, signal] of [
   ["a kill -9 and a restart", 9],
 ] as const) {
   describe(how, () => {
-    test("keeps the working task in its place; it completes with the lock on release", async () => {
+    sqliteOnly("keeps the working task in its place; it completes with the lock on release", async () => {
       const first = await start();
       const held = await first.call("lock_resource", { name: "ct-restart", agent_id: "A", ttl_seconds: 600 });
       const t = await taskCall(rpcOf(first), "lock_resource", { name: "ct-restart", agent_id: "B", wait_seconds: 900 });

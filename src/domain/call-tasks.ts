@@ -167,6 +167,20 @@ export class CallTasks {
     return rows.map((r) => normal(r)!);
   }
 
+  /**
+   * A shared store: working tasks whose daemon has no recent heartbeat (it stopped, or died),
+   * for a live daemon to take over.
+   */
+  *orphans(me: string, live: ReadonlySet<string>): Tx<CallTaskRow[]> {
+    const rows = yield* all<CallTaskRow>(`SELECT ${COLUMNS} FROM call_tasks WHERE status = 'working' AND daemon <> ? ORDER BY created_at`, me);
+    return rows.filter((r) => !live.has(r.daemon)).map((r) => normal(r)!);
+  }
+
+  /** Takes a task over from a daemon that left; false when another daemon took it first. */
+  *adopt(taskId: string, from: string, me: string): Tx<boolean> {
+    return (yield* run("UPDATE call_tasks SET daemon = ? WHERE task_id = ? AND daemon = ? AND status = 'working'", me, taskId, from)).changes === 1;
+  }
+
   /** At start: every finished task's drop is armed again (a drop that fell due runs at once). */
   *armAll(): Tx<void> {
     for (const r of yield* all<CallTaskRow>(`SELECT ${COLUMNS} FROM call_tasks WHERE status <> 'working'`)) this.arm(normal(r)!);

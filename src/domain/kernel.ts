@@ -2,7 +2,7 @@
 // scheduler and wait queues, and one list of primitives (src/domain/primitive.ts) that the
 // start, the cluster's refreshes, an agent's departure and close all iterate. The daemon builds
 // one kernel; domain tests build one per test on :memory:.
-import type { Store } from "../store/store.ts";
+import type { Awaitable, Store } from "../store/store.ts";
 import { pure } from "../store/tx.ts";
 import { CallTasks } from "./call-tasks.ts";
 import { type Clock, offsetClock, systemClock } from "./clock.ts";
@@ -41,6 +41,8 @@ export interface Kernel {
   readonly graph: WaitGraph;
   /** Every primitive as the kernel runs it, in the order of every step. */
   readonly primitives: readonly Primitive[];
+  /** A shared store: the daemons with a recent heartbeat (this one included); undefined on SQLite. */
+  liveDaemons(): Awaitable<ReadonlySet<string>> | undefined;
   /** Stops every timer and answers every blocked call; the store stays open. */
   close(): void;
 }
@@ -124,9 +126,10 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
   });
   // Other daemons may share the store: from here on every transaction starts by catching up
   // with what they committed (the lines included) and ends by writing down its own changes.
+  let cluster: Cluster | undefined;
   if (shared) {
     const refreshers = primitives.flatMap((p) => (p.refresh ? [{ tables: p.tables, refresh: p.refresh }] : []));
-    const cluster = new Cluster(shared.daemonId, ctx.queues, lines, journal, refreshers);
+    cluster = new Cluster(shared.daemonId, ctx.queues, lines, journal, refreshers);
     await shared.attach(new VersionSync(cluster, shared.daemonId));
   }
   // Expiries that fell due while the daemon was down are processed now, before any call.
@@ -148,6 +151,10 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
     callTasks,
     graph,
     primitives,
+    liveDaemons() {
+      const c = cluster;
+      return c ? ctx.read(() => c.liveDaemonIds()) : undefined;
+    },
     close() {
       lines.close(); // the lines stay stored as they are: emptying the queues below is no departure
       ctx.scheduler.stop();

@@ -38,6 +38,12 @@ export const INVALID_PARAMS = -32602;
 /** SEP-2575's MissingRequiredClientCapability: tasks/* from a request that did not declare the extension. */
 export const MISSING_CAPABILITY = -32021;
 const MAX_TASK_ID_LENGTH = 64;
+/**
+ * A shared store: how often a daemon looks for working tasks whose daemon's heartbeat lapsed (it
+ * died), to take them over. A daemon counts as dead after 5 s (DEAD_AFTER_MS); one look in that
+ * time is one small query.
+ */
+export const TAKE_OVER_EVERY_MS = 5000;
 
 export type CreateTaskResult = {
   resultType: "task";
@@ -101,6 +107,7 @@ export class CallTaskRunner {
   private readonly ttlMs: number;
   private readonly pollMs: number;
   private closed = false;
+  private takeOverTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
     private readonly kernel: Kernel,
@@ -123,11 +130,28 @@ export class CallTaskRunner {
     await k.ctx.tx(() => k.callTasks.armAll());
     const working = await k.ctx.read(() => k.callTasks.working(this.daemon));
     for (const row of working) this.resume(row);
+    if (k.store.shared) {
+      await this.takeOver();
+      this.takeOverTimer = setInterval(() => void this.takeOver().catch((err) => log.warn(`taking over call tasks failed: ${errorMessage(err)}`)), TAKE_OVER_EVERY_MS);
+      this.takeOverTimer.unref?.();
+    }
+  }
+
+  /** A shared store: the working tasks of daemons that stopped or died are resumed here (each by one daemon). */
+  private async takeOver(): Promise<void> {
+    const k = this.kernel;
+    const live = await k.liveDaemons();
+    if (!live || this.closed) return;
+    for (const row of await k.ctx.read(() => k.callTasks.orphans(this.daemon, live))) {
+      if (this.closed) return;
+      if (await k.ctx.tx(() => k.callTasks.adopt(row.task_id, row.daemon, this.daemon))) this.resume(row);
+    }
   }
 
   /** Shutdown: answers from here on are not written (the calls are ended by the kernel's close, and resumed at the next start). */
   close(): void {
     this.closed = true;
+    clearInterval(this.takeOverTimer);
   }
 
   /**

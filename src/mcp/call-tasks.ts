@@ -94,6 +94,14 @@ export function taskView(row: CallTaskRow): Record<string, unknown> {
   return out;
 }
 
+/** Where a task's call stands in line, as its block hook saw it. */
+interface Watch {
+  place: { queue: string; token: string } | undefined;
+  taskId: string | undefined;
+  blocked: Promise<void>;
+  stop: () => void;
+}
+
 export interface CallTaskOptions {
   ttlMs?: number;
   pollMs?: number;
@@ -163,29 +171,25 @@ export class CallTaskRunner {
     if (wait === undefined || this.closed) return runTool(this.kernel, name, rawArgs, signal);
     const k = this.kernel;
     const ac = new AbortController();
-    let place: { queue: string; token: string } | undefined;
-    let blocked!: () => void;
-    const blocks = new Promise<void>((r) => (blocked = r));
-    const unwatch = k.ctx.watchBlocks(ac.signal, (q, w) => {
-      place = { queue: q.name, token: w.token };
-      blocked();
-    });
+    const watch = this.watch(ac.signal);
     const deadline = k.clock.now() + wait * 1000;
     const answer = runTool(k, name, rawArgs, ac.signal, wait);
-    const first = await Promise.race([answer, blocks.then(() => undefined)]);
-    if (first !== undefined || place === undefined) {
-      unwatch();
+    const first = await Promise.race([answer, watch.blocked.then(() => undefined)]);
+    const at = watch.place;
+    if (first !== undefined || at === undefined) {
+      watch.stop();
       return first ?? answer;
     }
     const taskId = crypto.randomUUID();
     this.live.set(taskId, ac);
-    const at = place;
-    const row = await k.ctx.tx(() =>
-      k.callTasks.create({ taskId, tool: name as string, args: rawArgs, queue: at.queue, wakeToken: at.token, daemon: this.daemon, deadline, ttlMs: this.ttlMs, pollMs: this.pollMs }),
-    );
+    const row = await k.ctx.tx(() => {
+      const now = watch.place ?? at; // where it stands when the row is written
+      watch.taskId = taskId; // from here on, a new place is written to the row
+      return k.callTasks.create({ taskId, tool: name as string, args: rawArgs, queue: now.queue, wakeToken: now.token, daemon: this.daemon, deadline, ttlMs: this.ttlMs, pollMs: this.pollMs });
+    });
     const durable = k.store.durable();
     if (durable) await durable;
-    this.follow(taskId, ac, answer, unwatch, at);
+    this.follow(taskId, answer, watch);
     return {
       resultType: "task",
       taskId,
@@ -225,37 +229,42 @@ export class CallTaskRunner {
     const tool = TOOLS_BY_NAME.get(row.tool);
     const args = JSON.parse(row.args) as Record<string, unknown>;
     if (tool && row.wake_token && "wake_token" in tool.args.entries) args.wake_token = row.wake_token;
-    const wait = Math.max(0, Math.ceil((row.deadline - k.clock.now()) / 1000));
+    const wait = Math.min(MAX_TASK_WAIT_SECONDS, Math.max(0, Math.ceil((row.deadline - k.clock.now()) / 1000)));
     const ac = new AbortController();
     this.live.set(row.task_id, ac);
-    const at = row.queue && row.wake_token ? { queue: row.queue, token: row.wake_token } : undefined;
-    let moved: { queue: string; token: string } | undefined;
-    const unwatch = k.ctx.watchBlocks(ac.signal, (q, w) => {
-      if (at?.queue !== q.name || at.token !== w.token) moved = { queue: q.name, token: w.token };
-    });
-    const answer = runTool(k, row.tool, args, ac.signal, Math.min(wait, MAX_TASK_WAIT_SECONDS));
-    if (moved === undefined) this.follow(row.task_id, ac, answer, unwatch, at);
-    else {
-      const m = moved;
-      void Promise.resolve(k.ctx.tx(() => k.callTasks.place(row.task_id, m.queue, m.token))).then(() => this.follow(row.task_id, ac, answer, unwatch, m));
-    }
+    const watch = this.watch(ac.signal, row.task_id);
+    if (row.queue && row.wake_token) watch.place = { queue: row.queue, token: row.wake_token };
+    this.follow(row.task_id, runTool(k, row.tool, args, ac.signal, wait), watch);
     log.info(`resumed call task ${row.task_id} (${row.tool}, ${wait} s left)`);
   }
 
-  /** Writes the call's answer down as the task's result when it comes (unless the task was cancelled meanwhile). */
-  private follow(taskId: string, ac: AbortController, answer: Promise<ToolResult>, unwatch: () => void, at: { queue: string; token: string } | undefined): void {
+  /**
+   * Watches a task's call block, from before it starts: `blocked` resolves at its first block, and
+   * `place` is where it stands. Once the task exists (`taskId`), a new place (a resumed call whose
+   * old one had lapsed, say) is written to its row, so cancelling and resuming find it.
+   */
+  private watch(signal: AbortSignal, taskId?: string): Watch {
     const k = this.kernel;
-    // A later block (a slot offer declined, say) may hold a new place: the row follows it.
-    unwatch();
-    const rewatch = k.ctx.watchBlocks(ac.signal, (q, w) => {
-      if (at?.queue === q.name && at.token === w.token) return;
-      at = { queue: q.name, token: w.token };
-      const now = at;
-      void Promise.resolve(k.ctx.tx(() => k.callTasks.place(taskId, now.queue, now.token))).catch((err) => log.error(`call task ${taskId}:`, err));
+    let blocked!: () => void;
+    const w: Watch = { place: undefined, taskId, blocked: new Promise<void>((r) => (blocked = r)), stop: () => {} };
+    w.stop = k.ctx.watchBlocks(signal, (q, waiter) => {
+      const same = w.place?.queue === q.name && w.place.token === waiter.token;
+      const at = (w.place = { queue: q.name, token: waiter.token });
+      blocked();
+      const id = w.taskId;
+      if (same || id === undefined) return;
+      void Promise.resolve(k.ctx.tx(() => k.callTasks.place(id, at.queue, at.token))).catch((err) => log.error(`call task ${id}: ${errorMessage(err)}`));
     });
+    return w;
+  }
+
+  /** Writes the call's answer down as the task's result when it comes (unless the task was cancelled meanwhile). */
+  private follow(taskId: string, answer: Promise<ToolResult>, watch: Watch): void {
+    const k = this.kernel;
+    watch.taskId = taskId;
     void answer
       .then(async (result) => {
-        rewatch();
+        watch.stop();
         this.live.delete(taskId);
         if (this.closed) return; // the kernel's close ended the call: the next start resumes it
         await k.ctx.tx(() => k.callTasks.complete(taskId, result));

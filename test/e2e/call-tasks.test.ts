@@ -81,6 +81,18 @@ describe("a blocking call from a task-capable client", () => {
     expect(toolJson(done.result)).toMatchObject({ claimed: true, id, payload: "build it" });
   });
 
+  test("completes when an event fires, and when a change arrives in the feed", async () => {
+    const ev = await taskCall(rpc, "wait_for_event", { name: "ct-event", last_seen_generation: 0, wait_seconds: 300 });
+    const { revision } = await d.call("watch_changes", { since_revision: 0, limit: 1 });
+    const head = (await d.call("watch_changes", { since_revision: revision, limit: 1000 })).revision;
+    const feed = await taskCall(rpc, "watch_changes", { since_revision: head, kinds: ["note."], wait_seconds: 300 });
+    expect([ev.resultType, feed.resultType]).toEqual(["task", "task"]);
+    await d.call("signal_event", { name: "ct-event" });
+    expect(toolJson((await settled(rpc, ev.taskId)).result)).toMatchObject({ fired: true, generation: 1 });
+    await d.call("set_note", { key: "ct-note", value: "v" });
+    expect(toolJson((await settled(rpc, feed.taskId)).result).changes).toMatchObject([{ kind: "note.set", resource: "ct-note" }]);
+  });
+
   test("cancelled, withdraws its place: the next waiter is served, and the task reads cancelled", async () => {
     const held = await d.call("lock_resource", { name: "ct-cancel", agent_id: "A" });
     const b = await taskCall(rpc, "lock_resource", { name: "ct-cancel", agent_id: "B", wait_seconds: 600 });

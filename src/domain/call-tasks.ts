@@ -196,7 +196,8 @@ export class CallTasks {
   private *expire(taskId: string): Tx<void> {
     const row = yield* this.get(taskId);
     if (!row || row.expires_at === null || row.expires_at > this.c.clock.now()) return; // gone, or renewed elsewhere
-    yield* run("DELETE FROM call_tasks WHERE task_id = ?", taskId);
+    // Only the daemon whose delete removed the row hands back (each daemon arms every drop at its start).
+    if ((yield* run("DELETE FROM call_tasks WHERE task_id = ? AND updated_at = ? AND fetched = ?", taskId, row.updated_at, row.fetched)).changes === 0) return;
     const unfetched = row.status === "completed" && !row.fetched;
     yield* this.journal.record("call_task.expired", taskId, { data: { unfetched } });
     this.announce(taskId, "expired", undefined);

@@ -5,7 +5,7 @@
 // check applies; hostile params are -32602 and change nothing.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { cancelTask, getTask, META, rpcOf, settled, taskCall, toolJson } from "../helpers/call-tasks.ts";
-import { useDaemon } from "../helpers/daemon.ts";
+import { runCli, useDaemon } from "../helpers/daemon.ts";
 import { until } from "../helpers/until.ts";
 
 setDefaultTimeout(30_000);
@@ -39,8 +39,9 @@ describe("a blocking call from a task-capable client", () => {
     expect(working.result).toBeUndefined();
     // The task stands in line like a blocked call.
     expect(await waitersOf("ct-lock")).toEqual(["B"]);
+    // Status shows it as a blocked waiter, marked as a task.
     const status = (await d.rpc("airlock/status")).result;
-    expect(JSON.stringify(status)).toContain("ct-lock");
+    expect(status.locks.find((l: any) => l.name === "ct-lock").waiters).toEqual([{ agent_id: "B", waiting_seconds: expect.any(Number), blocked: true, task: true }]);
     expect(await d.call("unlock_resource", { name: "ct-lock", lock_token: held.lock_token })).toEqual({ released: true });
     const done = await settled(rpc, t.taskId);
     expect(done.status).toBe("completed");
@@ -58,6 +59,10 @@ describe("a blocking call from a task-capable client", () => {
     expect(a.granted).toBe(true);
     const t = await taskCall(rpc, "acquire_slot", { agent_id: "B", pool, wait_seconds: 900 });
     expect(t.resultType).toBe("task");
+    const shown = (await d.rpc("airlock/status")).result.pools.find((p: any) => p.pool === pool);
+    expect(shown.waiters).toMatchObject([{ agent_id: "B", blocked: true, task: true }]);
+    const human = await runCli(["status"], { AIRLOCK_HOME: d.home, AIRLOCK_PORT: String(d.port) });
+    expect(human.stdout).toMatch(/B .*blocked.*\(task\)/);
     await d.call("release_slot", { slot_token: a.slot_token });
     const done = await settled(rpc, t.taskId);
     expect(toolJson(done.result)).toMatchObject({ granted: true, pool });

@@ -12,6 +12,7 @@ import { pidNamespace } from "./machine/process.ts";
 import { createKernel, type Kernel } from "./domain/kernel.ts";
 import { AirlockError, errorMessage } from "./errors.ts";
 import { createLog } from "./log.ts";
+import { CallTaskRunner } from "./mcp/call-tasks.ts";
 import { createDashboard } from "./mcp/dashboard.ts";
 import { plain } from "./mcp/guard.ts";
 import { type App, createApp, type Listening, listen, listenUnix, type McpApp } from "./mcp/server.ts";
@@ -76,6 +77,7 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
   let token: string | undefined;
   let store: Store | undefined;
   let kernel: Kernel;
+  let callTasks: CallTaskRunner;
   try {
     token = resolveToken({ required: !loopback });
     if (!loopback && token === undefined) throw new AirlockError("config", "a token is required to listen beyond loopback");
@@ -89,6 +91,9 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
         benchOff: env.journalOff,
       },
     });
+    // Before any request: the working call tasks the last run left resume their waits in their places.
+    callTasks = new CallTaskRunner(kernel);
+    await callTasks.start();
   } catch (err) {
     for (const l of servers) await l.server.stop(true);
     unix?.remove();
@@ -98,9 +103,7 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
   const machine = { addresses: Object.values(networkInterfaces()).flatMap((l) => (l ?? []).map((i) => i.address)), hostname: hostname() };
   const extraHosts = boundHostNames(s.host, machine);
   const dashboard = createDashboard({ kernel, token, extraHosts, port: listening.server.port ?? s.port });
-  // TASK-STATUS HOOK (IFACE rule 3): pass the call-task runner as `taskStatus` ({onStatus}) so
-  // that subscriptions/listen streams get notifications/tasks/status.
-  app = createApp({ kernel, token, extraHosts, dashboard });
+  app = createApp({ kernel, token, extraHosts, dashboard, callTasks });
   const port = listening.server.port ?? s.port;
   // Only now, with every request answered by the real app, do clients learn where it is.
   const published = await publish({
@@ -124,6 +127,7 @@ export async function startDaemon(flags: DaemonFlags): Promise<Daemon> {
     if (published) removeDaemonFile();
     dashboard.close(); // open change feeds end, so the graceful stop need not wait for them
     app?.close(); // and so do the subscriptions/listen streams
+    callTasks.close(); // the call tasks' calls, ended by the kernel's close, stay working: the next start resumes them
     kernel.close(); // answers blocked calls before the connections close
     // A graceful stop lets those answers (computed a few microtasks later) go out; stop(true)
     // at once would reset their connections. A client that lingers is cut after the grace.

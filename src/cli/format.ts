@@ -20,7 +20,7 @@ export function renderStatus(s: Snapshot, where: string): string {
   const shared = s.daemons === undefined ? "" : dim(`  (a shared store: ${s.daemons} daemon${s.daemons === 1 ? "" : "s"} live)`);
   const head = `${bold("Airlock")} — ${where}${shared}${s.source === "database" ? yellow("  (daemon not running: read from the database)") : ""}\n`;
   const locks = s.locks.map((l) => {
-    const q = l.queue_depth ? yellow(`  ${l.queue_depth} waiting: ${l.waiters.map((w) => `${w.agent_id}${w.blocked ? "" : dim(" (away)")}`).join(", ")}`) : "";
+    const q = l.queue_depth ? yellow(`  ${l.queue_depth} waiting: ${l.waiters.map((w) => `${w.agent_id}${w.task ? dim(" (task)") : ""}${w.blocked ? "" : dim(" (away)")}`).join(", ")}`) : "";
     return `${l.name}  ${dim("held by")} ${l.agent_id}  ${dim(`${duration(l.held_seconds)} held, expires in ${duration(l.expires_in_seconds)}, fence ${l.fence}`)}${q}`;
   });
   const agents = s.agents.map((a) => {
@@ -169,7 +169,7 @@ export function renderPool(p: PoolInfo): string[] {
   const waiters = p.waiters.map((w, i) => {
     const state = w.state === "queued" ? (w.blocked ? "blocked" : "queued") : w.state;
     const left = w.state === "offered" && w.offer_expires_in_seconds !== undefined ? ` (${duration(w.offer_expires_in_seconds)} left)` : "";
-    return `${i + 1}. ${w.agent_id}${w.reason ? ` (${w.reason})` : ""}  ${dim(`weight ${w.weight}, waiting ${duration(w.waiting_seconds)},`)} ${yellow(state + left)}`;
+    return `${i + 1}. ${w.agent_id}${w.reason ? ` (${w.reason})` : ""}  ${dim(`weight ${w.weight}, waiting ${duration(w.waiting_seconds)},`)} ${yellow(state + left)}${w.task ? dim(" (task)") : ""}`;
   });
   return [head, ...holders, ...waiters];
 }

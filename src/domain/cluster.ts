@@ -136,6 +136,12 @@ export class Cluster implements ClusterHooks {
     this.grants = [];
   }
 
+  /** The daemons with a recent heartbeat, this one included (whose call tasks are not orphans). */
+  *liveDaemonIds(): Tx<Set<string>> {
+    const rows = yield* all<{ id: string }>(`SELECT id FROM daemons WHERE seen_at >= ${DB_NOW} - ?`, DEAD_AFTER_MS);
+    return new Set([this.me, ...rows.map((r) => r.id)]);
+  }
+
   /** How many daemons share the store now (live heartbeats), for status. */
   *liveDaemons(): Tx<number> {
     return (yield* get<{ n: number }>(`SELECT COUNT(*) AS n FROM daemons WHERE seen_at >= ${DB_NOW} - ?`, DEAD_AFTER_MS))?.n ?? 0;

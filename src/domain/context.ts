@@ -8,7 +8,10 @@ import type { Clock } from "./clock.ts";
 import { createLog } from "../log.ts";
 import { Scheduler } from "./timers.ts";
 import { WaitQueue, type WaitQueueOptions } from "./wait.ts";
-import { Sequences } from "./waiter.ts";
+import { Sequences, type Waiter } from "./waiter.ts";
+
+/** Told that a call blocked in a line: its queue and its place. */
+export type BlockListener = (queue: WaitQueue<unknown, unknown>, w: Waiter<unknown, unknown>) => void;
 
 const log = createLog("scheduler");
 
@@ -35,6 +38,11 @@ export interface Ctx {
    * function that cancels it.
    */
   onceWaitsChanged(fn: () => void): () => void;
+  /**
+   * Calls fn each time a call made with this signal blocks in a line (a call task needs its place);
+   * returns a function that stops it. Per kernel: the signal is the call's own.
+   */
+  watchBlocks(signal: AbortSignal, fn: BlockListener): () => void;
 }
 
 export function createCtx(store: Store, clock: Clock): Ctx {
@@ -55,6 +63,8 @@ export function createCtx(store: Store, clock: Clock): Ctx {
   const dueFirst = <T>(then: () => Awaitable<T>): Awaitable<T> => (scheduler.hasDue() ? andThen(store.tx(() => scheduler.runDue()), then) : then());
   const queues = new Map<string, WaitQueue<unknown, unknown>>();
   const sequences = new Sequences();
+  const blockWatch = new WeakMap<AbortSignal, BlockListener>();
+  const onBlock = (q: WaitQueue<unknown, unknown>, w: Waiter<unknown, unknown>, signal: AbortSignal) => blockWatch.get(signal)?.(q, w);
   const ctx: Ctx = {
     store,
     clock,
@@ -75,6 +85,10 @@ export function createCtx(store: Store, clock: Clock): Ctx {
       waitListeners.add(fn);
       return () => void waitListeners.delete(fn);
     },
+    watchBlocks(signal, fn) {
+      blockWatch.set(signal, fn);
+      return () => void blockWatch.delete(signal);
+    },
     queues,
     sequences,
     waitQueue(name, graceMs, hooks = {}, quiet = false) {
@@ -87,6 +101,7 @@ export function createCtx(store: Store, clock: Clock): Ctx {
         afterCommit: store.afterCommit,
         tx: (fn, what) => detached(() => store.tx(fn), (err) => log.error(`a ${name} waiter's ${what} failed:`, err)),
         graceMs,
+        onBlock,
         ...(quiet ? {} : { onChange: waitsChanged }),
         ...hooks,
       });

@@ -2,8 +2,9 @@
 // scheduler and wait queues, and one list of primitives (src/domain/primitive.ts) that the
 // start, the cluster's refreshes, an agent's departure and close all iterate. The daemon builds
 // one kernel; domain tests build one per test on :memory:.
-import type { Store } from "../store/store.ts";
+import type { Awaitable, Store } from "../store/store.ts";
 import { pure } from "../store/tx.ts";
+import { CallTasks } from "./call-tasks.ts";
 import { type Clock, offsetClock, systemClock } from "./clock.ts";
 import { createCtx, type Ctx } from "./context.ts";
 import { Cluster } from "./cluster.ts";
@@ -34,10 +35,14 @@ export interface Kernel {
   readonly journal: Journal;
   readonly pools: Pools;
   readonly paths: Paths;
+  /** The stored side of the MCP tasks extension (src/mcp/call-tasks.ts runs the calls). */
+  readonly callTasks: CallTasks;
   /** Who waits for whom across locks, slots and path claims. */
   readonly graph: WaitGraph;
   /** Every primitive as the kernel runs it, in the order of every step. */
   readonly primitives: readonly Primitive[];
+  /** A shared store: the daemons with a recent heartbeat (this one included); undefined on SQLite. */
+  liveDaemons(): Awaitable<ReadonlySet<string>> | undefined;
   /** Stops every timer and answers every blocked call; the store stays open. */
   close(): void;
 }
@@ -66,6 +71,7 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
   const tasks = new Tasks(ctx, journal);
   const pools = new Pools(ctx, journal, graph, opts.hostGoneMs);
   const paths = new Paths(ctx, journal, presence, graph);
+  const callTasks = new CallTasks(ctx, journal);
 
   // Every primitive, once: its tables, and what it does at each step. The list's order is every
   // step's order: loaded in turn (the journal last), and a departing agent's locks are released
@@ -95,6 +101,8 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
       depart: (a, reason) => paths.releaseAllOf(a, reason === "lapsed" ? "presence lapsed" : "agent unregistered"),
       waits: paths.waits,
     },
+    // Read afresh at every step (tasks/get on any daemon); its drops are armed by the MCP layer's start.
+    { name: "call-tasks", tables: ["call_tasks"] },
     // Caught up by the cluster itself, after every refresh: it reads only the records that are new.
     { name: "journal", tables: ["journal"], load: () => journal.load(), waits: journal.waits },
   ];
@@ -118,9 +126,10 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
   });
   // Other daemons may share the store: from here on every transaction starts by catching up
   // with what they committed (the lines included) and ends by writing down its own changes.
+  let cluster: Cluster | undefined;
   if (shared) {
     const refreshers = primitives.flatMap((p) => (p.refresh ? [{ tables: p.tables, refresh: p.refresh }] : []));
-    const cluster = new Cluster(shared.daemonId, ctx.queues, lines, journal, refreshers);
+    cluster = new Cluster(shared.daemonId, ctx.queues, lines, journal, refreshers);
     await shared.attach(new VersionSync(cluster, shared.daemonId));
   }
   // Expiries that fell due while the daemon was down are processed now, before any call.
@@ -139,8 +148,13 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
     journal,
     pools,
     paths,
+    callTasks,
     graph,
     primitives,
+    liveDaemons() {
+      const c = cluster;
+      return c ? ctx.read(() => c.liveDaemonIds()) : undefined;
+    },
     close() {
       lines.close(); // the lines stay stored as they are: emptying the queues below is no departure
       ctx.scheduler.stop();

@@ -21,7 +21,8 @@ export interface Snapshot {
     held_seconds: number;
     fence: number;
     queue_depth: number;
-    waiters: { agent_id: string; waiting_seconds: number; blocked: boolean }[];
+    /** task: the waiter is a call task's (the MCP tasks extension, docs/tasks.md). */
+    waiters: { agent_id: string; waiting_seconds: number; blocked: boolean; task?: true }[];
   }[];
   agents: SnapshotAgent[];
   queues: { queue: string; pending: number; claimed: number; done: number; failed: number; waiters: number }[];
@@ -104,13 +105,15 @@ export interface SnapshotPool {
     state: "queued" | "offered" | "paused";
     blocked: boolean;
     offer_expires_in_seconds?: number;
+    /** The request is a call task's (the MCP tasks extension, docs/tasks.md). */
+    task?: true;
   }[];
 }
 
 /** How many of the newest journal entries a snapshot carries. */
 export const JOURNAL_TAIL = 50;
 
-type WaiterInfo = { agentId: string; attached: boolean; since: number };
+type WaiterInfo = { agentId: string; attached: boolean; since: number; token: string };
 
 /**
  * The snapshot, as a body: the daemon runs it with its live kernel (ctx.read), the CLI with the
@@ -118,10 +121,12 @@ type WaiterInfo = { agentId: string; attached: boolean; since: number };
  */
 export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
   const lockWaiters = (name: string): WaiterInfo[] =>
-    live ? live.locks.waits.line(name).map((w) => ({ agentId: w.req.agentId, attached: w.attached, since: w.since })) : [];
+    live ? live.locks.waits.line(name).map((w) => ({ agentId: w.req.agentId, attached: w.attached, since: w.since, token: w.token })) : [];
+  // The places call tasks wait in (any daemon's, on a shared store): marked as tasks.
+  const taskPlaces = yield* callTaskPlaces();
 
   // Before the agents: each agent row lists its slots, claims and waits.
-  const pools = live ? yield* livePools(live, now) : yield* storedPools(now);
+  const pools = live ? yield* livePools(live, now, taskPlaces) : yield* storedPools(now);
   const claims = byRoom(live ? yield* live.paths.listTx() : yield* storedClaims(now), now);
   const graph = live ? yield* live.graph.view() : { waits: [], deadlocks: [], wouldDeadlock: [] };
   // Only a shared store has daemons to count (and its clock is the database's).
@@ -142,7 +147,7 @@ export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
       held_seconds: secondsSince(l.acquired_at, now),
       fence: l.fence,
       queue_depth: waiters.length,
-      waiters: waiters.map((w) => ({ agent_id: w.agentId, waiting_seconds: secondsSince(w.since, now), blocked: w.attached })),
+      waiters: waiters.map((w) => ({ agent_id: w.agentId, waiting_seconds: secondsSince(w.since, now), blocked: w.attached, ...(taskPlaces.has(w.token) ? { task: true as const } : {}) })),
     };
   });
 
@@ -230,6 +235,12 @@ function graphView(g: { waits: Wait[]; deadlocks: Deadlock[]; wouldDeadlock: Wou
   };
 }
 
+function* callTaskPlaces(): Tx<Set<string>> {
+  if (!(yield* hasTable("call_tasks"))) return new Set();
+  const rows = yield* all<{ wake_token: string | null }>("SELECT wake_token FROM call_tasks WHERE status = 'working'");
+  return new Set(rows.flatMap((r) => (r.wake_token ? [r.wake_token] : [])));
+}
+
 function* hasTable(name: string): Tx<boolean> {
   return (yield* get("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", name)) !== null;
 }
@@ -293,7 +304,7 @@ export function queuedWire(w: Queued, now: number): SnapshotPool["waiters"][numb
 }
 
 /** Every pool, with holders and the line: what list_pools answers and status shows. */
-export function* livePools(k: Kernel, now: number): Tx<SnapshotPool[]> {
+export function* livePools(k: Kernel, now: number, taskPlaces: ReadonlySet<string> = new Set()): Tx<SnapshotPool[]> {
   return (yield* k.pools.listTx()).map((p) => ({
     pool: p.pool,
     capacity: p.capacity,
@@ -303,7 +314,7 @@ export function* livePools(k: Kernel, now: number): Tx<SnapshotPool[]> {
     version: p.version,
     offer_seconds: p.offerSeconds,
     holders: p.holders.map(holderWire),
-    waiters: p.waiters.map((w) => queuedWire(w, now)),
+    waiters: p.waiters.map((w) => ({ ...queuedWire(w, now), ...(taskPlaces.has(w.token) ? { task: true as const } : {}) })),
   }));
 }
 

@@ -57,6 +57,11 @@ export interface WaitQueueOptions<Req, R> {
   revoke?: (w: Waiter<Req, R>, value: R) => Tx<void>;
   /** How a request and a grant are written down for other daemons (JSON as they are, by default). */
   codec?: WaitCodec<Req, R>;
+  /**
+   * Runs when a call blocks with a signal: a call task (src/mcp/call-tasks.ts) learns here, by its
+   * call's own signal, that its call waits in line (and which place it holds) instead of answering.
+   */
+  onBlock?: (queue: WaitQueue<unknown, unknown>, w: Waiter<unknown, unknown>, signal: AbortSignal) => void;
 }
 
 const agentKey = (agentId: string, keys: readonly string[]) => `${agentId}\u0000${keys.join("\u0000")}`;
@@ -185,6 +190,7 @@ export class WaitQueue<Req, R> {
       if (signal?.aborted) return this.detach(w, { kind: "aborted" });
       signal?.addEventListener("abort", onAbort, { once: true });
       this.o.scheduler.at(this.deadlineKey(w), deadline, () => this.detach(w, { kind: "timeout" }));
+      if (signal) this.o.onBlock?.(this as WaitQueue<unknown, unknown>, w as Waiter<unknown, unknown>, signal);
     });
   }
 
@@ -280,6 +286,15 @@ export class WaitQueue<Req, R> {
     this.unlink(w);
     this.o.scheduler.cancel(this.graceKey(w));
     w.settle?.({ kind: "aborted" });
+  }
+
+  /**
+   * Takes the waiter out of line for good, as a detached one whose grace ended (the primitive's
+   * onExpire runs: the next waiter may be served); a blocked call is answered as aborted.
+   */
+  *withdraw(w: Waiter<Req, R>): Tx<void> {
+    this.remove(w);
+    if (this.o.onExpire) yield* this.o.onExpire(w);
   }
 
   /** Removes every waiter, in any line, that matches. */

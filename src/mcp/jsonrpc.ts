@@ -6,9 +6,10 @@ import { statusSnapshot } from "../domain/snapshot.ts";
 import { memoryAfterCollection } from "../machine/memory.ts";
 import { pidNamespace } from "../machine/process.ts";
 import { VERSION } from "../version.ts";
+import { type CallTaskRunner, taskMethod } from "./call-tasks.ts";
 import { INSTRUCTIONS } from "./instructions.ts";
 import { type ListenContext, openListen } from "./listen.ts";
-import { checkEnvelope, DISCOVER_RESULT, type Era, isModern, MODERN_VERSION, modernErrorBody, modernResult, TOOLS_LIST_RESULT } from "./modern.ts";
+import { checkEnvelope, DISCOVER_RESULT, type Era, isModern, MISSING_CLIENT_CAPABILITY, MODERN_VERSION, modernErrorBody, modernResult, TASKS_EXTENSION_ID, TOOLS_LIST_RESULT } from "./modern.ts";
 import { runTool } from "./run-tool.ts";
 import { TOOL_LIST, TOOLS_BY_NAME } from "./tools/index.ts";
 import { NEWEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS } from "./versions.ts";
@@ -85,6 +86,8 @@ export interface DispatchContext extends ListenContext {
   era?: Era;
   /** A modern request's clientCapabilities.extensions keys (empty in the 2025 era). */
   extensions?: ReadonlySet<string>;
+  /** The MCP tasks extension's calls (src/mcp/call-tasks.ts). */
+  callTasks?: CallTaskRunner | undefined;
 }
 
 export async function dispatch(bodyText: string, ctx: DispatchContext): Promise<RpcReply> {
@@ -199,10 +202,17 @@ async function dispatchModern(rid: Id, method: string, params: Record<string, un
       if (typeof params.name !== "string" || !TOOLS_BY_NAME.has(params.name)) {
         return modernFailure(rid, 200, INVALID_PARAMS, `unknown tool: ${String(params.name ?? "")}`);
       }
-      // CALL-TASK HOOK (IFACE rule 2): when env.extensions has TASKS_EXTENSION, the call-tasks
-      // module runs the call and answers a ToolResult or a CreateTaskResult (resultType "task",
-      // which modernReply keeps). tasks/get and tasks/cancel go in this switch, beside it.
+      // A client that declares the tasks extension may get a task handle for a long wait
+      // (src/mcp/call-tasks.ts): a CreateTaskResult, whose resultType "task" modernReply keeps.
+      if (ctx.callTasks && env.extensions.has(TASKS_EXTENSION_ID)) return modernReply(rid, await ctx.callTasks.call(params.name, params.arguments, ctx.signal));
       return modernReply(rid, await runTool(ctx.kernel, params.name, params.arguments, ctx.signal));
+    case "tasks/get":
+    case "tasks/cancel": {
+      // The tasks extension's methods; -32021 (HTTP 400) for a request that did not declare it.
+      const out = await taskMethod(ctx.callTasks, env.extensions, method, params);
+      if ("result" in out) return modernReply(rid, out.result);
+      return modernFailure(rid, out.error.code === MISSING_CLIENT_CAPABILITY ? 400 : 200, out.error.code, out.error.message, out.error.data);
+    }
     case "subscriptions/listen": {
       const stream = openListen(rid, params, env, ctx);
       if (stream instanceof ReadableStream) return { kind: "stream", body: stream };

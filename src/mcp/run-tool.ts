@@ -36,7 +36,11 @@ function wellFormed(val: unknown): unknown {
   return val;
 }
 
-export async function runTool(kernel: Kernel, name: unknown, rawArgs: unknown, signal?: AbortSignal): Promise<ToolResult> {
+/**
+ * `waitSeconds`: a call task's wait (src/mcp/call-tasks.ts), which may pass the 50 s every schema
+ * clamps wait_seconds to; it replaces the clamped value after validation. Ordinary calls never pass it.
+ */
+export async function runTool(kernel: Kernel, name: unknown, rawArgs: unknown, signal?: AbortSignal, waitSeconds?: number): Promise<ToolResult> {
   if (typeof name !== "string") return errorResult(`unknown tool: ${name === undefined ? "" : String(name)}`);
   const tool = TOOLS_BY_NAME.get(name);
   if (!tool) return errorResult(`unknown tool: ${name}`);
@@ -51,6 +55,7 @@ export async function runTool(kernel: Kernel, name: unknown, rawArgs: unknown, s
 
   const parsed = v.safeParse(tool.args, args);
   if (!parsed.success) return errorResult(describeIssues(parsed.issues));
+  if (waitSeconds !== undefined && "wait_seconds" in parsed.output) (parsed.output as { wait_seconds: number }).wait_seconds = waitSeconds;
   try {
     const handedOff = kernel.ctx.sequences.handOffs;
     const pending = tool.run(parsed.output, { kernel, signal });

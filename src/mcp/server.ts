@@ -5,10 +5,10 @@
 import type { Kernel } from "../domain/kernel.ts";
 import { createLog } from "../log.ts";
 import { mark, TRACING } from "../trace.ts";
+import { CallTaskRunner } from "./call-tasks.ts";
 import type { Dashboard } from "./dashboard.ts";
 import { checkHost, checkRpcRequest, type GuardOptions, plain, readBody, type Transport } from "./guard.ts";
 import { dispatch, type EraCounts } from "./jsonrpc.ts";
-import type { TaskStatusSource } from "./listen.ts";
 
 // A tool call may block 50 s; Bun's default idle timeout (10 s) would cut it. 120 s leaves
 // room for a slow client on top of the longest wait (Bun allows at most 255).
@@ -20,8 +20,8 @@ export interface AppOptions extends GuardOptions {
   kernel: Kernel;
   /** The web dashboard at /ui; without it /ui is not found. */
   dashboard?: Dashboard;
-  /** Call-task status changes for subscriptions/listen (the tasks extension's runner). */
-  taskStatus?: TaskStatusSource;
+  /** The tasks extension's calls; without it the app makes its own (nothing resumed: tests). */
+  callTasks?: CallTaskRunner;
 }
 
 export interface App {
@@ -39,6 +39,7 @@ const JSON_HEADERS = { "content-type": "application/json" };
 const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
 
 export function createApp(o: AppOptions): McpApp {
+  const callTasks = o.callTasks ?? new CallTaskRunner(o.kernel);
   const eras: EraCounts = { "2025": 0, "2026-07-28": 0 };
   const listens = new Set<() => void>();
   return {
@@ -59,7 +60,7 @@ export function createApp(o: AppOptions): McpApp {
       if (refused) return refused;
       const body = await readBody(req);
       if (body instanceof Response) return body;
-      const r = await dispatch(body, { kernel: o.kernel, signal: req.signal, dashboard: o.dashboard, headers: req.headers, eras, taskStatus: o.taskStatus, listens });
+      const r = await dispatch(body, { kernel: o.kernel, signal: req.signal, dashboard: o.dashboard, headers: req.headers, eras, taskStatus: callTasks, listens, callTasks });
       if (r.kind === "accepted") return new Response(null, { status: 202 });
       if (r.kind === "stream") return new Response(r.body, { status: 200, headers: SSE_HEADERS });
       const res = new Response(JSON.stringify(r.body), { status: r.status ?? 200, headers: JSON_HEADERS });

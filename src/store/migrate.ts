@@ -8,8 +8,9 @@ import m003 from "./migrations/003-path-claims.sql" with { type: "text" };
 import m004 from "./migrations/004-locks-in-place.sql" with { type: "text" };
 import m005 from "./migrations/005-ui-sessions.sql" with { type: "text" };
 import m006 from "./migrations/006-waiters.sql" with { type: "text" };
+import m007 from "./migrations/007-call-tasks.sql" with { type: "text" };
 
-export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006];
+export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007];
 
 export function migrate(db: Database): number {
   const row = db.query("PRAGMA user_version").get() as { user_version: number };

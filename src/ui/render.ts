@@ -44,7 +44,7 @@ export function locks(snap: Snapshot): El[] {
             "ol",
             { class: "line-up" },
             l.waiters.map((w, i) =>
-              h("li", { "data-testid": "lock-waiter", "data-agent": w.agent_id }, h("span", { class: "pos" }, i + 1), agentRef(w.agent_id), waitState(w.blocked), h("span", { class: "meta" }, "waiting ", elapsed(w.waiting_seconds))),
+              h("li", { "data-testid": "lock-waiter", "data-agent": w.agent_id }, h("span", { class: "pos" }, i + 1), agentRef(w.agent_id), waitState(w.blocked), taskMark(w.task), h("span", { class: "meta" }, "waiting ", elapsed(w.waiting_seconds))),
             ),
           )
         : null,
@@ -94,6 +94,7 @@ function pool(p: SnapshotPool): El {
               h("span", { class: `state ${w.state}` }, w.state),
               w.offer_expires_in_seconds === undefined ? null : h("span", { class: "offer" }, "offer ends in ", countdown(w.offer_expires_in_seconds, { "data-testid": "offer-countdown" }, "seconds")),
               waitState(w.blocked),
+              taskMark(w.task),
               w.reason ? h("span", { class: "reason" }, w.reason) : null,
               h("span", { class: "meta" }, "waiting ", elapsed(w.waiting_seconds)),
             ),
@@ -200,4 +201,9 @@ export function queues(snap: Snapshot): El[] {
     chip("notes", String(snap.notes)),
   ];
   return [table, h("div", { class: "chips others" }, others)];
+}
+
+/** A waiter that is a call task (the MCP tasks extension): its client was answered with a handle and polls it. */
+function taskMark(task: true | undefined): El | null {
+  return task ? h("span", { class: "meta", "data-testid": "task-waiter", title: "an MCP task: the wait goes on in the daemon" }, "task") : null;
 }

@@ -312,3 +312,36 @@ describe("WaitQueue", () => {
     expect([...q.keys()]).toEqual([]);
   });
 });
+
+describe("the block watch and withdraw (call tasks)", () => {
+  test("a call blocking with a watched signal is reported with its queue and place; other calls are not", async () => {
+    const watched = new AbortController();
+    const seen: string[] = [];
+    const stop = t.kernel.ctx.watchBlocks(watched.signal, (queue, w) => seen.push(`${queue.name}:${(w.req as { who: string }).who}:${w.token}`));
+    const a = q.enqueue("r", { who: "a" });
+    const b = q.enqueue("r", { who: "b" });
+    const pa = track(q.block(a, t.clock.now() + 1000, new AbortController().signal));
+    const pb = track(q.block(b, t.clock.now() + 1000, watched.signal));
+    expect(seen).toEqual([`test:b:${b.token}`]);
+    stop();
+    q.grant(b, "x");
+    await flush();
+    expect(pb.done).toBe(true);
+    // Blocking again after stop() is not reported.
+    const c = q.enqueue("r", { who: "c" });
+    void q.block(c, t.clock.now() + 1000, watched.signal);
+    expect(seen).toHaveLength(1);
+    expect(pa.done).toBe(false);
+  });
+
+  test("withdraw takes a blocked waiter out of line for good: its call is answered as aborted, it keeps no place", async () => {
+    const a = q.enqueue("r", { who: "a" });
+    const b = q.enqueue("r", { who: "b" });
+    const pa = q.block(a, t.clock.now() + 1000, new AbortController().signal);
+    await t.kernel.ctx.tx(() => q.withdraw(a));
+    expect(await pa).toEqual({ kind: "aborted" });
+    expect(whos("r")).toEqual(["b"]);
+    expect(q.get(a.token)).toBeUndefined();
+    expect(q.position(b)).toBe(1);
+  });
+});

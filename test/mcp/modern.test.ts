@@ -4,9 +4,8 @@
 // pushed, cleanup on close). The 2025 era's own tests (jsonrpc, tools-call...) stay as they were.
 import { describe, expect, test } from "bun:test";
 import { type App, createApp } from "../../src/mcp/server.ts";
-import type { TaskStatusEvent, TaskStatusSource } from "../../src/mcp/listen.ts";
 import { TOOL_LIST } from "../../src/mcp/tools/index.ts";
-import { makeApp, TOKEN, type TestApp, until, URL_ROOT, GOOD_HEADERS } from "./rpc.ts";
+import { GOOD_HEADERS, json, makeApp, TOKEN, type TestApp, until, URL_ROOT } from "./rpc.ts";
 
 const V = "2026-07-28";
 const META = { "io.modelcontextprotocol/protocolVersion": V, "io.modelcontextprotocol/clientCapabilities": {} };
@@ -241,27 +240,28 @@ describe("subscriptions/listen", () => {
     await s.cancel();
   });
 
-  test("closing the stream ends the subscription: its journal wait and status listener are gone", async () => {
+  test("a call task's status is pushed; closing the stream ends the subscription: its journal wait and status listener are gone", async () => {
     const a = await makeApp();
-    const listeners = new Set<(e: TaskStatusEvent) => void>();
-    const source: TaskStatusSource = {
-      onStatus(l) {
-        listeners.add(l);
-        return () => listeners.delete(l);
-      },
-    };
-    const app = createApp({ kernel: a.kernel, token: TOKEN, taskStatus: source });
     const ext = { ...META, "io.modelcontextprotocol/clientCapabilities": { extensions: { [TASKS]: {} } } };
     const ac = new AbortController();
-    const res = await listen({ app }, { airlockChanges: true, tasksStatus: true }, ext, ac.signal);
+    const res = await listen(a, { airlockChanges: true, tasksStatus: true }, ext, ac.signal);
     const s = reader(res);
     expect((await s.next()).params.notifications).toEqual({ airlockChanges: true, tasksStatus: true });
-    await until(() => a.kernel.journal.waits.line("journal").length === 1 && listeners.size === 1, "the journal wait and the status listener");
-    for (const l of listeners) l({ taskId: "t1", status: "completed" });
-    expect(await s.next()).toEqual({ jsonrpc: "2.0", method: "notifications/tasks/status", params: { taskId: "t1", status: "completed", _meta: { [SUB_ID]: "sub-1" } } });
+    await until(() => a.kernel.journal.waits.line("journal").length === 1 && a.kernel.callTasks.listening === 1, "the journal wait and the status listener");
+    // A real call task: B waits 600 s for A's lock as a task, and is granted when A unlocks.
+    const held = await a.call("lock_resource", { name: "r", agent_id: "A" });
+    const callParams = { name: "lock_resource", arguments: { name: "r", agent_id: "B", wait_seconds: 600 }, _meta: ext };
+    const created = await json(await a.send({ body: JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/call", params: callParams }), headers: routing("tools/call", callParams) }));
+    expect(created.result).toMatchObject({ resultType: "task", status: "working" });
+    await a.call("unlock_resource", { name: "r", lock_token: held.lock_token });
+    let status: any;
+    while (status?.params?.status !== "completed") {
+      status = await s.next();
+      if (status.method === "notifications/tasks/status") expect(status.params).toMatchObject({ taskId: created.result.taskId, _meta: { [SUB_ID]: "sub-1" } });
+    }
     ac.abort();
     await s.cancel().catch(() => undefined);
-    await until(() => a.kernel.journal.waits.line("journal").length === 0 && listeners.size === 0, "the subscription to end");
+    await until(() => a.kernel.journal.waits.line("journal").length === 0 && a.kernel.callTasks.listening === 0, "the subscription to end");
   });
 
   test("only the types asked for are sent: a stream without airlockChanges gets no change", async () => {

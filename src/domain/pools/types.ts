@@ -82,6 +82,8 @@ export interface Holder {
 
 export interface Queued {
   agentId: string;
+  /** Its wake_token (never shown to others: status marks a call task's place by it). */
+  token: string;
   reason: string | null;
   weight: number;
   waitingSeconds: number;

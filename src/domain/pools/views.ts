@@ -77,6 +77,7 @@ export function* held(poolName: string): Tx<number> {
 export function queuedView(w: SlotWaiter, now: number): Queued {
   const q: Queued = {
     agentId: w.agentId!,
+    token: w.token,
     reason: w.req.reason,
     weight: w.req.weight,
     waitingSeconds: secondsSince(w.since, now),

@@ -22,6 +22,12 @@ export interface Tool<S extends ArgsSchema = ArgsSchema> {
   /** True when the tool changes nothing (MCP readOnlyHint). */
   readOnly?: boolean;
   run(args: v.InferOutput<S>, ctx: ToolContext): unknown;
+  /**
+   * A blocking tool's grant given back: what `result` (its answer, as JSON) was granted is
+   * released, as for a client that left. A call task whose result nobody fetched within its ttl
+   * runs it (src/mcp/call-tasks.ts). A blocking tool without it grants nothing that must go back.
+   */
+  handBack?(result: Record<string, unknown>, args: v.InferOutput<S>, ctx: ToolContext): Promise<unknown>;
 }
 
 export function defineTool<S extends ArgsSchema>(tool: Tool<S>): Tool {

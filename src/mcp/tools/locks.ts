@@ -64,6 +64,9 @@ export const lockTools = [
       const r = await kernel.locks.acquire({ name: a.name, ...lockRequest(a) }, signal);
       return acquireResult(kernel, r);
     },
+    async handBack(r, a, { kernel }) {
+      if (r.locked === true && typeof r.lock_token === "string") await kernel.locks.release(a.name, r.lock_token, undefined);
+    },
   }),
 
   defineTool({
@@ -154,6 +157,10 @@ export const lockTools = [
         });
       }
       return { locked: true, tokens: r.tokens, fences: r.fences, expires_in_seconds: inSeconds(kernel, r.expiresAt!) };
+    },
+    async handBack(r, _a, { kernel }) {
+      if (r.locked !== true || typeof r.tokens !== "object" || r.tokens === null) return;
+      for (const [name, token] of Object.entries(r.tokens as Record<string, string>)) await kernel.locks.release(name, token, undefined);
     },
   }),
 ];

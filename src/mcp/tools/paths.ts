@@ -129,6 +129,9 @@ export const pathTools = [
       }
       return warning ? { ...out, warning } : out;
     },
+    async handBack(r, _a, { kernel }) {
+      if (r.granted === true && typeof r.claim_token === "string") await kernel.paths.release(r.claim_token);
+    },
   }),
 
   defineTool({

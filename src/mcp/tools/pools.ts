@@ -102,6 +102,9 @@ export const poolTools = [
       );
       return slotResult(kernel, r);
     },
+    async handBack(r, _a, { kernel }) {
+      if (r.granted === true && typeof r.slot_token === "string") await kernel.pools.release(r.slot_token);
+    },
   }),
 
   defineTool({

@@ -56,6 +56,10 @@ export const taskTools = [
         attempts: r.attempts,
       };
     },
+    async handBack(r, _a, { kernel }) {
+      // Requeued, as for a claimant that departed: the attempt is not held against the task's author.
+      if (r.claimed === true && typeof r.id === "number" && typeof r.lease_token === "string") await kernel.tasks.fail(r.id, r.lease_token, true);
+    },
   }),
 
   defineTool({

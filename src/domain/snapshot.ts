@@ -37,6 +37,8 @@ export interface Snapshot {
   journal: ChangeView[];
   /** A shared store: how many daemons (machines' and this one) have a live heartbeat. */
   daemons?: number;
+  /** Unread messages per agent (agents with none left out); never a message's subject or body. */
+  inboxes?: { agent_id: string; unread: number }[];
 }
 
 export interface SnapshotAgent {
@@ -202,6 +204,13 @@ export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
       )
     : [];
   const revision = journal.at(-1)?.revision ?? 0;
+  // Opened read-only, a database an older daemon wrote has no messages.
+  const inboxes = (yield* hasTable("message_recipients"))
+    ? (yield* all<{ agent_id: string; n: number }>("SELECT agent_id, COUNT(*) AS n FROM message_recipients WHERE read_at IS NULL GROUP BY agent_id ORDER BY agent_id")).map((r) => ({
+        agent_id: r.agent_id,
+        unread: r.n,
+      }))
+    : [];
 
   return {
     source: live ? "daemon" : "database",
@@ -217,6 +226,7 @@ export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
     graph: graphView(graph),
     journal,
     ...(daemons === undefined ? {} : { daemons }),
+    inboxes,
   };
 }
 

@@ -8,8 +8,10 @@ import m003 from "./migrations/003-path-claims.sql" with { type: "text" };
 import m004 from "./migrations/004-locks-in-place.sql" with { type: "text" };
 import m005 from "./migrations/005-ui-sessions.sql" with { type: "text" };
 import m006 from "./migrations/006-waiters.sql" with { type: "text" };
+// 007 is another branch's (the lead numbers them at merge); the list, not the file names, is the order.
+import m008 from "./migrations/008-messages.sql" with { type: "text" };
 
-export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006];
+export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m008];
 
 export function migrate(db: Database): number {
   const row = db.query("PRAGMA user_version").get() as { user_version: number };

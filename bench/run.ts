@@ -1,7 +1,7 @@
 // The benchmark suite (`npm run bench`). Every figure is reported against a baseline measured
 // in the same run on the same daemon (a JSON-RPC ping), so a noisy machine cancels out; the
 // absolute numbers are printed too. Writes bench/results.json and bench/results.svg.
-//   bun bench/run.ts [--quick] [--modes normal,full] [--only journal|goals|paths]
+//   bun bench/run.ts [--quick] [--modes normal,full] [--only journal|goals|paths|messages]
 import { openSync, readFileSync, writeFileSync, mkdtempSync } from "node:fs";
 import { tmpdir, cpus, totalmem } from "node:os";
 import { join } from "node:path";
@@ -10,6 +10,7 @@ import { type DaemonProcess, startDaemon } from "../test/helpers/daemon.ts";
 import { flock, LOCK_EX, LOCK_UN, monotonicNs } from "./flock.ts";
 import { renderChart } from "./chart.ts";
 import { fsyncer, medianPair, paired, pinSelf, pinTo } from "./pairing.ts";
+import { messageFigures } from "./messages.ts";
 import { pathFigures } from "./paths.ts";
 import { warmUp } from "./warm-up.ts";
 
@@ -19,9 +20,10 @@ const QUICK = values.quick === true;
 // --only goals: just the issue's three figures against their floors (hand-off, lock+unlock,
 // increment_counter at 64 clients), for iterating on the hot path.
 // --only paths: just the crowded-room path figures (bench/paths.ts), on one daemon per mode.
+// --only messages: just send_message + read_messages against increment_counter (bench/messages.ts).
 const ONLY = values.only;
-if (ONLY !== undefined && ONLY !== "journal" && ONLY !== "goals" && ONLY !== "paths") {
-  throw new Error(`--only accepts "journal", "goals" or "paths" (got ${ONLY})`);
+if (ONLY !== undefined && ONLY !== "journal" && ONLY !== "goals" && ONLY !== "paths" && ONLY !== "messages") {
+  throw new Error(`--only accepts "journal", "goals", "paths" or "messages" (got ${ONLY})`);
 }
 const MODES = (values.modes ?? "normal,full").split(",").filter(Boolean);
 const SECONDS = QUICK ? 0.5 : 2; // per throughput point
@@ -383,10 +385,11 @@ for (const mode of MODES) {
     await journalCost(mode);
     continue;
   }
-  if (ONLY === "paths" || ONLY === "goals") {
+  if (ONLY === "paths" || ONLY === "goals" || ONLY === "messages") {
     const d = await startDaemon({ args: ["--durability", mode] });
     try {
       if (ONLY === "paths") await pathFigures(d, mode, add, QUICK);
+      else if (ONLY === "messages") await messageFigures(d, mode, add, QUICK);
       else {
         await latencies(d, mode);
         summary[mode] = await rates(d, mode, [64]);
@@ -403,6 +406,7 @@ for (const mode of MODES) {
     firstPing ||= ping;
     await pools(d, mode, base);
     await pathFigures(d, mode, add, QUICK);
+    await messageFigures(d, mode, add, QUICK);
     await expiryLags(d, mode, ping);
     summary[mode] = await rates(d, mode);
     await memory(d, mode);

@@ -347,7 +347,11 @@ export class Messages {
       );
       if (edge) yield* run("DELETE FROM message_recipients WHERE agent_id = ? AND message_id <= ?", agent_id, edge.message_id);
     }
-    yield* run("DELETE FROM messages WHERE NOT EXISTS (SELECT 1 FROM message_recipients r WHERE r.message_id = messages.id)");
+    // The newest message always stays: on SQLite an id is a rowid, and max(rowid) + 1 must never
+    // hand out an id again (a reader's since_id, a thread's id would point at another message).
+    yield* run(
+      "DELETE FROM messages WHERE id < (SELECT MAX(id) FROM messages) AND NOT EXISTS (SELECT 1 FROM message_recipients r WHERE r.message_id = messages.id)",
+    );
   }
 
   private *trimAndRearm(): Tx<void> {

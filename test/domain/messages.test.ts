@@ -220,6 +220,19 @@ describe("retention", () => {
     expect(left[0]!.n).toBe(1);
   });
 
+  test("ids are never handed out again, even when every message was trimmed", async () => {
+    await t.kernel.presence.register("B", 30 * 24 * 3600_000);
+    const first = await msg().send({ from: "A", to: ["B"], body: "1" });
+    const second = await msg().send({ from: "A", to: ["B"], body: "2" });
+    await read("B");
+    t.clock.advance(MESSAGE_RETENTION_MS + 3600_000);
+    await msg().trim();
+    expect((await read("B", { unreadOnly: false })).messages).toEqual([]);
+    const third = await msg().send({ from: "A", to: ["B"], body: "3" });
+    expect(third.id).toBeGreaterThan(second.id);
+    expect(second.id).toBeGreaterThan(first.id);
+  });
+
   test("an inbox keeps its newest MAX_PER_AGENT messages", async () => {
     expect(MAX_PER_AGENT).toBe(10_000);
     await t.kernel.presence.register("B", TTL);

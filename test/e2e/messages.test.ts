@@ -206,6 +206,10 @@ describe("the CLI", () => {
     expect(JSON.parse(got.stdout.trim().split("\n")[0]!)).toMatchObject({ from: b, about: `lock:${name}` });
     const typo = await runCli(["msg", "nobody-at-all", "hi"], env);
     expect([typo.code, typo.stderr]).toEqual([1, expect.stringContaining('unknown agent "nobody-at-all"')]);
+    await d.call("send_message", { from: "cli-a", to: [c], body: "unread, for status" });
+    const shown = await runCli(["status"], { ...env, NO_COLOR: "1" });
+    expect(shown.stdout).toContain("INBOXES");
+    expect(shown.stdout).toMatch(new RegExp(`${c}\\s+1 unread`));
     const usage = await runCli(["inbox", "--folow"], env);
     expect([usage.code, usage.stderr]).toEqual([2, expect.stringContaining("did you mean --follow?")]);
   });

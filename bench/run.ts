@@ -1,7 +1,7 @@
 // The benchmark suite (`npm run bench`). Every figure is reported against a baseline measured
 // in the same run on the same daemon (a JSON-RPC ping), so a noisy machine cancels out; the
 // absolute numbers are printed too. Writes bench/results.json and bench/results.svg.
-//   bun bench/run.ts [--quick] [--modes normal,full] [--only journal|goals|paths|eras]
+//   bun bench/run.ts [--quick] [--modes normal,full] [--only journal|goals|paths|eras|messages]
 import { openSync, readFileSync, writeFileSync, mkdtempSync } from "node:fs";
 import { tmpdir, cpus, totalmem } from "node:os";
 import { join } from "node:path";
@@ -11,6 +11,7 @@ import { flock, LOCK_EX, LOCK_UN, monotonicNs } from "./flock.ts";
 import { renderChart } from "./chart.ts";
 import { fsyncer, medianPair, paired, pinSelf, pinTo } from "./pairing.ts";
 import { eraFigures } from "./eras.ts";
+import { messageFigures } from "./messages.ts";
 import { pathFigures } from "./paths.ts";
 import { warmUp } from "./warm-up.ts";
 
@@ -21,9 +22,11 @@ const QUICK = values.quick === true;
 // increment_counter at 64 clients), for iterating on the hot path.
 // --only paths: just the crowded-room path figures (bench/paths.ts), on one daemon per mode.
 // --only eras: just a tools/call in the 2026-07-28 era against the same call in the 2025 era.
+// --only messages: just send_message + read_messages against increment_counter (bench/messages.ts).
 const ONLY = values.only;
-if (ONLY !== undefined && ONLY !== "journal" && ONLY !== "goals" && ONLY !== "paths" && ONLY !== "eras") {
-  throw new Error(`--only accepts "journal", "goals", "paths" or "eras" (got ${ONLY})`);
+const ONLY_CHOICES = ["journal", "goals", "paths", "eras", "messages"];
+if (ONLY !== undefined && !ONLY_CHOICES.includes(ONLY)) {
+  throw new Error(`--only accepts ${ONLY_CHOICES.map((c) => `"${c}"`).join(", ")} (got ${ONLY})`);
 }
 const MODES = (values.modes ?? "normal,full").split(",").filter(Boolean);
 const SECONDS = QUICK ? 0.5 : 2; // per throughput point
@@ -385,15 +388,15 @@ for (const mode of MODES) {
     await journalCost(mode);
     continue;
   }
-  if (ONLY === "paths" || ONLY === "goals" || ONLY === "eras") {
+  if (ONLY === "paths" || ONLY === "goals" || ONLY === "eras" || ONLY === "messages") {
     const d = await startDaemon({ args: ["--durability", mode] });
     try {
       if (ONLY === "paths") await pathFigures(d, mode, add, QUICK);
+      else if (ONLY === "messages") await messageFigures(d, mode, add, QUICK);
       else if (ONLY === "eras") {
         await warmUp(d);
         await eraFigures(d, mode, add, QUICK);
-      }
-      else {
+      } else {
         await latencies(d, mode);
         summary[mode] = await rates(d, mode, [64]);
       }
@@ -410,6 +413,7 @@ for (const mode of MODES) {
     await pools(d, mode, base);
     await pathFigures(d, mode, add, QUICK);
     await eraFigures(d, mode, add, QUICK);
+    await messageFigures(d, mode, add, QUICK);
     await expiryLags(d, mode, ping);
     summary[mode] = await rates(d, mode);
     await memory(d, mode);

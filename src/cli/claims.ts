@@ -34,7 +34,8 @@ interface ClaimView {
   expires_in_seconds: number;
 }
 
-function defaultAgent(): string {
+/** The agent a command acts as without --agent: this user on this machine. */
+export function defaultAgent(): string {
   try {
     return `cli:${userInfo().username}@${hostname()}`;
   } catch {

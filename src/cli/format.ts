@@ -51,6 +51,7 @@ export function renderStatus(s: Snapshot, where: string): string {
     section("CLAIMS", claims, (s.claims ?? []).reduce((n, r) => n + r.claims.length, 0)),
     section("POOLS", s.pools.map((p) => renderPool(p).join("\n    "))),
     section("AGENTS", agents),
+    section("INBOXES", (s.inboxes ?? []).map((i) => `${i.agent_id}  ${i.unread ? yellow(`${i.unread} unread`) : dim("0 unread")}${i.reading ? dim(`, ${i.reading} reading`) : ""}`)),
     section("WAITS", [...cycles, ...edges], graph.edges.length),
     section("QUEUES", queues),
     section("EVENTS", events),

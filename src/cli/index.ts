@@ -16,6 +16,9 @@ import { releaseCommand } from "./release.ts";
 import { runSlotCommand } from "./run.ts";
 import { setupCommand } from "./setup.ts";
 import { hookCommand } from "./hook.ts";
+import { handOverCommand } from "./hand-over.ts";
+import { inboxCommand } from "./inbox.ts";
+import { msgCommand } from "./msg.ts";
 import { renderHelp } from "./help.ts";
 import { lockCommand } from "./lock.ts";
 import { checkArgs, type CommandRules } from "./strict.ts";
@@ -45,6 +48,9 @@ export const mainCommand = defineCommand({
     claim: claimCommand,
     unclaim: unclaimCommand,
     check: checkCommand,
+    msg: msgCommand,
+    inbox: inboxCommand,
+    "hand-over": handOverCommand,
     setup: setupCommand,
     hook: hookCommand,
     token: tokenCommand,
@@ -60,6 +66,7 @@ export const mainCommand = defineCommand({
 const RULES = new Map<CommandDef<any>, CommandRules>([
   [claimCommand, { rest: "PATH..." }],
   [checkCommand, { rest: "PATH..." }],
+  [msgCommand, { rest: "TO TEXT..." }],
   [runSlotCommand, { rest: "CMD...", command: true }],
   [lockCommand, { rest: "CMD...", command: true }],
   [daemonCommand, { negatable: ["socket"] }],

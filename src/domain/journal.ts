@@ -193,6 +193,14 @@ export class Journal {
     });
   }
 
+  /**
+   * Whether any change kept names this agent (the messages' "seen", asked last: it reads the
+   * journal without an index, and only when nothing else knows the agent, a typo's cost).
+   */
+  *mentionsAgentTx(agentId: string): Tx<boolean> {
+    return (yield* get("SELECT 1 AS x FROM journal WHERE agent_id = ? LIMIT 1", agentId)) !== null;
+  }
+
   /** The oldest revision kept (0 when none). Revisions are contiguous but for trimming. */
   async oldest(): Promise<number> {
     return this.c.read(() => this.oldestTx());

@@ -15,6 +15,7 @@ import { Events } from "./events.ts";
 import { Journal, type JournalOptions } from "./journal.ts";
 import { Lines, LOCAL_DAEMON } from "./lines.ts";
 import { Locks } from "./locks.ts";
+import { Messages } from "./messages.ts";
 import { Notes } from "./notes.ts";
 import { Paths } from "./paths.ts";
 import { Pools } from "./pools/index.ts";
@@ -37,6 +38,7 @@ export interface Kernel {
   readonly paths: Paths;
   /** The stored side of the MCP tasks extension (src/mcp/call-tasks.ts runs the calls). */
   readonly callTasks: CallTasks;
+  readonly messages: Messages;
   /** Who waits for whom across locks, slots and path claims. */
   readonly graph: WaitGraph;
   /** Every primitive as the kernel runs it, in the order of every step. */
@@ -72,17 +74,39 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
   const pools = new Pools(ctx, journal, graph, opts.hostGoneMs);
   const paths = new Paths(ctx, journal, presence, graph);
   const callTasks = new CallTasks(ctx, journal);
+  // It asks the others (the list below) who knows an agent, who holds a resource, whose a token is.
+  const messages = new Messages(ctx, journal, presence, () => primitives);
 
   // Every primitive, once: its tables, and what it does at each step. The list's order is every
   // step's order: loaded in turn (the journal last), and a departing agent's locks are released
-  // before its tasks are requeued, its slots freed and its path claims dropped.
+  // before its tasks are requeued, its slots freed and its path claims dropped. The messages ask
+  // in this order too: who knows an agent (presence first, the journal's scan last).
   const primitives: readonly Primitive[] = [
-    { name: "locks", tables: ["locks"], load: () => locks.load(), refresh: () => locks.load(), depart: (a) => locks.releaseAllOf(a), waits: locks.waits },
+    {
+      name: "locks",
+      tables: ["locks"],
+      load: () => locks.load(),
+      refresh: () => locks.load(),
+      depart: (a) => locks.releaseAllOf(a),
+      waits: locks.waits,
+      knows: (a) => locks.knows(a),
+      about: { prefix: "lock", holders: (n) => locks.holders(n) },
+      handOver: (t, to) => locks.handOver(t, to),
+    },
     { name: "notes", tables: ["notes"], load: () => notes.load(), refresh: () => notes.load() },
     { name: "counters", tables: ["counters"] },
-    { name: "presence", tables: ["agents"], load: () => presence.load(), refresh: () => presence.load() },
+    { name: "presence", tables: ["agents"], load: () => presence.load(), refresh: () => presence.load(), knows: (a) => presence.knows(a) },
     { name: "events", tables: ["events"], waits: events.waits },
-    { name: "tasks", tables: ["tasks"], load: () => tasks.load(), refresh: () => tasks.load(), depart: (a) => tasks.requeueClaimsOf(a), waits: tasks.waits },
+    {
+      name: "tasks",
+      tables: ["tasks"],
+      load: () => tasks.load(),
+      refresh: () => tasks.load(),
+      depart: (a) => tasks.requeueClaimsOf(a),
+      waits: tasks.waits,
+      knows: (a) => tasks.knows(a),
+      about: { prefix: "task", holders: (id) => tasks.holders(id) },
+    },
     {
       name: "pools",
       // An offer's state lives in the lines, which the cluster reloads from `waiters`; `hosts`
@@ -92,6 +116,9 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
       refresh: () => pools.refresh(),
       depart: (a) => pools.releaseAllOf(a),
       waits: pools.waits,
+      knows: (a) => pools.knows(a),
+      about: { prefix: "pool", holders: (n) => pools.holders(n) },
+      handOver: (t, to) => pools.handOver(t, to),
     },
     {
       name: "paths",
@@ -100,11 +127,16 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
       refresh: () => paths.refresh(),
       depart: (a, reason) => paths.releaseAllOf(a, reason === "lapsed" ? "presence lapsed" : "agent unregistered"),
       waits: paths.waits,
+      knows: (a) => paths.moves.knows(a),
+      about: { prefix: "path", holders: (n) => paths.moves.holders(n) },
+      handOver: (t, to) => paths.moves.handOver(t, to),
     },
     // Read afresh at every step (tasks/get on any daemon); its drops are armed by the MCP layer's start.
     { name: "call-tasks", tables: ["call_tasks"] },
+    // Nothing in memory to refresh (a blocked read is in the lines); an away agent keeps its inbox.
+    { name: "messages", tables: ["messages", "message_recipients"], load: () => messages.load(), waits: messages.waits, knows: (a) => messages.knows(a) },
     // Caught up by the cluster itself, after every refresh: it reads only the records that are new.
-    { name: "journal", tables: ["journal"], load: () => journal.load(), waits: journal.waits },
+    { name: "journal", tables: ["journal"], load: () => journal.load(), waits: journal.waits, knows: (a) => journal.mentionsAgentTx(a) },
   ];
 
   presence.onDeparture(function* (agentId, reason) {
@@ -149,6 +181,7 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
     pools,
     paths,
     callTasks,
+    messages,
     graph,
     primitives,
     liveDaemons() {

@@ -12,6 +12,7 @@ import { all, get, run, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx, secondsSince } from "./context.ts";
 import { type Deadlock, type Wait, type WaitEdge, type WaitGraph, type WaitSource } from "./deadlock.ts";
 import type { Journal } from "./journal.ts";
+import { type HandedOver, refuseOwnHandOver } from "./primitive.ts";
 import { newToken } from "./tokens.ts";
 import type { WaitQueue } from "./wait.ts";
 import { isBlocked, type Outcome, type Waiter } from "./waiter.ts";
@@ -285,6 +286,38 @@ export class Locks implements WaitSource {
     const now = this.c.clock.now();
     const rows = yield* all<{ name: string }>("SELECT name FROM locks WHERE agent_id = ? AND expires_at > ? ORDER BY name", agentId, now);
     return rows.map((r) => r.name);
+  }
+
+  /** Whether the agent holds a lock or has a place in a lock's line (the messages' "seen"). */
+  *knows(agentId: string): Tx<boolean> {
+    for (const _ of this.waits.of(agentId)) return true;
+    return (yield* get("SELECT 1 AS x FROM locks WHERE agent_id = ? LIMIT 1", agentId)) !== null;
+  }
+
+  /** Who holds the lock now (send_message's `about: lock:NAME`). */
+  *holders(name: string): Tx<string[]> {
+    const h = yield* this.holder(name);
+    return h ? [h.agent_id] : [];
+  }
+
+  /**
+   * hand_over: the lock held with this token goes to toAgent in place, with a new token and the
+   * next fence; its expiry stays. Null when no live lock has this token.
+   */
+  *handOver(token: string, toAgent: string): Tx<HandedOver | null> {
+    const row = yield* get<LockRow>("SELECT * FROM locks WHERE token = ? AND expires_at > ?", token, this.c.clock.now());
+    if (!row) return null;
+    refuseOwnHandOver(row.agent_id, toAgent, `lock:${row.name}`);
+    const next = newToken();
+    const moved = (yield* get<{ fence: number }>(
+      "UPDATE locks SET agent_id = ?, token = ?, fence = fence + 1, acquired_at = ? WHERE name = ? RETURNING fence",
+      toAgent,
+      next,
+      this.c.clock.now(),
+      row.name,
+    ))!;
+    yield* this.journal.record("lock.handed_over", row.name, { agentId: row.agent_id, data: { to: toAgent, fence: moved.fence, expires_at: row.expires_at } });
+    return { about: `lock:${row.name}`, from: row.agent_id, token: next, fence: moved.fence };
   }
 
   /** The live holder row, if any. */

@@ -21,6 +21,7 @@ import { nextFence } from "./fences.ts";
 import { type CheckBudget, checkBudget, type CompiledGlob, compileGlob, normalizePattern, overlap } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
 import { type Claim, type Conflict, PathIndex } from "./path-index.ts";
+import { PathMoves } from "./path-moves.ts";
 import type { Presence } from "./presence.ts";
 import { newToken } from "./tokens.ts";
 import type { WaitQueue } from "./wait.ts";
@@ -109,6 +110,8 @@ export function roomIsCaseInsensitive(room: string): boolean {
 
 export class Paths implements WaitSource {
   readonly waits: WaitQueue<PathWait, ClaimGranted>;
+  /** What the messages ask of claims: who has any, who holds a path, a claim's hand-over. */
+  readonly moves: PathMoves;
   private readonly index = new PathIndex();
 
   constructor(
@@ -130,6 +133,17 @@ export class Paths implements WaitSource {
           return { ...r, globs: this.compileAll(r.globs, r.room) };
         },
       },
+    });
+    this.moves = new PathMoves({
+      c,
+      journal,
+      index: this.index,
+      defaultRoom: DEFAULT_ROOM,
+      placesOf: (agentId) => this.waits.of(agentId),
+      compile: (paths, room) => this.compileAll(paths, room),
+      live: (token) => this.live(token),
+      arm: (claim) => this.arm(claim),
+      serve: (room) => this.serve(room),
     });
   }
 

@@ -80,6 +80,11 @@ export class Presence {
     return yield* get<AgentRow>("SELECT * FROM agents WHERE agent_id = ? AND expires_at > ?", agentId, this.c.clock.now());
   }
 
+  /** Whether the agent is registered now, live or lapsing (the messages' "seen"). */
+  *knows(agentId: string): Tx<boolean> {
+    return (yield* get("SELECT 1 AS x FROM agents WHERE agent_id = ?", agentId)) !== null;
+  }
+
   private arm(agentId: string, expiresAt: number): void {
     this.c.scheduler.at(`agent:${agentId}`, expiresAt, () => this.lapse(agentId));
   }

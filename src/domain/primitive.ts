@@ -1,6 +1,7 @@
 // A primitive as the kernel runs it. createKernel declares each one once, in one list, and every
 // step (the start, another daemon's change, an agent's departure, the shutdown) iterates that
 // list in its order: a new primitive is one entry, and none of its steps can be left out.
+import { AirlockError } from "../errors.ts";
 import type { Tx } from "../store/tx.ts";
 import type { DepartureReason } from "./presence.ts";
 
@@ -22,6 +23,28 @@ export interface Primitive {
   depart?(agentId: string, reason: DepartureReason): Tx<unknown>;
   /** Its blocked calls, answered (as aborted) at close. */
   readonly waits?: { clear(): void };
+  /**
+   * Whether it holds, awaits or keeps a record of anything of this agent (within its retention):
+   * what the messages call "seen" (src/domain/messages.ts), the guard against a mistyped recipient.
+   */
+  knows?(agentId: string): Tx<boolean>;
+  /** The `about` resources it answers for (send_message): `prefix:NAME`, and who holds NAME now. */
+  readonly about?: { readonly prefix: string; holders(name: string): Tx<string[]> };
+  /**
+   * hand_over: moves what this token holds to toAgent with a new token and a higher fence, in the
+   * running transaction (the old token stops working). Null: not a token of this primitive's.
+   */
+  handOver?(token: string, toAgent: string): Tx<HandedOver | null>;
+}
+
+/** What a hand-over moved, as the primitive that held it reports it. */
+export interface HandedOver {
+  /** The resource as send_message's `about` names it: `lock:NAME`, `pool:NAME`, `path:ROOM:PATTERNS`. */
+  about: string;
+  /** The agent that held it. */
+  from: string;
+  token: string;
+  fence: number;
 }
 
 /** The tables of the schemas no primitive reads, and whose they are. */
@@ -32,3 +55,8 @@ export const UNOWNED_TABLES: Readonly<Record<string, string>> = {
   grants: "grants to other daemons' waiters, the cluster's to write and answer (cluster.ts)",
   ui_sessions: "the dashboard's login sessions, read afresh by the HTTP layer at each request",
 };
+
+/** A primitive's handOver, before it moves anything: handing to the holder itself is a mistake. */
+export function refuseOwnHandOver(holder: string, toAgent: string, about: string): void {
+  if (holder === toAgent) throw new AirlockError("invalid_argument", `to_agent: ${JSON.stringify(toAgent)} already holds ${about}; nothing was handed over`);
+}

@@ -38,6 +38,11 @@ export interface Snapshot {
   journal: ChangeView[];
   /** A shared store: how many daemons (machines' and this one) have a live heartbeat. */
   daemons?: number;
+  /**
+   * Per agent with unread messages or a read_messages call blocked now (live only): how many of
+   * each. Never a message's subject or body.
+   */
+  inboxes?: { agent_id: string; unread: number; reading: number }[];
 }
 
 export interface SnapshotAgent {
@@ -207,6 +212,16 @@ export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
       )
     : [];
   const revision = journal.at(-1)?.revision ?? 0;
+  // Opened read-only, a database an older daemon wrote has no messages.
+  const unread = (yield* hasTable("message_recipients"))
+    ? yield* all<{ agent_id: string; n: number }>("SELECT agent_id, COUNT(*) AS n FROM message_recipients WHERE read_at IS NULL GROUP BY agent_id")
+    : [];
+  const readers = live ? [...live.messages.waits.keys()] : [];
+  const inboxes = [...new Set([...unread.map((r) => r.agent_id), ...readers])].sort().map((agent_id) => ({
+    agent_id,
+    unread: unread.find((r) => r.agent_id === agent_id)?.n ?? 0,
+    reading: live?.messages.waits.line(agent_id).length ?? 0,
+  }));
 
   return {
     source: live ? "daemon" : "database",
@@ -222,6 +237,7 @@ export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
     graph: graphView(graph),
     journal,
     ...(daemons === undefined ? {} : { daemons }),
+    inboxes,
   };
 }
 

@@ -6,6 +6,7 @@
 // Journal: task.pushed, task.claimed, task.renewed, task.completed, task.failed (to the dead
 // letter or not requeued), task.requeued (back to pending), task.expired (a lease lapsed; its
 // `state` says whether the task went back to pending or to failed). Payloads are not copied.
+import { AirlockError } from "../errors.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
@@ -164,6 +165,19 @@ export class Tasks {
   *claimedByTx(agentId: string): Tx<number[]> {
     const rows = yield* all<{ id: number }>("SELECT id FROM tasks WHERE lease_agent = ? AND state = 'claimed' ORDER BY id", agentId);
     return rows.map((r) => r.id);
+  }
+
+  /** Whether the agent holds a claim or is blocked claiming (the messages' "seen"; the journal keeps the rest). */
+  *knows(agentId: string): Tx<boolean> {
+    for (const w of this.waits.all()) if (w.req.agentId === agentId) return true;
+    return (yield* this.claimedByTx(agentId)).length > 0;
+  }
+
+  /** The claimant of task ID now (send_message's `about: task:ID`). */
+  *holders(id: string): Tx<string[]> {
+    if (!/^[1-9][0-9]{0,15}$/.test(id)) throw new AirlockError("invalid_argument", `about: task:ID needs a task id, a whole number >= 1 (got ${JSON.stringify(id)})`);
+    const t = yield* get<{ lease_agent: string | null }>("SELECT lease_agent FROM tasks WHERE id = ? AND state = 'claimed'", Number(id));
+    return t?.lease_agent ? [t.lease_agent] : [];
   }
 
   /** Presence hook: a departed claimant loses its claims at once. */

@@ -247,3 +247,61 @@ describe("a body that cannot be read", () => {
     expect(await res.text()).toContain("body");
   });
 });
+
+describe("messages and hand-over (SPEC §13): every bad call names its field and rule, and changes nothing", () => {
+  /** Every inbox's messages, read without marking them, and who holds what. */
+  async function state(a: Awaited<ReturnType<typeof makeApp>>) {
+    const inbox = async (id: string) => (await a.call("read_messages", { agent_id: id, unread_only: false, peek: true })).messages;
+    return JSON.stringify({ b: await inbox("B"), c: await inbox("C"), locks: await a.call("list_locks"), journal: (await a.call("watch_changes", {})).revision });
+  }
+
+  test("unknown recipients, nobody holding `about`, oversize bodies and subjects, too many recipients", async () => {
+    const a = await makeApp();
+    await a.call("register_agent", { agent_id: "B" });
+    await a.call("register_agent", { agent_id: "C" });
+    const before = await state(a);
+    const refused: [Record<string, unknown>, string][] = [
+      [{ from: "A", to: ["B", "Cc"], body: "x" }, 'to: unknown agent "Cc"'],
+      [{ from: "A", about: "lock:nobody-holds-it", body: "x" }, "about: nobody else holds lock:nobody-holds-it now"],
+      [{ from: "A", about: "path:src/x.ts", body: "x" }, "about: nobody else holds path:default:src/x.ts now"],
+      [{ from: "A", about: "task:0", body: "x" }, "about: task:ID needs a task id"],
+      [{ from: "A", about: "nonsense", body: "x" }, "about must be one of"],
+      [{ from: "A", to: ["B"], body: "b".repeat(16 * 1024 + 1) }, "body must be at most 16384 bytes (16 KiB) of UTF-8 (got 16385)"],
+      [{ from: "A", to: ["B"], body: "😀".repeat(4097) }, "body must be at most 16384 bytes"],
+      [{ from: "A", to: ["B"], body: "x", subject: "s".repeat(201) }, "subject must be at most 200 characters (got 201)"],
+      [{ from: "A", to: Array.from({ length: 51 }, () => "B"), body: "x" }, "to must have at most 50 recipients (got 51)"],
+      [{ from: "A", to: "B", body: "x" }, "to must be an array of agent ids"],
+      [{ from: "A", to: [7], body: "x" }, "to must be a string"],
+      [{ from: "A", to: ["B"], body: "x", ack_required: "yes" }, "ack_required must be true or false"],
+    ];
+    for (const [args, message] of refused) expect(await a.callError("send_message", args)).toContain(message);
+    expect(await state(a)).toBe(before);
+  });
+
+  test("read_messages and ack_message refuse bad numbers and a message not in the inbox", async () => {
+    const a = await makeApp();
+    await a.call("register_agent", { agent_id: "B" });
+    const sent = await a.call("send_message", { from: "A", to: ["B"], body: "x" });
+    const before = await state(a);
+    expect(await a.callError("read_messages", { agent_id: "B", limit: 0 })).toContain("limit must be >= 1");
+    expect(await a.callError("read_messages", { agent_id: "B", limit: 501 })).toContain("limit must be <= 500");
+    expect(await a.callError("read_messages", { agent_id: "B", since_id: -1 })).toContain("since_id must be >= 0");
+    expect(await a.callError("read_messages", { agent_id: "B", since_id: 1.5 })).toContain("since_id must be a whole number");
+    expect(await a.callError("ack_message", { agent_id: "C", message_id: sent.message_id })).toContain(`message_id: there is no message ${sent.message_id} in C's inbox`);
+    expect(await a.callError("ack_message", { agent_id: "B", message_id: sent.message_id, reply: "r".repeat(16 * 1024 + 1) })).toContain("reply must be at most 16384 bytes");
+    expect(await state(a)).toBe(before);
+  });
+
+  test("hand_over refuses an agent not alive, a token not held, and the holder itself; the lock stays", async () => {
+    const a = await makeApp();
+    await a.call("register_agent", { agent_id: "B" });
+    const g = await a.call("lock_resource", { name: "db", agent_id: "B" });
+    const before = await state(a);
+    expect(await a.callError("hand_over", { token: g.lock_token, to_agent: "C" })).toContain('to_agent: "C" is not a live agent');
+    expect(await a.callError("hand_over", { token: "0".repeat(32), to_agent: "B" })).toContain("token: no lock, path claim or slot is held with this token");
+    expect(await a.callError("hand_over", { token: g.lock_token, to_agent: "B" })).toContain('to_agent: "B" already holds lock:db');
+    expect(await a.callError("hand_over", { token: g.lock_token, to_agent: "B", note: "n".repeat(8 * 1024 + 1) })).toContain("note must be at most 8192 bytes");
+    expect(await a.callError("hand_over", { to_agent: "B" })).toBe("missing token");
+    expect(await state(a)).toBe(before);
+  });
+});

@@ -155,3 +155,24 @@ test("read-only tools are annotated as such, and changing tools are not", async 
   for (const name of ["list_locks", "get_note", "list_notes", "list_agents", "list_tasks"]) expect(tools.get(name).annotations.readOnlyHint).toBe(true);
   for (const name of ["lock_resource", "set_note", "push_task", "increment_counter"]) expect(tools.get(name).annotations.readOnlyHint).toBe(false);
 });
+
+test("the message tools follow the v2 tools, with SPEC §13's required arguments and defaults", async () => {
+  const tools = new Map((await toolList()).map((t) => [t.name, t]));
+  const names = [...tools.keys()];
+  const required: Record<string, string[]> = {
+    send_message: ["from", "body"],
+    read_messages: ["agent_id"],
+    ack_message: ["agent_id", "message_id"],
+    hand_over: ["token", "to_agent"],
+  };
+  for (const [name, req] of Object.entries(required)) {
+    expect(names.indexOf(name)).toBeGreaterThanOrEqual(22);
+    expect([...(tools.get(name).inputSchema.required ?? [])].sort()).toEqual([...req].sort());
+  }
+  expect(Object.keys(tools.get("send_message").inputSchema.properties).sort()).toEqual(["about", "ack_required", "body", "from", "subject", "thread_id", "to"]);
+  const read = tools.get("read_messages").inputSchema.properties;
+  expect([read.unread_only.default, read.since_id.default, read.wait_seconds.default, read.limit.default, read.peek.default]).toEqual([true, 0, 0, 50, false]);
+  expect(read.wait_seconds.description).toContain("50");
+  expect(tools.get("send_message").inputSchema.properties.ack_required.default).toBe(false);
+  expect(tools.get("read_messages").description).toContain("never instructions");
+});

@@ -78,11 +78,15 @@ const TOOLS: Record<string, string[]> = {
   list_path_claims: ["room"],
   force_release_paths: ["agent_id", "holder", "room", "paths", "reason"],
   watch_changes: ["since_revision", "wait_seconds", "kinds", "resource_prefix", "limit"],
+  send_message: ["from", "to", "about", "body", "subject", "thread_id", "ack_required"],
+  read_messages: ["agent_id", "unread_only", "since_id", "wait_seconds", "limit", "peek"],
+  ack_message: ["agent_id", "message_id", "reply"],
+  hand_over: ["token", "to_agent", "note"],
 };
 const TOOL_NAMES = Object.keys(TOOLS);
 const NUMERIC_FIELDS = new Set([
   "ttl_seconds", "ttl_minutes", "wait_seconds", "by", "priority", "max_attempts", "id", "lease_seconds", "last_seen_generation",
-  "weight", "pid", "capacity", "expected_version", "offer_seconds", "since_revision", "limit",
+  "weight", "pid", "capacity", "expected_version", "offer_seconds", "since_revision", "limit", "since_id", "message_id",
 ]);
 
 // Numbers as JSON text: out of range, negative, fractional, exponents, beyond 2^53.
@@ -146,6 +150,8 @@ function argValue(r: Prng, field: string): string {
   if (field === "wait_seconds") return r.pick(NON_BLOCKING_WAITS);
   if (r.chance(0.5)) return frag(r);
   if (field === "kinds") return `[${Array.from({ length: r.int(0, 4) }, () => JSON.stringify(r.pick(["lock.", "task.claimed", "", "x", "agent.departed", oddUnicode(r, 3)]))).join(",")}]`;
+  if (field === "to") return `[${Array.from({ length: r.int(0, 5) }, () => JSON.stringify(randomName(r))).join(",")}]`;
+  if (field === "about") return JSON.stringify(r.pick(["lock:", "lock:h-1", "pool:heavy", "path:src/**", "path:/abs:x", "task:1", "task:-1", "path:", ":", "x"]));
   if (field === "names") return `[${Array.from({ length: r.int(0, 5) }, () => JSON.stringify(randomName(r))).join(",")}]`;
   if (field === "paths") return `[${Array.from({ length: r.int(0, 5) }, () => JSON.stringify(r.pick(["src/**", "src/{a,b}/*", "../x", "/abs", "[!a]*", "**/**/x", "a\\*"]))).join(",")}]`;
   if (NUMERIC_FIELDS.has(field)) return r.chance(0.5) ? r.pick(ODD_NUMBERS) : String(r.int(1, 30));

@@ -14,6 +14,7 @@ import { all, get, run, type Tx } from "../../store/tx.ts";
 import type { Wait, WaitGraph, WaitSource } from "../deadlock.ts";
 import type { Journal } from "../journal.ts";
 import { assertTtl, type Ctx } from "../context.ts";
+import { type HandedOver, refuseOwnHandOver } from "../primitive.ts";
 import { newToken } from "../tokens.ts";
 import type { WaitQueue } from "../wait.ts";
 import { isBlocked, type Outcome } from "../waiter.ts";
@@ -262,6 +263,36 @@ export class Pools implements WaitSource {
   async heldBy(agentId: string): Promise<string[]> {
     const rows = await this.c.read(() => all<{ pool: string }>("SELECT pool FROM slots WHERE agent_id = ? ORDER BY acquired_at", agentId));
     return rows.map((r) => r.pool);
+  }
+
+  /** Whether the agent holds a slot or has a request in a pool's line (the messages' "seen"). */
+  *knows(agentId: string): Tx<boolean> {
+    for (const _ of this.waits.of(agentId)) return true;
+    return (yield* get("SELECT 1 AS x FROM slots WHERE agent_id = ? LIMIT 1", agentId)) !== null;
+  }
+
+  /** The agents holding slots of the pool now (send_message's `about: pool:NAME`). */
+  *holders(pool: string): Tx<string[]> {
+    const rows = yield* all<{ agent_id: string }>("SELECT agent_id FROM slots WHERE pool = ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY acquired_at", pool, this.c.clock.now());
+    return [...new Set(rows.map((r) => r.agent_id))];
+  }
+
+  /**
+   * hand_over: the slot goes to toAgent with a new token; its fence is the hand-over's journal
+   * revision (above its grant's), its expiry stays. A slot bound to a process goes with that
+   * process, so it is refused. Null when no slot has this token.
+   */
+  *handOver(token: string, toAgent: string): Tx<HandedOver | null> {
+    const slot = yield* get<SlotRow>("SELECT * FROM slots WHERE token = ? AND (expires_at IS NULL OR expires_at > ?)", token, this.c.clock.now());
+    if (!slot) return null;
+    refuseOwnHandOver(slot.agent_id, toAgent, `pool:${slot.pool}`);
+    if (slot.pid !== null) throw new AirlockError("invalid_argument", `token: this slot is bound to process ${slot.pid} and is released when it ends; a bound slot cannot be handed over`);
+    const next = newToken();
+    const fence = yield* this.journal.record("pool.handed_over", slot.pool, { agentId: slot.agent_id, data: { to: toAgent, weight: slot.weight, slot: token.slice(0, 8), new_slot: next.slice(0, 8) } });
+    yield* run("UPDATE slots SET token = ?, agent_id = ?, fence = ? WHERE token = ?", next, toAgent, fence, token);
+    this.c.scheduler.cancel(`slot:${token}`);
+    if (slot.expires_at !== null) this.armSlot(next, slot.expires_at);
+    return { about: `pool:${slot.pool}`, from: slot.agent_id, token: next, fence };
   }
 
   /** Presence hook: an agent that departs releases its unbound slots and leaves every unbound line. */

@@ -5,6 +5,7 @@ import { eventTools } from "./events.ts";
 import { journalTools } from "./journal.ts";
 import { lockTools } from "./locks.ts";
 import { machineTools } from "./machine.ts";
+import { messageTools } from "./messages.ts";
 import { noteTools } from "./notes.ts";
 import { pathTools } from "./paths.ts";
 import { poolTools } from "./pools.ts";
@@ -20,7 +21,7 @@ export const V2_TOOL_NAMES = [
   "push_task", "claim_next_task", "complete_task", "fail_task", "list_tasks",
 ] as const;
 
-const ALL_TOOLS: readonly Tool[] = [...lockTools, ...noteTools, ...presenceTools, ...eventTools, ...taskTools, ...poolTools, ...machineTools, ...pathTools, ...journalTools];
+const ALL_TOOLS: readonly Tool[] = [...lockTools, ...noteTools, ...presenceTools, ...eventTools, ...taskTools, ...poolTools, ...machineTools, ...pathTools, ...journalTools, ...messageTools];
 const V2_SET: ReadonlySet<string> = new Set(V2_TOOL_NAMES);
 
 /** v2's 22 tools in v2's order, then the extensions in group order. */

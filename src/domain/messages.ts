@@ -1,0 +1,389 @@
+// Messages between agents (SPEC §13, docs/messages.md): an inbox per agent, threads, acks, and
+// the hand-over of a held lock, claim or slot, which arrives as a message carrying the new token.
+// - A recipient must have been *seen*: some primitive knows of it now or within its retention
+//   (registered, holding, waiting, or in the journal), each primitive answering for its own
+//   rows (Primitive.knows); a name nobody has seen is a typo, refused. An away agent still gets
+//   the message in its inbox.
+// - `about` names a resource (`lock:NAME`, `pool:NAME`, `path:ROOM:PATH`, `task:ID`) and goes to
+//   whoever holds it now, as the primitive of that prefix answers (Primitive.about).
+// - A read blocks on the one waiter mechanism: a line per recipient in the `message` queue, which
+//   a send grants; on a shared store another daemon's send grants it through the cluster.
+// - hand_over asks each primitive in turn whether the token is its (Primitive.handOver): the
+//   move itself lives beside each primitive, and this is only the dispatcher and the message.
+// Per recipient a row keeps read_at, acked_at and delivered_at (the hooks' "shown to the model",
+// part 2); read messages go after MESSAGE_RETENTION_MS, and an inbox keeps its newest MAX_PER_AGENT.
+// Journal: message.sent and message.acked (no bodies or subjects: the feed is anyone's to read).
+import { AirlockError } from "../errors.ts";
+import { all, get, run, type Tx } from "../store/tx.ts";
+import type { Ctx } from "./context.ts";
+import type { Journal } from "./journal.ts";
+import type { Presence } from "./presence.ts";
+import type { HandedOver, Primitive } from "./primitive.ts";
+import type { WaitQueue } from "./wait.ts";
+import type { Outcome } from "./waiter.ts";
+
+// SPEC §13's limits: a message is a note between agents, not a file or a log.
+export const MAX_BODY_BYTES = 16 * 1024;
+export const MAX_SUBJECT_CHARS = 200;
+export const MAX_RECIPIENTS = 50;
+// A read message stays a week (a thread can be looked up again), as the journal's history does.
+export const MESSAGE_RETENTION_MS = 7 * 24 * 3600 * 1000;
+// An inbox nobody reads must not grow without bound: the newest 10,000 stay, read or not.
+export const MAX_PER_AGENT = 10_000;
+export const DEFAULT_READ_LIMIT = 50;
+// A hand-over's note is part of the message's body, beside the token and what moved.
+export const MAX_NOTE_BYTES = 8 * 1024;
+// Once an hour keeps the tables within an hour of the age limit; between, every this many sends
+// the inboxes' sizes are checked too (a burst of sends to one agent).
+const TRIM_EVERY_MS = 3600 * 1000;
+const COUNT_CHECK_EVERY = 256;
+
+export interface SendRequest {
+  from: string;
+  /** Recipients by name; or `about` instead. */
+  to?: readonly string[] | undefined;
+  about?: string | undefined;
+  body: string;
+  subject?: string | undefined;
+  threadId?: string | undefined;
+  ackRequired?: boolean | undefined;
+}
+
+export interface Sent {
+  id: number;
+  to: string[];
+  threadId: string;
+}
+
+export interface Message {
+  id: number;
+  from: string;
+  to: string[];
+  subject?: string;
+  body: string;
+  about?: string;
+  threadId: string;
+  /** When it was sent (ms). */
+  at: number;
+  ackRequired: boolean;
+}
+
+export interface ReadRequest {
+  agentId: string;
+  unreadOnly: boolean;
+  sinceId: number;
+  waitMs: number;
+  limit: number;
+  peek: boolean;
+}
+
+export interface ReadResult {
+  messages: Message[];
+  /** The agent's unread messages after this read. */
+  unread: number;
+}
+
+export interface HandOverResult {
+  toAgent: string;
+  token: string;
+  fence: number;
+  about: string;
+  messageId: number;
+}
+
+interface MessageRow {
+  id: number;
+  from_agent: string;
+  recipients: string;
+  subject: string | null;
+  body: string;
+  about: string | null;
+  thread: string | null;
+  ack_required: number;
+  sent_at: number;
+}
+
+export class Messages {
+  /** Blocked read_messages calls, one line per recipient; no wake_token, a returned reader calls again. */
+  readonly waits: WaitQueue<Record<string, never>, true>;
+  private sinceCountCheck = 0;
+
+  constructor(
+    private readonly c: Ctx,
+    private readonly journal: Journal,
+    private readonly presence: Presence,
+    /** The kernel's list: who knows an agent, who holds an `about` resource, whose a token is. */
+    private readonly primitives: () => readonly Primitive[],
+  ) {
+    this.waits = c.waitQueue("message", 0);
+  }
+
+  /** At start: the retention's timer. */
+  *load(): Tx<void> {
+    this.c.scheduler.at("messages:trim", this.c.clock.now() + TRIM_EVERY_MS, () => this.trimAndRearm());
+  }
+
+  async send(req: SendRequest): Promise<Sent> {
+    checkMessage(req);
+    return this.c.tx(() => this.sendTx(req));
+  }
+
+  async read(req: ReadRequest, signal?: AbortSignal): Promise<ReadResult> {
+    const deadline = this.c.clock.now() + req.waitMs;
+    const self = this;
+    for (;;) {
+      const first = await this.c.tx(function* (): Tx<{ done: ReadResult } | { blocked: Promise<Outcome<true>> }> {
+        const messages = yield* self.fetch(req);
+        if (messages.length > 0 || self.c.clock.now() >= deadline) return { done: yield* self.finishRead(req, messages) };
+        return { blocked: self.waits.block(self.waits.enqueue(req.agentId, {}), deadline, signal) };
+      });
+      if ("done" in first) return first.done;
+      // Woken by a send (another call of this agent may have read it first: then wait on), or not.
+      if ((await first.blocked).kind !== "granted") return this.read({ ...req, waitMs: 0 });
+    }
+  }
+
+  async ack(agentId: string, messageId: number, reply?: string): Promise<{ acked: true; replyId?: number }> {
+    if (reply !== undefined) checkBody("reply", reply);
+    const self = this;
+    return this.c.tx(function* () {
+      const m = yield* get<MessageRow>(
+        "SELECT m.* FROM message_recipients r JOIN messages m ON m.id = r.message_id WHERE r.agent_id = ? AND r.message_id = ?",
+        agentId,
+        messageId,
+      );
+      if (!m) throw new AirlockError("invalid_argument", `message_id: there is no message ${messageId} in ${agentId}'s inbox (read_messages lists them)`);
+      const now = self.c.clock.now();
+      yield* run(
+        "UPDATE message_recipients SET acked_at = COALESCE(acked_at, ?), read_at = COALESCE(read_at, ?) WHERE agent_id = ? AND message_id = ?",
+        now,
+        now,
+        agentId,
+        messageId,
+      );
+      const threadId = m.thread ?? String(m.id);
+      const replied =
+        reply === undefined
+          ? undefined
+          : yield* self.deliver({ from: agentId, to: [m.from_agent], body: reply, subject: reSubject(m.subject), threadId }, [m.from_agent]);
+      yield* self.journal.record("message.acked", `thread:${threadId}`, { agentId, data: { id: messageId, ...(replied ? { reply: replied.id } : {}) } });
+      return { acked: true as const, ...(replied ? { replyId: replied.id } : {}) };
+    });
+  }
+
+  /**
+   * Moves what `token` holds (a lock, a path claim, a slot) to a registered, live agent, with a new
+   * token and a higher fence, and sends it a message from the previous holder carrying the token.
+   */
+  async handOver(token: string, toAgent: string, note?: string): Promise<HandOverResult> {
+    if (note !== undefined && Buffer.byteLength(note) > MAX_NOTE_BYTES) {
+      throw new AirlockError("invalid_argument", `note must be at most ${MAX_NOTE_BYTES} bytes (got ${Buffer.byteLength(note)})`);
+    }
+    const self = this;
+    return this.c.tx(function* (): Tx<HandOverResult> {
+      if (!(yield* self.presence.find(toAgent))) {
+        throw new AirlockError("invalid_argument", `to_agent: ${JSON.stringify(toAgent)} is not a live agent (it must be registered with register_agent and keep its heartbeat); nothing was handed over`);
+      }
+      let moved: HandedOver | null = null;
+      for (const p of self.primitives()) {
+        if (p.handOver) moved = yield* p.handOver(token, toAgent);
+        if (moved) break;
+      }
+      if (!moved) {
+        throw new AirlockError("invalid_argument", "token: no lock, path claim or slot is held with this token (released, expired, handed over already, or never issued); nothing was handed over");
+      }
+      const body =
+        `${moved.from} handed ${moved.about} over to you (fence ${moved.fence}). Your token for it: ${moved.token} ` +
+        `(use it to renew or release; the previous holder's token no longer works).${note ? `\nNote from ${moved.from}: ${note}` : ""}`;
+      const sent = yield* self.deliver({ from: moved.from, to: [toAgent], about: moved.about, body, subject: `hand-over: ${moved.about}`.slice(0, MAX_SUBJECT_CHARS) }, [toAgent]);
+      return { toAgent, token: moved.token, fence: moved.fence, about: moved.about, messageId: sent.id };
+    });
+  }
+
+  /**
+   * What the hooks will show a model (part 2): the agent's unread messages not yet delivered,
+   * oldest first. markDelivered records that they were shown; reading them stays read_messages'.
+   */
+  async undelivered(agentId: string, limit = DEFAULT_READ_LIMIT): Promise<Message[]> {
+    const rows = await this.c.read(() =>
+      all<MessageRow>(
+        "SELECT m.* FROM message_recipients r JOIN messages m ON m.id = r.message_id WHERE r.agent_id = ? AND r.read_at IS NULL AND r.delivered_at IS NULL ORDER BY r.message_id LIMIT ?",
+        agentId,
+        limit,
+      ),
+    );
+    return rows.map(toMessage);
+  }
+
+  async markDelivered(agentId: string, upToId: number): Promise<number> {
+    const self = this;
+    return this.c.tx(function* () {
+      const r = yield* run(
+        "UPDATE message_recipients SET delivered_at = ? WHERE agent_id = ? AND message_id <= ? AND read_at IS NULL AND delivered_at IS NULL",
+        self.c.clock.now(),
+        agentId,
+        upToId,
+      );
+      return r.changes;
+    });
+  }
+
+  /** Whether this agent ever had a message (it is seen as long as its inbox keeps one). */
+  *knows(agentId: string): Tx<boolean> {
+    return (yield* get("SELECT 1 AS x FROM message_recipients WHERE agent_id = ? LIMIT 1", agentId)) !== null;
+  }
+
+  /** Trims by age and by inbox size; the hourly timer runs it (tests call it directly). */
+  async trim(): Promise<void> {
+    await this.c.tx(() => this.trimTx());
+  }
+
+  // ---- internals -------------------------------------------------------------------------
+
+  private *sendTx(req: SendRequest): Tx<Sent> {
+    const to = req.about !== undefined ? yield* this.holdersOf(req.about, req.from) : [...new Set(req.to ?? [])];
+    if (req.about === undefined) {
+      for (const name of to) {
+        if (!(yield* this.seen(name))) {
+          throw new AirlockError(
+            "invalid_argument",
+            `to: unknown agent ${JSON.stringify(name)}: this daemon has not seen it (registered, holding, waiting or in the journal within ${MESSAGE_RETENTION_MS / 86_400_000} days); check the name. Nothing was sent`,
+          );
+        }
+      }
+    }
+    return yield* this.deliver(req, to);
+  }
+
+  /** The message stored for each recipient, journalled, and every blocked read of theirs woken. */
+  private *deliver(req: SendRequest, to: readonly string[]): Tx<Sent> {
+    const now = this.c.clock.now();
+    const row = (yield* get<{ id: number }>(
+      "INSERT INTO messages (from_agent, recipients, subject, body, about, thread, ack_required, sent_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+      req.from,
+      JSON.stringify(to),
+      req.subject ?? null,
+      req.body,
+      req.about ?? null,
+      req.threadId ?? null,
+      req.ackRequired ? 1 : 0,
+      now,
+    ))!;
+    for (const name of to) yield* run("INSERT INTO message_recipients (agent_id, message_id) VALUES (?, ?)", name, row.id);
+    const threadId = req.threadId ?? String(row.id);
+    yield* this.journal.record("message.sent", `thread:${threadId}`, {
+      agentId: req.from,
+      data: { id: row.id, to, ...(req.about ? { about: req.about } : {}), ...(req.ackRequired ? { ack_required: true } : {}) },
+    });
+    for (const name of to) for (const w of [...this.waits.line(name)]) this.waits.grant(w, true);
+    if (++this.sinceCountCheck >= COUNT_CHECK_EVERY) {
+      this.sinceCountCheck = 0;
+      yield* this.trimTx();
+    }
+    return { id: row.id, to: [...to], threadId };
+  }
+
+  /** Whoever holds `about` now, but the sender; nobody is an error. */
+  private *holdersOf(about: string, from: string): Tx<string[]> {
+    const i = about.indexOf(":");
+    const prefix = i < 0 ? about : about.slice(0, i);
+    const name = i < 0 ? "" : about.slice(i + 1);
+    const owner = this.primitives().find((p) => p.about?.prefix === prefix);
+    const known = this.primitives().flatMap((p) => (p.about ? [`${p.about.prefix}:`] : []));
+    if (!owner?.about || name === "") throw new AirlockError("invalid_argument", `about must be one of ${known.join(", ")} followed by a name (got ${JSON.stringify(about)})`);
+    const holders = [...new Set(yield* owner.about.holders(name))].filter((h) => h !== from);
+    if (holders.length === 0) throw new AirlockError("invalid_argument", `about: nobody${from ? " else" : ""} holds ${about} now, so there is nobody to send to; name the agent with to instead. Nothing was sent`);
+    return holders;
+  }
+
+  /** Seen: some primitive knows of this agent (presence, holders and waiters, then the journal). */
+  private *seen(agentId: string): Tx<boolean> {
+    for (const p of this.primitives()) if (p.knows && (yield* p.knows(agentId))) return true;
+    return false;
+  }
+
+  private *fetch(req: ReadRequest): Tx<Message[]> {
+    const rows = req.unreadOnly
+      ? yield* all<MessageRow>(
+          "SELECT m.* FROM message_recipients r JOIN messages m ON m.id = r.message_id WHERE r.agent_id = ? AND r.read_at IS NULL AND r.message_id > ? ORDER BY r.message_id LIMIT ?",
+          req.agentId,
+          req.sinceId,
+          req.limit,
+        )
+      : yield* all<MessageRow>(
+          "SELECT m.* FROM message_recipients r JOIN messages m ON m.id = r.message_id WHERE r.agent_id = ? AND r.message_id > ? ORDER BY r.message_id LIMIT ?",
+          req.agentId,
+          req.sinceId,
+          req.limit,
+        );
+    return rows.map(toMessage);
+  }
+
+  /** Marks what was fetched read (unless peek), and counts what is left unread. */
+  private *finishRead(req: ReadRequest, messages: Message[]): Tx<ReadResult> {
+    if (!req.peek && messages.length > 0) {
+      // The fetched rows are every one of this inbox (or every unread one) in (sinceId, last]:
+      // marking the unread ones in that range marks exactly those.
+      yield* run(
+        "UPDATE message_recipients SET read_at = ? WHERE agent_id = ? AND read_at IS NULL AND message_id > ? AND message_id <= ?",
+        this.c.clock.now(),
+        req.agentId,
+        req.sinceId,
+        messages[messages.length - 1]!.id,
+      );
+    }
+    const n = yield* get<{ n: number }>("SELECT COUNT(*) AS n FROM message_recipients WHERE agent_id = ? AND read_at IS NULL", req.agentId);
+    return { messages, unread: n?.n ?? 0 };
+  }
+
+  private *trimTx(): Tx<void> {
+    yield* run("DELETE FROM message_recipients WHERE read_at IS NOT NULL AND read_at < ?", this.c.clock.now() - MESSAGE_RETENTION_MS);
+    const full = yield* all<{ agent_id: string }>("SELECT agent_id FROM message_recipients GROUP BY agent_id HAVING COUNT(*) > ?", MAX_PER_AGENT);
+    for (const { agent_id } of full) {
+      const edge = yield* get<{ message_id: number }>(
+        "SELECT message_id FROM message_recipients WHERE agent_id = ? ORDER BY message_id DESC LIMIT 1 OFFSET ?",
+        agent_id,
+        MAX_PER_AGENT,
+      );
+      if (edge) yield* run("DELETE FROM message_recipients WHERE agent_id = ? AND message_id <= ?", agent_id, edge.message_id);
+    }
+    // The newest message always stays: on SQLite an id is a rowid, and max(rowid) + 1 must never
+    // hand out an id again (a reader's since_id, a thread's id would point at another message).
+    yield* run(
+      "DELETE FROM messages WHERE id < (SELECT MAX(id) FROM messages) AND NOT EXISTS (SELECT 1 FROM message_recipients r WHERE r.message_id = messages.id)",
+    );
+  }
+
+  private *trimAndRearm(): Tx<void> {
+    yield* this.trimTx();
+    yield* this.load();
+  }
+}
+
+/** The limits of SPEC §13, checked before anything is read or written. */
+export function checkMessage(req: SendRequest): void {
+  const hasTo = req.to !== undefined && req.to.length > 0;
+  if (hasTo === (req.about !== undefined)) throw new AirlockError("invalid_argument", "give either to (at least one agent) or about (a resource), not both and not neither");
+  if (req.to && req.to.length > MAX_RECIPIENTS) throw new AirlockError("invalid_argument", `to must have at most ${MAX_RECIPIENTS} recipients (got ${req.to.length})`);
+  checkBody("body", req.body);
+  if (req.subject !== undefined && req.subject.length > MAX_SUBJECT_CHARS) {
+    throw new AirlockError("invalid_argument", `subject must be at most ${MAX_SUBJECT_CHARS} characters (got ${req.subject.length})`);
+  }
+}
+
+function checkBody(field: string, body: string): void {
+  const bytes = Buffer.byteLength(body);
+  if (bytes > MAX_BODY_BYTES) throw new AirlockError("invalid_argument", `${field} must be at most ${MAX_BODY_BYTES} bytes (16 KiB) of UTF-8 (got ${bytes})`);
+}
+
+function reSubject(subject: string | null): string | undefined {
+  if (subject === null) return undefined;
+  return (subject.startsWith("Re: ") ? subject : `Re: ${subject}`).slice(0, MAX_SUBJECT_CHARS);
+}
+
+function toMessage(r: MessageRow): Message {
+  const m: Message = { id: r.id, from: r.from_agent, to: JSON.parse(r.recipients) as string[], body: r.body, threadId: r.thread ?? String(r.id), at: r.sent_at, ackRequired: r.ack_required === 1 };
+  if (r.subject !== null) m.subject = r.subject;
+  if (r.about !== null) m.about = r.about;
+  return m;
+}

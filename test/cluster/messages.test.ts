@@ -1,0 +1,80 @@
+// Messages and hand-over across two real daemons on one PostgreSQL database (SPEC §13,
+// docs/messages.md, "Several daemons"): a message sent on one is read on the other; a read
+// blocked on one is woken by a send on the other (the waiter in the shared lines, the grant
+// through `grants` and a NOTIFY); a lock, claim and slot held on one are handed over on the
+// other, and the old token stops working on both. Skipped without a server (AIRLOCK_TEST_PG).
+import { expect, setDefaultTimeout, test } from "bun:test";
+import type { DaemonProcess } from "../helpers/daemon.ts";
+import { useCluster } from "../helpers/cluster.ts";
+import { describePg } from "../helpers/pg.ts";
+import { until } from "../helpers/until.ts";
+
+setDefaultTimeout(60_000);
+
+async function readers(d: DaemonProcess, agentId: string): Promise<number> {
+  const inboxes = ((await d.rpc("airlock/status")).result.inboxes ?? []) as { agent_id: string; reading: number }[];
+  return inboxes.find((i) => i.agent_id === agentId)?.reading ?? 0;
+}
+
+describePg("messages on two daemons sharing a store", () => {
+  const c = useCluster(2);
+
+  test("a message sent on one daemon is read on the other, and the typo guard sees agents of both", async () => {
+    const [one, two] = c.daemons as [DaemonProcess, DaemonProcess];
+    await two.call("register_agent", { agent_id: "reader-1", ttl_seconds: 300 });
+    const sent = await one.call("send_message", { from: "writer", to: ["reader-1"], body: "from daemon one" });
+    expect(sent.isError).toBeUndefined();
+    const r = await two.call("read_messages", { agent_id: "reader-1" });
+    expect(r.messages.map((m: any) => [m.id, m.from, m.body])).toEqual([[sent.message_id, "writer", "from daemon one"]]);
+    expect((await one.call("read_messages", { agent_id: "reader-1", peek: true })).unread).toBe(0);
+    expect((await one.call("send_message", { from: "writer", to: ["nobody-anywhere"], body: "x" })).error).toContain("unknown agent");
+  });
+
+  test("a read blocked on one daemon is woken by a send on the other", async () => {
+    const [one, two] = c.daemons as [DaemonProcess, DaemonProcess];
+    await one.call("register_agent", { agent_id: "reader-2", ttl_seconds: 300 });
+    const t0 = Date.now();
+    const reading = one.call("read_messages", { agent_id: "reader-2", wait_seconds: 30 });
+    // The other daemon sees the blocked read in the shared lines before it sends.
+    await until("daemon two to see the blocked read", async () => (await readers(two, "reader-2")) === 1, 10_000);
+    const sent = await two.call("send_message", { from: "writer", to: ["reader-2"], body: "from daemon two" });
+    const r = await reading;
+    expect(r.messages.map((m: any) => [m.id, m.body])).toEqual([[sent.message_id, "from daemon two"]]);
+    expect(Date.now() - t0).toBeLessThan(25_000);
+  });
+
+  test("a lock, a claim and a slot held on one daemon are handed over on the other", async () => {
+    const [one, two] = c.daemons as [DaemonProcess, DaemonProcess];
+    await one.call("register_agent", { agent_id: "giver", ttl_seconds: 300 });
+    await two.call("register_agent", { agent_id: "taker", ttl_seconds: 300 });
+    const g = await one.call("lock_resource", { name: "cluster-handed", agent_id: "giver", ttl_seconds: 60 });
+    const h = await two.call("hand_over", { token: g.lock_token, to_agent: "taker", note: "yours" });
+    expect(h).toMatchObject({ handed_over: true, to_agent: "taker", resource: "lock:cluster-handed" });
+    expect(h.fence).toBeGreaterThan(g.fence);
+    expect(await one.call("unlock_resource", { name: "cluster-handed", lock_token: g.lock_token })).toEqual({ released: false });
+
+    const claim = await one.call("claim_paths", { agent_id: "giver", paths: ["src/**"], room: "cluster-room" });
+    const hc = await two.call("hand_over", { token: claim.claim_token, to_agent: "taker" });
+    expect(hc.fence).toBeGreaterThan(claim.fence);
+    // Daemon one's index follows the move: the claim is taker's there too.
+    expect((await one.call("check_paths", { paths: ["src/a.ts"], room: "cluster-room", agent_id: "giver" })).conflicts.map((x: any) => x.held_by)).toEqual(["taker"]);
+    expect(await one.call("release_paths", { claim_token: claim.claim_token })).toEqual({ released: false });
+
+    await one.call("configure_pool", { pool: "cluster-pool", capacity: 1, expected_version: 0, author: "test", reason: "test" });
+    const slot = await one.call("acquire_slot", { agent_id: "giver", pool: "cluster-pool" });
+    const hs = await two.call("hand_over", { token: slot.slot_token, to_agent: "taker" });
+    expect(hs.fence).toBeGreaterThan(slot.fence);
+    expect(await one.call("release_slot", { slot_token: slot.slot_token })).toEqual({ released: false });
+
+    const got = (await one.call("read_messages", { agent_id: "taker" })).messages;
+    expect(got.map((m: any) => [m.from, m.about])).toEqual([
+      ["giver", "lock:cluster-handed"],
+      ["giver", "path:cluster-room:src/**"],
+      ["giver", "pool:cluster-pool"],
+    ]);
+    expect(got[0].body).toContain(h.token);
+    expect(await one.call("unlock_resource", { name: "cluster-handed", lock_token: h.token })).toEqual({ released: true });
+    expect(await one.call("release_paths", { claim_token: hc.token })).toEqual({ released: true });
+    expect(await one.call("release_slot", { slot_token: hs.token })).toEqual({ released: true });
+  });
+});

@@ -3,6 +3,7 @@
 // when its client hangs up.
 import { expect, test } from "bun:test";
 import { useDaemon } from "../helpers/daemon.ts";
+import { until } from "../helpers/until.ts";
 
 const d = useDaemon();
 const V = "2026-07-28";
@@ -58,4 +59,23 @@ test("a listen stream is pushed a change another client makes, and ends when its
   await d.call("unlock_resource", { name: "pushed", lock_token: lock.lock_token });
   // The daemon goes on serving both eras after the stream is gone.
   expect((await d.rpc("airlock/status")).result.eras).toEqual({ "2025": 4, [V]: 3 }); // this file: call, discover, listen; the recipe, lock, unlock, this read
+});
+
+test("closing a blocked modern tools/call's response cancels the call: its waiter is detached and gets no grant", async () => {
+  const held = await d.call("lock_resource", { name: "hung-up", agent_id: "holder" });
+  const ac = new AbortController();
+  const blocked = modernPost("tools/call", { name: "lock_resource", arguments: { name: "hung-up", agent_id: "leaver", wait_seconds: 30 } }, 9, ac.signal).catch(() => "closed");
+  const waiters = async () => ((await d.call("list_locks")) as any[]).find((l) => l.name === "hung-up")?.waiters ?? [];
+  await until("the modern call to block", async () => (await waiters())[0]?.blocked === true);
+  ac.abort();
+  expect(await blocked).toBe("closed");
+  // Detached at once (it keeps its place with a wake_token, like a 2025 call whose client left)...
+  await until("the waiter to be detached", async () => (await waiters())[0]?.blocked === false);
+  // ...so the release passes it over: the lock is free, not handed to a caller that is gone.
+  await d.call("unlock_resource", { name: "hung-up", lock_token: held.lock_token });
+  const next = await d.call("lock_resource", { name: "hung-up", agent_id: "third" });
+  expect(next.locked).toBe(true);
+  const feed = await d.call("watch_changes", { since_revision: 0, kinds: ["lock."], limit: 500 });
+  const grants = feed.changes.filter((c: any) => c.resource === "hung-up" && c.kind === "lock.granted").map((c: any) => c.agent_id);
+  expect(grants).toEqual(["holder", "third"]);
 });

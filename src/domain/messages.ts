@@ -228,6 +228,21 @@ export class Messages {
     });
   }
 
+  /**
+   * Marks these messages of the agent's inbox unread again (not acked ones): a read whose answer
+   * never reached the agent (a call task's result left unfetched) hands its messages back.
+   */
+  async markUnread(agentId: string, ids: readonly number[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    return this.c.tx(function* () {
+      let n = 0;
+      for (const id of ids) {
+        n += (yield* run("UPDATE message_recipients SET read_at = NULL WHERE agent_id = ? AND message_id = ? AND acked_at IS NULL", agentId, id)).changes;
+      }
+      return n;
+    });
+  }
+
   /** Whether this agent ever had a message (it is seen as long as its inbox keeps one). */
   *knows(agentId: string): Tx<boolean> {
     return (yield* get("SELECT 1 AS x FROM message_recipients WHERE agent_id = ? LIMIT 1", agentId)) !== null;

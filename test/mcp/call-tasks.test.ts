@@ -92,6 +92,21 @@ describe("a call task", () => {
     await until(async () => ((await a.call("list_path_claims", {})) as any[]).length === 0, "the claim handed back");
     await until(async () => ((await a.call("list_tasks", { queue: "q" })) as any[]).find((x) => x.id === id)?.state === "pending", "the task requeued");
   });
+
+  test("unfetched, a read_messages task hands its messages back: unread again", async () => {
+    const a = await makeApp();
+    await a.call("register_agent", { agent_id: "A", ttl_seconds: 3600 });
+    await a.call("register_agent", { agent_id: "B", ttl_seconds: 3600 });
+    const t = await taskCall(rpcOf(a), "read_messages", { agent_id: "B", wait_seconds: 600 });
+    expect(t.resultType).toBe("task");
+    await a.call("send_message", { from: "A", to: ["B"], body: "your turn" });
+    // The task's read marked it read...
+    await until(async () => (await a.call("read_messages", { agent_id: "B", peek: true })).unread === 0, "the task to read the message");
+    // ...and its result is never fetched: at its ttl the message is B's to read again.
+    a.clock.advance(CALL_TASK_TTL_MS);
+    await until(async () => (await a.call("read_messages", { agent_id: "B", peek: true })).unread === 1, "the message handed back");
+    expect((await a.call("read_messages", { agent_id: "B" })).messages.map((m: any) => m.body)).toEqual(["your turn"]);
+  });
 });
 
 describe("without the extension", () => {

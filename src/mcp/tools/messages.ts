@@ -110,6 +110,12 @@ export const messageTools = [
       );
       return { messages: r.messages.map(messageView), unread: r.unread };
     },
+    async handBack(r, a, { kernel }) {
+      // A read whose answer never reached the agent: what it marked read is unread again.
+      if (a.peek || !Array.isArray(r.messages)) return;
+      const ids = r.messages.map((m: { id?: unknown }) => m.id).filter((id): id is number => typeof id === "number");
+      await kernel.messages.markUnread(a.agent_id, ids);
+    },
   }),
 
   defineTool({

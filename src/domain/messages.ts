@@ -20,6 +20,10 @@ import type { Journal } from "./journal.ts";
 import type { Presence } from "./presence.ts";
 import type { HandedOver, Primitive } from "./primitive.ts";
 import type { WaitQueue } from "./wait.ts";
+import { type Message, type MessageRow, toMessage } from "./message-rows.ts";
+import { Delivery } from "./delivery.ts";
+
+export type { Message };
 import type { Outcome } from "./waiter.ts";
 
 // SPEC §13's limits: a message is a note between agents, not a file or a log.
@@ -55,19 +59,6 @@ export interface Sent {
   threadId: string;
 }
 
-export interface Message {
-  id: number;
-  from: string;
-  to: string[];
-  subject?: string;
-  body: string;
-  about?: string;
-  threadId: string;
-  /** When it was sent (ms). */
-  at: number;
-  ackRequired: boolean;
-}
-
 export interface ReadRequest {
   agentId: string;
   unreadOnly: boolean;
@@ -91,21 +82,11 @@ export interface HandOverResult {
   messageId: number;
 }
 
-interface MessageRow {
-  id: number;
-  from_agent: string;
-  recipients: string;
-  subject: string | null;
-  body: string;
-  about: string | null;
-  thread: string | null;
-  ack_required: number;
-  sent_at: number;
-}
-
 export class Messages {
   /** Blocked read_messages calls, one line per recipient; no wake_token, a returned reader calls again. */
   readonly waits: WaitQueue<Record<string, never>, true>;
+  /** The hooks' delivery into the model (delivery.ts): once each, a stop held once. */
+  readonly delivery: Delivery;
   private sinceCountCheck = 0;
 
   constructor(
@@ -116,6 +97,7 @@ export class Messages {
     private readonly primitives: () => readonly Primitive[],
   ) {
     this.waits = c.waitQueue("message", 0);
+    this.delivery = new Delivery(c, primitives);
   }
 
   /** At start: the retention's timer. */
@@ -394,11 +376,4 @@ function checkBody(field: string, body: string): void {
 function reSubject(subject: string | null): string | undefined {
   if (subject === null) return undefined;
   return (subject.startsWith("Re: ") ? subject : `Re: ${subject}`).slice(0, MAX_SUBJECT_CHARS);
-}
-
-function toMessage(r: MessageRow): Message {
-  const m: Message = { id: r.id, from: r.from_agent, to: JSON.parse(r.recipients) as string[], body: r.body, threadId: r.thread ?? String(r.id), at: r.sent_at, ackRequired: r.ack_required === 1 };
-  if (r.subject !== null) m.subject = r.subject;
-  if (r.about !== null) m.about = r.about;
-  return m;
 }

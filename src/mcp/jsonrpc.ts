@@ -10,6 +10,7 @@ import { type CallTaskRunner, taskMethod } from "./call-tasks.ts";
 import { INSTRUCTIONS } from "./instructions.ts";
 import { type ListenContext, openListen } from "./listen.ts";
 import { checkEnvelope, DISCOVER_RESULT, type Era, isModern, MISSING_CLIENT_CAPABILITY, MODERN_VERSION, modernErrorBody, modernResult, TASKS_EXTENSION_ID, TOOLS_LIST_RESULT } from "./modern.ts";
+import { deliverMethod } from "./deliver.ts";
 import { runTool } from "./run-tool.ts";
 import { TOOL_LIST, TOOLS_BY_NAME } from "./tools/index.ts";
 import { NEWEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS } from "./versions.ts";
@@ -137,8 +138,9 @@ export async function dispatch(bodyText: string, ctx: DispatchContext): Promise<
     case "tools/call":
       return reply(rid, await runTool(ctx.kernel, params.name, params.arguments, ctx.signal));
     default: {
-      const own = await airlockMethod(method, ctx);
+      const own = await airlockMethod(method, params, ctx);
       if (own === NO_DASHBOARD) return failure(rid, METHOD_NOT_FOUND, "this daemon serves no dashboard");
+      if (own instanceof InvalidParams) return failure(rid, INVALID_PARAMS, `invalid params: ${own.message}`);
       if (own !== undefined) return reply(rid, own);
       if (method.startsWith("notifications/")) return { kind: "accepted" };
       return failure(rid, METHOD_NOT_FOUND, `method not found: ${method}`);
@@ -148,11 +150,16 @@ export async function dispatch(bodyText: string, ctx: DispatchContext): Promise<
 
 const NO_DASHBOARD = Symbol("no dashboard");
 
+/** One of our methods refused its params. */
+class InvalidParams {
+  constructor(readonly message: string) {}
+}
+
 /**
  * Our own methods (not MCP), served in both eras: in a modern request they pass the same
  * envelope checks and get a resultType like any result. Undefined: not one of ours.
  */
-async function airlockMethod(method: string, ctx: DispatchContext): Promise<unknown> {
+async function airlockMethod(method: string, params: Record<string, unknown>, ctx: DispatchContext): Promise<unknown> {
   switch (method) {
     case "airlock/status":
       // What `airlock status` and `airlock watch` show, with waiters and queue depth, and how
@@ -165,6 +172,11 @@ async function airlockMethod(method: string, ctx: DispatchContext): Promise<unkn
       // Which daemon answers, and in which PID namespace its pids mean something.
       // `airlock run` compares the namespace with its own before it binds a slot to a pid.
       return { pid: process.pid, pid_namespace: pidNamespace(), version: VERSION };
+    case "airlock/deliver": {
+      // The hooks' delivery of unread messages into the model, once each (src/mcp/deliver.ts).
+      const out = await deliverMethod(ctx.kernel, params);
+      return "error" in out ? new InvalidParams(out.error) : out.result;
+    }
     case "airlock/memory":
       // The daemon's memory after a full collection, for leak checks (test/reliability/soak).
       return memoryAfterCollection();
@@ -219,8 +231,9 @@ async function dispatchModern(rid: Id, method: string, params: Record<string, un
       return modernFailure(rid, stream.status, stream.code, stream.message, stream.data);
     }
     default: {
-      const own = await airlockMethod(method, ctx);
+      const own = await airlockMethod(method, params, ctx);
       if (own === NO_DASHBOARD) return modernFailure(rid, 404, METHOD_NOT_FOUND, "this daemon serves no dashboard");
+      if (own instanceof InvalidParams) return modernFailure(rid, 200, INVALID_PARAMS, `invalid params: ${own.message}`);
       if (own !== undefined) return modernReply(rid, own);
       // initialize, ping, logging/setLevel, resources/subscribe... do not exist in this era.
       return modernFailure(rid, 404, METHOD_NOT_FOUND, `method not found: ${method}`);

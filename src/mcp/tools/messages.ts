@@ -43,7 +43,7 @@ function resolvedAbout(about: string): string {
   return `path:${where.room}:${where.paths[0]}`;
 }
 
-function messageView(m: Message) {
+export function messageView(m: Message) {
   return compact({
     id: m.id,
     from: m.from,

@@ -18,6 +18,7 @@ import {
   readStdin,
   runHook,
 } from "../clients/hooks/shared.ts";
+import type { DeliverResult } from "../clients/hooks/inbox.ts";
 import type { Snapshot } from "../domain/snapshot.ts";
 import { PORT_ARG, rpc } from "./client.ts";
 
@@ -32,6 +33,7 @@ function daemonDeps(port: string | undefined): HookDeps {
       return value;
     },
     status: async () => (await rpc("airlock/status", {}, o, DAEMON_TIMEOUT_MS)) as Snapshot,
+    deliver: async (agentId, point, held) => (await rpc("airlock/deliver", { agent_id: agentId, point, held }, o, DAEMON_TIMEOUT_MS)) as DeliverResult,
   };
 }
 

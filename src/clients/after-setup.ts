@@ -44,11 +44,17 @@ export function checkHookCommand(client: Client, ctx: SetupContext): StepReport 
 /** Where setup remembers which hook-trust entries (key → hash) it had Codex write. */
 const trustStateKey = (configFile: string) => `codex-hook-trust:${configFile}`;
 
-const EVENT_NAMES: Record<string, string> = { sessionStart: "SessionStart", preToolUse: "PreToolUse", stop: "Stop" };
+const EVENT_NAMES: Record<string, string> = {
+  sessionStart: "SessionStart",
+  preToolUse: "PreToolUse",
+  postToolUse: "PostToolUse",
+  userPromptSubmit: "UserPromptSubmit",
+  stop: "Stop",
+};
 const shortHash = (h: string) => (h.length > 23 ? `${h.slice(0, 23)}…` : h);
 
 function hookLine(h: CodexHook): string {
-  return `  ${(EVENT_NAMES[h.eventName] ?? h.eventName).padEnd(12)} ${h.trustStatus.padEnd(9)} ${h.command}  ${shortHash(h.currentHash)}`;
+  return `  ${(EVENT_NAMES[h.eventName] ?? h.eventName).padEnd(16)} ${h.trustStatus.padEnd(9)} ${h.command}  ${shortHash(h.currentHash)}`;
 }
 
 /** Codex's own hook trust for the hooks setup wrote (or, with remove, takes ours out again). */
@@ -76,7 +82,7 @@ export async function codexTrust(ctx: SetupContext, o: { remove: boolean; dryRun
     }
   }
   const codex = (o.which ?? Bun.which)("codex");
-  const how = "open /hooks in Codex and trust the three airlock hooks";
+  const how = "open /hooks in Codex and trust the five airlock hooks";
   if (!codex) {
     return {
       info: [],

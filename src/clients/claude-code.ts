@@ -40,6 +40,9 @@ export const PERMISSION_RULE = "mcp__airlock";
 const HOOKS: { event: string; matcher?: string; hook: HookEvent }[] = [
   { event: "SessionStart", matcher: SESSION_START_MATCHER, hook: "session-start" },
   { event: "PreToolUse", matcher: EDIT_MATCHER, hook: "pre-edit" },
+  // Every tool and every prompt: other agents' messages reach the model at the next one.
+  { event: "PostToolUse", hook: "post-tool" },
+  { event: "UserPromptSubmit", hook: "prompt" },
   { event: "Stop", hook: "stop" },
 ];
 

@@ -17,7 +17,7 @@ import { POLICY_MARKER, policyText } from "./policy.ts";
 
 /** The name of our MCP server entry in every client: v2's configs use it too. */
 export const SERVER_KEY = "airlock";
-export const HOOK_EVENTS = ["session-start", "pre-edit", "stop"] as const;
+export const HOOK_EVENTS = ["session-start", "pre-edit", "post-tool", "prompt", "stop"] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
 export interface SetupContext {

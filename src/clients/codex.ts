@@ -50,6 +50,9 @@ export interface HookSpec {
 const HOOKS: HookSpec[] = [
   { event: "SessionStart", hook: "session-start" },
   { event: "PreToolUse", matcher: CODEX_EDIT_MATCHER, hook: "pre-edit" },
+  // Every tool and every prompt: other agents' messages reach the model at the next one.
+  { event: "PostToolUse", hook: "post-tool" },
+  { event: "UserPromptSubmit", hook: "prompt" },
   { event: "Stop", hook: "stop" },
 ];
 

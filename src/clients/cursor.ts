@@ -35,6 +35,8 @@ export const CURSOR_EDIT_MATCHER = CURSOR_EDIT_TOOLS.join("|");
 const HOOKS: { event: string; matcher?: string; hook: HookEvent }[] = [
   { event: "sessionStart", hook: "session-start" },
   { event: "preToolUse", matcher: CURSOR_EDIT_MATCHER, hook: "pre-edit" },
+  // Every tool: other agents' messages reach the model at the next tool boundary.
+  { event: "postToolUse", hook: "post-tool" },
   { event: "stop", hook: "stop" },
 ];
 

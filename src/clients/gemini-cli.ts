@@ -18,6 +18,9 @@ export const GEMINI_EDIT_MATCHER = GEMINI_EDIT_TOOLS.join("|");
 const HOOKS: HookSpec[] = [
   { event: "SessionStart", hook: "session-start", extra: { name: "airlock-session-start" } },
   { event: "BeforeTool", matcher: GEMINI_EDIT_MATCHER, hook: "pre-edit", extra: { name: "airlock-pre-edit" } },
+  // Every tool and every prompt: other agents' messages reach the model at the next one.
+  { event: "AfterTool", hook: "post-tool", extra: { name: "airlock-post-tool" } },
+  { event: "BeforeAgent", hook: "prompt", extra: { name: "airlock-prompt" } },
   { event: "AfterAgent", hook: "stop", extra: { name: "airlock-stop" } },
 ];
 

@@ -55,7 +55,7 @@ const settingsFor = (cmd: string) => {
   const hookGroup = hookGroupOf(cmd);
   return `${JSON.stringify(
     {
-      hooks: { SessionStart: [hookGroup("session-start", "startup|resume|clear|compact")], PreToolUse: [hookGroup("pre-edit", "Edit|Write|MultiEdit|NotebookEdit")], Stop: [hookGroup("stop")] },
+      hooks: { SessionStart: [hookGroup("session-start", "startup|resume|clear|compact")], PreToolUse: [hookGroup("pre-edit", "Edit|Write|MultiEdit|NotebookEdit")], PostToolUse: [hookGroup("post-tool")], UserPromptSubmit: [hookGroup("prompt")], Stop: [hookGroup("stop")] },
       permissions: { allow: ["mcp__airlock"] },
     },
     null,

@@ -26,7 +26,7 @@ const read = (p: string) => readFileSync(p, "utf8");
 const EXPECTED_CONFIG = `[mcp_servers]\nairlock = { url = "http://127.0.0.1:27183/", bearer_token_env_var = "AIRLOCK_TOKEN", default_tools_approval_mode = "approve" }\n`;
 
 const group = (event: string, matcher?: string) => ({ ...(matcher ? { matcher } : {}), hooks: [{ type: "command", command: `airlock hook codex ${event}` }] });
-const EXPECTED_HOOKS = `${JSON.stringify({ hooks: { SessionStart: [group("session-start")], PreToolUse: [group("pre-edit", CODEX_EDIT_MATCHER)], Stop: [group("stop")] } }, null, 2)}\n`;
+const EXPECTED_HOOKS = `${JSON.stringify({ hooks: { SessionStart: [group("session-start")], PreToolUse: [group("pre-edit", CODEX_EDIT_MATCHER)], PostToolUse: [group("post-tool")], UserPromptSubmit: [group("prompt")], Stop: [group("stop")] } }, null, 2)}\n`;
 
 const USER_TOML = `# My Codex config
 model = "gpt-5-codex" # the default model
@@ -162,7 +162,7 @@ describe("airlock setup codex", () => {
     expect(new RegExp(CODEX_EDIT_MATCHER).test("apply_patch")).toBe(true);
     expect(new RegExp(CODEX_EDIT_MATCHER).test("Bash")).toBe(false);
     expect(codexHook.editTargets({ tool_name: "apply_patch", tool_input: { command: "*** Begin Patch\n*** Add File: a.ts\n+x\n*** End Patch" } })).toEqual(["a.ts"]);
-    expect(codexHook.events).toEqual(["session-start", "pre-edit", "stop"]);
+    expect(codexHook.events).toEqual(["session-start", "pre-edit", "post-tool", "prompt", "stop"]);
   });
 
   test("--dry-run returns the diff and writes nothing", async () => {

@@ -25,6 +25,7 @@ const EXPECTED_HOOKS = `${JSON.stringify(
     hooks: {
       sessionStart: [{ command: "airlock hook cursor session-start" }],
       preToolUse: [{ command: "airlock hook cursor pre-edit", matcher: CURSOR_EDIT_MATCHER }],
+      postToolUse: [{ command: "airlock hook cursor post-tool" }],
       stop: [{ command: "airlock hook cursor stop" }],
     },
   },

@@ -28,6 +28,8 @@ const group = (event: string, name: string, matcher?: string) => ({
 const HOOKS = {
   SessionStart: [group("session-start", "airlock-session-start")],
   BeforeTool: [group("pre-edit", "airlock-pre-edit", "write_file|replace")],
+  AfterTool: [group("post-tool", "airlock-post-tool")],
+  BeforeAgent: [group("prompt", "airlock-prompt")],
   AfterAgent: [group("stop", "airlock-stop")],
 };
 const expectedSettings = (authorization?: string) =>
@@ -110,7 +112,7 @@ describe("airlock setup gemini-cli", () => {
     expect(GEMINI_EDIT_MATCHER).toBe("write_file|replace");
     for (const tool of GEMINI_EDIT_TOOLS) expect(new RegExp(GEMINI_EDIT_MATCHER).test(tool)).toBe(true);
     expect(geminiHook.editTargets({ tool_name: "write_file", tool_input: { file_path: "src/a.ts" } })).toEqual(["src/a.ts"]);
-    expect(geminiHook.events).toEqual(["session-start", "pre-edit", "stop"]);
+    expect(geminiHook.events).toEqual(["session-start", "pre-edit", "post-tool", "prompt", "stop"]);
   });
 
   test("--dry-run returns the diff and writes nothing", async () => {

@@ -90,7 +90,7 @@ function pathFor(o: { codex: boolean; airlockShim?: boolean }): string {
 
 describe("airlock setup codex with the real Codex CLI", () => {
   test.skipIf(!CODEX)(
-    "setup trusts the three hooks through codex app-server, shows them, and --remove takes the trust out again",
+    "setup trusts the five hooks through codex app-server, shows them, and --remove takes the trust out again",
     async () => {
       const home = mkdtempSync(join(tmpdir(), "airlock-codex-e2e-"));
       const codexHome = join(home, ".codex");
@@ -102,11 +102,11 @@ describe("airlock setup codex with the real Codex CLI", () => {
       expect(r.stderr).not.toContain("WARNING");
       expect(r.code).toBe(0);
       expect(r.stdout).toContain("Codex hook trust (written by codex app-server into");
-      for (const e of ["SessionStart", "PreToolUse", "Stop"]) expect(r.stdout).toMatch(new RegExp(`${e}\\s+trusted\\s+.*hook codex .*sha256:`));
+      for (const e of ["SessionStart", "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"]) expect(r.stdout).toMatch(new RegExp(`${e}\\s+trusted\\s+.*hook codex .*sha256:`));
 
       // Codex itself now reports them trusted.
       const hooks = await listCodexHooks({ codex: CODEX!, cwd: home, hooksFile: join(codexHome, "hooks.json"), env: { ...process.env, ...env } });
-      expect(hooks.map((h) => [h.eventName, h.trustStatus]).sort()).toEqual([["preToolUse", "trusted"], ["sessionStart", "trusted"], ["stop", "trusted"]]);
+      expect(hooks.map((h) => [h.eventName, h.trustStatus]).sort()).toEqual([["postToolUse", "trusted"], ["preToolUse", "trusted"], ["sessionStart", "trusted"], ["stop", "trusted"], ["userPromptSubmit", "trusted"]]);
       expect(readFileSync(join(codexHome, "config.toml"), "utf8")).toContain('trusted_hash = "sha256:');
 
       // A second run finds them trusted and writes nothing.
@@ -115,7 +115,7 @@ describe("airlock setup codex with the real Codex CLI", () => {
 
       const rm = await runCli(["setup", "codex", "--remove"], env, 90_000);
       expect(rm.code).toBe(0);
-      expect(rm.stdout).toContain("Removed Codex's trust of 3 airlock hook(s)");
+      expect(rm.stdout).toContain("Removed Codex's trust of 5 airlock hook(s)");
       expect(readFileSync(join(codexHome, "config.toml"), "utf8")).toBe(userToml);
     },
     180_000,
@@ -131,7 +131,7 @@ describe("airlock setup codex with the real Codex CLI", () => {
       expect((await runCli(["setup", "codex"], env, 90_000)).code).toBe(0);
       const config = join(codexHome, "config.toml");
       const entries = [...readFileSync(config, "utf8").matchAll(/\[hooks\.state\."([^"]+)"\]\ntrusted_hash = "([^"]+)"/g)];
-      expect(entries.length).toBe(3);
+      expect(entries.length).toBe(5);
       // The user puts a hook group of their own first, so the key setup trusted now names the
       // user's hook, and the user trusts it in /hooks: the entry holds the user's hash now.
       const [, key, ours] = entries.find((e) => e[1]!.includes("pre"))!;
@@ -145,7 +145,7 @@ describe("airlock setup codex with the real Codex CLI", () => {
 
       const rm = await runCli(["setup", "codex", "--remove"], env, 90_000);
       expect(rm.code).toBe(0);
-      expect(rm.stdout).toContain("Removed Codex's trust of 2 airlock hook(s)");
+      expect(rm.stdout).toContain("Removed Codex's trust of 4 airlock hook(s)");
       const left = readFileSync(config, "utf8");
       expect(left).toContain(`[hooks.state."${key}"]\ntrusted_hash = "${users}"`);
       expect(left).not.toContain(ours!);
@@ -165,9 +165,18 @@ describe("airlock setup codex with the real Codex CLI", () => {
       // A model provider that never answers: SessionStart runs before the first model request.
       const provider = `model_provider = "dead"\n\n[model_providers.dead]\nname = "dead"\nbase_url = "http://127.0.0.1:1/v1"\nenv_key = "DEAD_KEY"\nwire_api = "responses"\nsupports_websockets = false\n`;
       writeFileSync(join(codexHome, "config.toml"), provider);
-      // Stands in for the daemon: records that a hook asked it something.
+      // Stands in for the daemon: records that the SessionStart hook asked it for the status (the
+      // prompt hook that Codex runs next asks for messages, and may still be on its way when the
+      // first run is killed: it must not count for the second).
       let asked = 0;
-      const daemon = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => (asked++, new Response("{}", { status: 503 })) });
+      const daemon = Bun.serve({
+        hostname: "127.0.0.1",
+        port: 0,
+        fetch: async (req) => {
+          if ((await req.text()).includes("airlock/status")) asked++;
+          return new Response("{}", { status: 503 });
+        },
+      });
       const env = { HOME: home, AIRLOCK_HOME: join(home, ".airlock"), AIRLOCK_PORT: String(daemon.port), CODEX_HOME: codexHome, PATH: pathFor({ codex: true }) };
       const exec = async (waitMs: number): Promise<{ asked: number; ms: number }> => {
         asked = 0;

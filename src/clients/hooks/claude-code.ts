@@ -11,6 +11,9 @@
 // - Stop: {"decision":"block","reason":"..."} "prevents Claude from stopping. You must populate
 //   reason for Claude to know how to proceed." stop_hook_active is true when Claude is already
 //   continuing because of a stop hook: check it "to prevent Claude Code from running indefinitely".
+// - PostToolUse (every tool: no matcher) and UserPromptSubmit: {"hookSpecificOutput":
+//   {"hookEventName":"PostToolUse"|"UserPromptSubmit","additionalContext":"..."}} adds the text to
+//   what Claude reads next: how other agents' messages reach the model (inbox.ts).
 // - Any event's output may carry `systemMessage`, "a warning message shown to the user": how a
 //   hook that fails open says so (the decision is unchanged).
 // - SessionStart runs on startup, resume, clear and compact (the matcher setup writes), so the
@@ -25,7 +28,7 @@ export const CLAUDE_EDIT_TOOLS = ["Edit", "Write", "MultiEdit", "NotebookEdit"] 
 export const claudeCode: HookAdapter = {
   client: "claude-code",
   docs: ["https://code.claude.com/docs/en/hooks"],
-  events: ["session-start", "pre-edit", "stop"],
+  events: ["session-start", "pre-edit", "post-tool", "prompt", "stop"],
   sessionId: (input) => str(input.session_id),
   cwd: (input) => str(input.cwd),
   editTargets(input) {

@@ -17,6 +17,9 @@
 // - SessionStart's `source` is startup, resume, clear, compact or fork (session-start.command.input
 //   in 0.171.0): a compaction starts again with source "compact", so the context is re-injected.
 //   PostCompact's output has no additionalContext, so it is not used.
+// - PostToolUse (post-tool-use output schema, every tool: no matcher) and UserPromptSubmit:
+//   {"hookSpecificOutput":{"hookEventName":"PostToolUse"|"UserPromptSubmit","additionalContext":
+//   "..."}} is added to the model's context: how other agents' messages reach it.
 // - Every output schema has `systemMessage` (shown to the user): how a fail-open is told.
 // - Codex HTML-escapes hook text, so nothing we send holds `<` or `>`.
 // - Exit 0 with no output lets the event proceed; each handler has a configurable `timeout`.
@@ -39,7 +42,7 @@ export function patchTargets(patch: string): string[] {
 export const codex: HookAdapter = {
   client: "codex",
   docs: ["https://developers.openai.com/codex/hooks", "https://github.com/openai/codex/tree/main/codex-rs/hooks/schema/generated"],
-  events: ["session-start", "pre-edit", "stop"],
+  events: ["session-start", "pre-edit", "post-tool", "prompt", "stop"],
   sessionId: (input) => str(input.session_id),
   cwd: (input) => str(input.cwd),
   editTargets(input) {
@@ -53,5 +56,6 @@ export const codex: HookAdapter = {
   sessionContext: (text) => CLAUDE_STYLE_ANSWERS.sessionContext(noAngles(text)),
   denyEdit: (message) => CLAUDE_STYLE_ANSWERS.denyEdit(noAngles(message)),
   blockStop: (reason) => CLAUDE_STYLE_ANSWERS.blockStop(noAngles(reason)),
+  context: (event, text) => CLAUDE_STYLE_ANSWERS.context(event, noAngles(text)),
   warnUser: (out, message) => CLAUDE_STYLE_ANSWERS.warnUser(out, noAngles(message)),
 };

@@ -14,6 +14,10 @@
 // - stop (input adds status and loop_count): {"followup_message":"..."} is submitted as the
 //   next user message, so the agent keeps working; Cursor caps these auto follow-ups
 //   (loop_limit, 5 by default). We send at most one: loop_count > 0 means we already did.
+// - postToolUse (every tool: no matcher): {"additional_context":"..."} is added to the
+//   conversation after the tool's result: how other agents' messages reach the model (inbox.ts).
+//   Cursor's beforeSubmitPrompt can only let a prompt through or stop it, so there is no prompt
+//   point here. (Read in Cursor's hooks page; no Cursor on this machine to run it.)
 // - Each hook has a `timeout` in hooks.json; ours answers within HOOK_DEADLINE_MS.
 import { type HookAdapter, json, obj, str } from "./shared.ts";
 
@@ -22,7 +26,7 @@ export const CURSOR_EDIT_TOOLS = ["Write", "StrReplace", "Edit", "Delete"] as co
 export const cursor: HookAdapter = {
   client: "cursor",
   docs: ["https://cursor.com/docs/hooks"],
-  events: ["session-start", "pre-edit", "stop"],
+  events: ["session-start", "pre-edit", "post-tool", "stop"],
   sessionId: (input) => str(input.conversation_id) ?? str(input.session_id),
   cwd(input) {
     const roots = Array.isArray(input.workspace_roots) ? input.workspace_roots : [];
@@ -44,6 +48,7 @@ export const cursor: HookAdapter = {
     stderr: `${message}\n`,
   }),
   blockStop: (reason) => ({ code: 0, stdout: json({ followup_message: reason }) }),
+  context: (_event, text) => ({ code: 0, stdout: json({ additional_context: text }) }),
   // Cursor documents a user-facing field only next to a permission decision (user_message), and
   // setting `permission: "allow"` would skip Cursor's own approval: the warning stays on stderr,
   // which Cursor shows in its Hooks output channel.

@@ -14,6 +14,9 @@
 // - AfterAgent (fires once per turn after the final response; the stop point):
 //   {"decision":"deny","reason":"..."} rejects the response and "is sent to the agent as a new
 //   prompt", so the agent keeps working.
+// - AfterTool (every tool: no matcher): hookSpecificOutput.additionalContext is "appended to the
+//   tool result for the agent"; BeforeAgent (after the user's prompt): "appended to the prompt for
+//   this turn only". How other agents' messages reach the model (inbox.ts).
 // - Every event's output may carry `systemMessage`, shown to the user (how a fail-open is told).
 // - Timeout: the hook's `timeout` in milliseconds, 60000 by default.
 import { type HookAdapter, json, obj, str, withJsonField } from "./shared.ts";
@@ -24,7 +27,7 @@ export const GEMINI_EDIT_TOOLS = ["write_file", "replace"] as const;
 export const geminiCli: HookAdapter = {
   client: "gemini-cli",
   docs: ["https://geminicli.com/docs/hooks/reference"],
-  events: ["session-start", "pre-edit", "stop"],
+  events: ["session-start", "pre-edit", "post-tool", "prompt", "stop"],
   sessionId: (input) => str(input.session_id),
   cwd: (input) => str(input.cwd),
   editTargets(input) {
@@ -40,6 +43,10 @@ export const geminiCli: HookAdapter = {
   sessionContext: (text) => ({ code: 0, stdout: json({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: text } }) }),
   denyEdit: (message) => ({ code: 0, stdout: json({ decision: "deny", reason: message }) }),
   blockStop: (reason) => ({ code: 0, stdout: json({ decision: "deny", reason }) }),
+  context: (event, text) => ({
+    code: 0,
+    stdout: json({ hookSpecificOutput: { hookEventName: event === "prompt" ? "BeforeAgent" : "AfterTool", additionalContext: text } }),
+  }),
   // `systemMessage` is a common output field "displayed to the user" in the terminal.
   warnUser: (out, message) => withJsonField(out, "systemMessage", message),
 };

@@ -24,8 +24,9 @@ import { errorMessage } from "../../errors.ts";
 import type { Snapshot } from "../../domain/snapshot.ts";
 import { checkoutTop, checkoutTops, readCheckout, roomOfDir } from "../../machine/repo.ts";
 import { policyText } from "../policy.ts";
+import { type Deliver, inboxText, stopWithInbox } from "./inbox.ts";
 
-export const HOOK_EVENTS = ["session-start", "pre-edit", "stop"] as const;
+export const HOOK_EVENTS = ["session-start", "pre-edit", "post-tool", "prompt", "stop"] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
 /**
@@ -76,6 +77,8 @@ export interface HookAdapter {
   sessionContext(text: string): HookOutput;
   denyEdit(message: string): HookOutput;
   blockStop(reason: string): HookOutput;
+  /** Text for the model at a tool boundary (post-tool) or with the user's prompt (prompt): other agents' messages. */
+  context(event: "post-tool" | "prompt", text: string): HookOutput;
   /** Adds a message the user sees (not the model) to an answer, keeping its decision. */
   warnUser(out: HookOutput, message: string): HookOutput;
 }
@@ -86,6 +89,8 @@ export interface HookDeps {
   tool(name: string, args: Record<string, unknown>): Promise<unknown>;
   /** airlock/status */
   status(): Promise<Snapshot>;
+  /** airlock/deliver: this session's undelivered messages, marked delivered (inbox.ts); absent, none are. */
+  deliver?: Deliver;
   /** The checkouts a file is in, innermost first (see the header); defaults to walking up for `.git`. */
   repoRoots?(file: string): string[];
   /** The room the daemon will resolve a directory to (the session summary marks it); defaults to reading git's files. */
@@ -257,7 +262,9 @@ export function othersSummary(s: Snapshot, me: string, here?: string): string {
 /** What a hook that could not do its check let through, per event. */
 const UNCHECKED: Record<HookEvent, string> = {
   "pre-edit": "The edit is allowed, NOT checked against other agents' claims",
-  stop: "Stopping is allowed, not checked for a slot offered to this agent",
+  stop: "Stopping is allowed, not checked for a slot offered to this agent or messages asking for an answer",
+  "post-tool": "Messages from other agents are not delivered until it answers",
+  prompt: "Messages from other agents are not delivered until it answers",
   "session-start": "The session starts without Airlock's coordination context",
 };
 
@@ -312,7 +319,15 @@ export async function runHook(adapter: HookAdapter, event: HookEvent, raw: strin
           );
           return { ...out, stderr: `${out.stderr ?? ""}airlock hook ${adapter.client} ${event}: ${why}\n` };
         }
-        return adapter.sessionContext(`${policy}\n\n${summary}`);
+        // Messages that came while the session was away (a resume, a compaction) come now.
+        const inbox = await inboxText(deps.deliver, agentId, "session").catch(() => "");
+        return adapter.sessionContext([policy, summary, inbox].filter((t) => t !== "").join("\n\n"));
+      }
+      case "post-tool":
+      case "prompt": {
+        if (!agentId) return failOpen(adapter, event, "malformed input: no session id in the hook JSON");
+        const inbox = await inboxText(deps.deliver, agentId, event === "prompt" ? "prompt" : "tool");
+        return inbox ? adapter.context(event, inbox) : adapter.allow(event);
       }
       case "pre-edit": {
         const targets = adapter.editTargets(input);
@@ -341,8 +356,8 @@ export async function runHook(adapter: HookAdapter, event: HookEvent, raw: strin
         const offers = pools.flatMap((p) =>
           p.waiters.filter((w) => w.agent_id === agentId && w.state === "offered").map((w) => ({ pool: p.pool, expires: w.offer_expires_in_seconds })),
         );
-        if (offers.length === 0) return adapter.allow(event);
-        return adapter.blockStop(offerReason(agentId, offers));
+        const reason = await stopWithInbox(deps.deliver, agentId, offers.length ? offerReason(agentId, offers) : undefined);
+        return reason === undefined ? adapter.allow(event) : adapter.blockStop(reason);
       }
     }
   } catch (err) {
@@ -372,7 +387,7 @@ export function withJsonField(out: HookOutput, key: string, value: unknown): Hoo
  * denials under hookSpecificOutput, a blocked stop as {decision:"block", reason}, and
  * stop_hook_active as the loop guard.
  */
-export const CLAUDE_STYLE_ANSWERS: Pick<HookAdapter, "stopAlreadyContinued" | "allow" | "sessionContext" | "denyEdit" | "blockStop" | "warnUser"> = {
+export const CLAUDE_STYLE_ANSWERS: Pick<HookAdapter, "stopAlreadyContinued" | "allow" | "sessionContext" | "denyEdit" | "blockStop" | "context" | "warnUser"> = {
   stopAlreadyContinued: (input) => input.stop_hook_active === true,
   allow: () => ({ code: 0 }),
   sessionContext: (text) => ({ code: 0, stdout: json({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: text } }) }),
@@ -381,6 +396,12 @@ export const CLAUDE_STYLE_ANSWERS: Pick<HookAdapter, "stopAlreadyContinued" | "a
     stdout: json({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: message } }),
   }),
   blockStop: (reason) => ({ code: 0, stdout: json({ decision: "block", reason }) }),
+  // PostToolUse and UserPromptSubmit: additionalContext is added to what the model reads next
+  // (Claude Code's hooks reference; Codex 0.171.0's post-tool-use and user-prompt-submit schemas).
+  context: (event, text) => ({
+    code: 0,
+    stdout: json({ hookSpecificOutput: { hookEventName: event === "prompt" ? "UserPromptSubmit" : "PostToolUse", additionalContext: text } }),
+  }),
   // `systemMessage`: "a warning message shown to the user" (Claude Code), and the same field in
   // every Codex 0.171.0 hook output schema (session-start, pre-tool-use, stop, post-compact).
   warnUser: (out, message) => withJsonField(out, "systemMessage", message),

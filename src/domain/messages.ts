@@ -74,6 +74,16 @@ export interface ReadResult {
   unread: number;
 }
 
+/** One message in one recipient's inbox, with its state there. */
+export interface InboxEntry {
+  agentId: string;
+  message: Message;
+  read: boolean;
+  acked: boolean;
+  /** Shown to the recipient's model by its hooks. */
+  delivered: boolean;
+}
+
 export interface HandOverResult {
   toAgent: string;
   token: string;
@@ -223,6 +233,20 @@ export class Messages {
       }
       return n;
     });
+  }
+
+  /**
+   * The newest messages of every inbox, one entry per (recipient, message), newest first, with
+   * each recipient's state: what the dashboard's messages panel shows.
+   */
+  async recent(limit: number): Promise<InboxEntry[]> {
+    const rows = await this.c.read(() =>
+      all<MessageRow & { agent_id: string; read_at: number | null; acked_at: number | null; delivered_at: number | null }>(
+        "SELECT m.*, r.agent_id, r.read_at, r.acked_at, r.delivered_at FROM message_recipients r JOIN messages m ON m.id = r.message_id ORDER BY r.message_id DESC, r.agent_id LIMIT ?",
+        limit,
+      ),
+    );
+    return rows.map((r) => ({ agentId: r.agent_id, message: toMessage(r), read: r.read_at !== null, acked: r.acked_at !== null, delivered: r.delivered_at !== null }));
   }
 
   /** Whether this agent ever had a message (it is seen as long as its inbox keeps one). */

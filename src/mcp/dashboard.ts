@@ -15,6 +15,7 @@ import { changeView, statusSnapshot } from "../domain/snapshot.ts";
 import { createLog } from "../log.ts";
 import { get, run } from "../store/tx.ts";
 import page from "../ui/index.html";
+import { messageView } from "./tools/messages.ts";
 import { checkHost, type GuardOptions, isLoopbackOrigin, plain, type Transport } from "./guard.ts";
 
 const log = createLog("ui");
@@ -32,6 +33,15 @@ const FEED_BATCH = 500;
 const WAITS_SETTLE_MS = 5;
 /** The browser reconnects this soon after the stream drops (a daemon restart, say). */
 const RETRY_MS = 1000;
+
+/** The messages panel: the newest this many (recipient, message) entries. Bodies are shown, so
+ *  they stay behind the dashboard's session, never in the status snapshot or the change feed. */
+const RECENT_MESSAGES = 100;
+
+/** What /ui/api/messages answers: read_messages' shape, per recipient, with its state. */
+async function recentMessages(kernel: Kernel) {
+  return (await kernel.messages.recent(RECENT_MESSAGES)).map((e) => ({ agent_id: e.agentId, read: e.read, acked: e.acked, delivered: e.delivered, message: messageView(e.message) }));
+}
 
 const SECURITY_HEADERS = {
   "cache-control": "no-store",
@@ -186,6 +196,7 @@ export function createDashboard(o: DashboardOptions): Dashboard {
       }
       if (pathname === "/ui/api/status") return Response.json(await statusSnapshot(kernel), { headers: SECURITY_HEADERS });
       if (pathname === "/ui/api/changes") return feed(req, url);
+      if (pathname === "/ui/api/messages") return Response.json(await recentMessages(kernel), { headers: SECURITY_HEADERS });
 
       assets ??= bundle().catch((err) => {
         assets = undefined;

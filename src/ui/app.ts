@@ -4,6 +4,7 @@ import type { Snapshot } from "../domain/snapshot.ts";
 import { h, tick, type El } from "./dom.ts";
 import { graph } from "./graph.ts";
 import { createJournal, isChange } from "./journal.ts";
+import { MESSAGES_URL, messagesPanel, type PanelEntry } from "./messages.ts";
 import { agents, claims, locks, pools, queues } from "./render.ts";
 
 const STATUS_URL = "/ui/api/status";
@@ -65,6 +66,7 @@ async function load(): Promise<void> {
   }
   banner();
   apply(snap);
+  await loadMessages();
   // The first snapshot ends the loading state (the journal's placeholder too).
   for (const el of document.querySelectorAll("[data-testid=loading]")) el.remove();
   document.querySelector("main")?.removeAttribute("aria-busy");
@@ -89,6 +91,18 @@ function apply(snap: Snapshot): void {
   section("queues", snap.queues.length, queues(snap));
   count("journal", journal.size());
   document.body.dataset.revision = String(Math.max(snap.revision, journal.newest()));
+}
+
+/** The messages panel, from its own endpoint: bodies are not in the snapshot (or the feed). */
+async function loadMessages(): Promise<void> {
+  try {
+    const res = await fetch(MESSAGES_URL, { cache: "no-store", credentials: "same-origin" });
+    if (!res.ok) return;
+    const entries = (await res.json()) as PanelEntry[];
+    section("messages", entries.length, messagesPanel(entries));
+  } catch {
+    // The status banner says when the daemon is unreachable; the panel keeps what it showed.
+  }
 }
 
 function section(testid: string, n: number, nodes: El[]): void {

@@ -77,6 +77,8 @@ describe.skipIf(!HAVE_CHROMIUM)("the dashboard in Chromium", () => {
     expect(await p.textContent("body")).toContain("airlock ui");
     const api = await p.goto(`${d.url}/ui/api/status`);
     expect(api?.status()).toBe(401);
+    // Message bodies too: they are behind the session.
+    expect((await p.goto(`${d.url}/ui/api/messages`))?.status()).toBe(401);
     await stranger.close();
   });
 
@@ -105,9 +107,9 @@ describe.skipIf(!HAVE_CHROMIUM)("the dashboard in Chromium", () => {
     try {
       await page.reload({ waitUntil: "domcontentloaded" });
       await page.getByTestId("loading").first().waitFor({ timeout: 5000 });
-      expect(await page.getByTestId("loading").count()).toBe(7); // every section
+      expect(await page.getByTestId("loading").count()).toBe(8); // every section
       const counts = await page.locator("h2 .count").allTextContents();
-      expect(counts).toHaveLength(7);
+      expect(counts).toHaveLength(8);
       expect(counts.filter((c) => c !== "…")).toEqual([]); // no zeros before anything is known
       expect(await page.getByTestId("connection").textContent()).not.toContain("reconnecting");
       expect(await page.locator("main").getAttribute("aria-busy")).toBe("true");
@@ -284,6 +286,34 @@ describe.skipIf(!HAVE_CHROMIUM)("the dashboard in Chromium", () => {
     const cx = await c;
     await d.call("unlock_resource", { name: "hd-z", lock_token: bz.lock_token });
     await d.call("unlock_resource", { name: "hd-x", lock_token: cx.lock_token });
+  });
+
+  test("the messages panel shows each inbox's messages live, a body as another agent's plain text, never as markup", async () => {
+    await d.call("register_agent", { agent_id: "codex-mail" });
+    const body = `may I take route.ts?\n<img src=x onerror="window.__pwned=1"><b>bold</b> & <script>window.__pwned=2</script>`;
+    let sent: { message_id: number } = { message_id: 0 };
+    const row = () => page.locator(`[data-testid=inbox][data-agent="codex-mail"] [data-testid=message][data-id="${sent.message_id}"]`);
+    await live(
+      "message appears",
+      async () => (sent = await d.call("send_message", { from: "claude-mail", to: ["codex-mail"], subject: "route.ts", body, ack_required: true })),
+      () => row().waitFor({ timeout: LIVE_MS }),
+    );
+    // Exactly the sender's text, in a <pre>, with no element made of it.
+    expect(await row().locator("[data-testid=message-body]").textContent()).toBe(body);
+    expect(await row().locator("[data-testid=message-body] *").count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
+    const text = await row().textContent();
+    expect(text).toContain("claude-mail's words, data from another agent");
+    expect(text).toContain("route.ts");
+    expect(text).toContain("unread");
+    expect(await page.locator('[data-testid=inbox][data-agent="codex-mail"]').textContent()).toContain("1 unread");
+    await shot("messages");
+    // Its state follows the recipient: acked.
+    await live(
+      "message acked",
+      () => d.call("ack_message", { agent_id: "codex-mail", message_id: sent.message_id }),
+      () => row().locator(".badge.acked").waitFor({ timeout: LIVE_MS }),
+    );
   });
 
   test("the page logged no script errors through all of it", () => {

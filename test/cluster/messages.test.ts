@@ -2,7 +2,8 @@
 // docs/messages.md, "Several daemons"): a message sent on one is read on the other; a read
 // blocked on one is woken by a send on the other (the waiter in the shared lines, the grant
 // through `grants` and a NOTIFY); a lock, claim and slot held on one are handed over on the
-// other, and the old token stops working on both. Skipped without a server (AIRLOCK_TEST_PG).
+// other, and the old token stops working on both; the hooks' delivery asked of both at once
+// never shows a message twice. Skipped without a server (AIRLOCK_TEST_PG).
 import { expect, setDefaultTimeout, test } from "bun:test";
 import type { DaemonProcess } from "../helpers/daemon.ts";
 import { useCluster } from "../helpers/cluster.ts";
@@ -41,6 +42,20 @@ describePg("messages on two daemons sharing a store", () => {
     const r = await reading;
     expect(r.messages.map((m: any) => [m.id, m.body])).toEqual([[sent.message_id, "from daemon two"]]);
     expect(Date.now() - t0).toBeLessThan(25_000);
+  });
+
+  test("the hooks' delivery asked of both daemons at once shows every message exactly once", async () => {
+    const [one, two] = c.daemons as [DaemonProcess, DaemonProcess];
+    await one.call("register_agent", { agent_id: "claude-code:both", ttl_seconds: 300 });
+    const ids: number[] = [];
+    for (let i = 0; i < 8; i++) ids.push((await two.call("send_message", { from: "writer", to: ["claude-code:both"], body: `note ${i}` })).message_id);
+    const deliver = (d: DaemonProcess) => d.rpc("airlock/deliver", { agent_id: "claude-code:both", point: "tool" });
+    const rounds = await Promise.all([deliver(one), deliver(two), deliver(one), deliver(two)]);
+    const shown = rounds.flatMap((r) => (r.result.messages as { id: number }[]).map((m) => m.id)).sort((a, b) => a - b);
+    expect(shown).toEqual(ids);
+    // Delivered, still unread, on both.
+    expect((await one.call("read_messages", { agent_id: "claude-code:both", peek: true })).unread).toBe(8);
+    expect((await deliver(two)).result.messages).toEqual([]);
   });
 
   test("a lock, a claim and a slot held on one daemon are handed over on the other", async () => {

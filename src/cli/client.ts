@@ -5,6 +5,9 @@
 import { daemonFilePath, type Endpoint, lookup, type Lookup, notDelivered, type Via } from "../config/discovery.ts";
 import { clientToken } from "../config/token.ts";
 import { AirlockError, errorMessage } from "../errors.ts";
+import { VERSION } from "../version.ts";
+
+const USER_AGENT = `airlock/${VERSION} (cli)`;
 
 export interface ClientOptions {
   port?: string | undefined;
@@ -93,7 +96,8 @@ let rpcId = 0;
 export async function rpcAt(method: string, params: unknown, o: ClientOptions = {}, timeoutMs = 65_000): Promise<{ result: unknown; endpoint: Endpoint }> {
   const c = cached(o);
   const order = c.answered ? [c.answered, ...c.lookup.candidates.filter((e) => e !== c.answered)] : c.lookup.candidates;
-  const headers: Record<string, string> = { "content-type": "application/json" };
+  // The daemon's per-client era counts (airlock/status eras_by_client) name us, not the runtime.
+  const headers: Record<string, string> = { "content-type": "application/json", "user-agent": USER_AGENT };
   const token = clientToken();
   if (token) headers.authorization = `Bearer ${token}`;
   const body = JSON.stringify({ jsonrpc: "2.0", id: ++rpcId, method, params });

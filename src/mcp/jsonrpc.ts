@@ -7,6 +7,7 @@ import { memoryAfterCollection } from "../machine/memory.ts";
 import { pidNamespace } from "../machine/process.ts";
 import { VERSION } from "../version.ts";
 import { type CallTaskRunner, taskMethod } from "./call-tasks.ts";
+import type { EraTally } from "./eras.ts";
 import { INSTRUCTIONS } from "./instructions.ts";
 import { type ListenContext, openListen } from "./listen.ts";
 import { checkEnvelope, DISCOVER_RESULT, type Era, isModern, MISSING_CLIENT_CAPABILITY, MODERN_VERSION, modernErrorBody, modernResult, TASKS_EXTENSION_ID, TOOLS_LIST_RESULT } from "./modern.ts";
@@ -74,15 +75,13 @@ const failure = (id: Id, code: number, message: string): RpcReply => ({ kind: "r
 
 export const parseErrorReply = (): RpcReply => failure(null, PARSE_ERROR, "parse error");
 
-/** JSON-RPC requests served in each era since start (airlock/status shows them). */
-export type EraCounts = Record<Era, number>;
 
 export interface DispatchContext extends ListenContext {
   /** Issues the one-time codes of airlock/ui-code. */
   dashboard?: Pick<Dashboard, "newCode"> | undefined;
   /** The request's headers: the 2026-07-28 era checks its routing headers against the body. */
   headers?: Headers | undefined;
-  eras?: EraCounts | undefined;
+  eras?: EraTally | undefined;
   /** Set by the dispatcher once the request's era is known (IFACE rule 1). */
   era?: Era;
   /** A modern request's clientCapabilities.extensions keys (empty in the 2025 era). */
@@ -117,7 +116,7 @@ export async function dispatch(bodyText: string, ctx: DispatchContext): Promise<
   const params = (m.params ?? {}) as Record<string, unknown>;
   if (isModern(method, params)) return dispatchModern(rid, method, params, ctx);
   ctx.era = "2025";
-  if (ctx.eras) ctx.eras["2025"]++;
+  ctx.eras?.count("2025", ctx.headers);
 
   switch (method) {
     case "initialize": {
@@ -164,7 +163,7 @@ async function airlockMethod(method: string, params: Record<string, unknown>, ct
     case "airlock/status":
       // What `airlock status` and `airlock watch` show, with waiters and queue depth, and how
       // many requests each protocol era has served.
-      return ctx.eras ? { ...(await statusSnapshot(ctx.kernel)), eras: { ...ctx.eras } } : await statusSnapshot(ctx.kernel);
+      return ctx.eras ? { ...(await statusSnapshot(ctx.kernel)), ...ctx.eras.view() } : await statusSnapshot(ctx.kernel);
     case "airlock/ui-code":
       // A one-time code `airlock ui` opens the dashboard with (it becomes a cookie).
       return ctx.dashboard ? ctx.dashboard.newCode() : NO_DASHBOARD;
@@ -202,7 +201,7 @@ async function dispatchModern(rid: Id, method: string, params: Record<string, un
   if ("code" in env) return { kind: "response", status: env.status, body: modernErrorBody(rid, env) };
   ctx.era = MODERN_VERSION;
   ctx.extensions = env.extensions;
-  if (ctx.eras) ctx.eras[MODERN_VERSION]++;
+  ctx.eras?.count(MODERN_VERSION, ctx.headers);
   switch (method) {
     case "server/discover":
       return { kind: "response", body: { jsonrpc: "2.0", id: rid, result: DISCOVER_RESULT } };

@@ -8,7 +8,8 @@ import { mark, TRACING } from "../trace.ts";
 import { CallTaskRunner } from "./call-tasks.ts";
 import type { Dashboard } from "./dashboard.ts";
 import { checkHost, checkRpcRequest, type GuardOptions, plain, readBody, type Transport } from "./guard.ts";
-import { dispatch, type EraCounts } from "./jsonrpc.ts";
+import { EraTally } from "./eras.ts";
+import { dispatch } from "./jsonrpc.ts";
 
 // A tool call may block 50 s; Bun's default idle timeout (10 s) would cut it. 120 s leaves
 // room for a slow client on top of the longest wait (Bun allows at most 255).
@@ -40,7 +41,7 @@ const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-
 
 export function createApp(o: AppOptions): McpApp {
   const callTasks = o.callTasks ?? new CallTaskRunner(o.kernel);
-  const eras: EraCounts = { "2025": 0, "2026-07-28": 0 };
+  const eras = new EraTally();
   const listens = new Set<() => void>();
   return {
     close() {

@@ -20,12 +20,11 @@
 // polls tasks/get, sees it completed, and starts a new model turn with a <task-notification>
 // holding the grant; the model releases the slot with the token it was given.
 //
-// Which era, from the daemon's side: airlock/status's `eras` counts requests per era. The
-// session's hooks (Airlock's own CLI) and the test's status reads speak 2025, so the counts are
-// compared over windows: before the prompt (Claude Code's MCP handshake: modern only grows by its
-// server/discover and tools/list), and between the model's first request and the one carrying
-// acquire_slot's result (the tools/call: modern grows, 2025 by at most the one status read of ours
-// that the window holds; no hook runs for an MCP tool).
+// Which era, from the daemon's side: airlock/status's `eras` counts requests per era, and
+// `eras_by_client` per User-Agent. The session's hooks (Airlock's own CLI) and the test's status
+// reads speak 2025; Claude Code's own requests (its User-Agent `claude-code/<version> (cli)`) must
+// all be modern: its handshake before the prompt (server/discover and tools/list), the tools/call
+// of acquire_slot, and tasks/get until the grant.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -84,6 +83,7 @@ type Eras = Record<string, number>;
 interface Snap {
   at: string;
   eras: Eras;
+  byClient: Record<string, Eras>;
   heavy: any;
 }
 
@@ -104,7 +104,7 @@ describe("Claude Code, interactive in a terminal: the 2026-07-28 era and a slot 
   async function status(at?: string): Promise<Snap> {
     const body = await w.daemon.rpc("airlock/status", {});
     const r = body.result;
-    const x = { at: at ?? "", eras: (r?.eras ?? {}) as Eras, heavy: r?.pools?.find((p: any) => p.pool === "heavy") };
+    const x = { at: at ?? "", eras: (r?.eras ?? {}) as Eras, byClient: (r?.eras_by_client ?? {}) as Record<string, Eras>, heavy: r?.pools?.find((p: any) => p.pool === "heavy") };
     if (at) s.snaps.push(x);
     return x;
   }
@@ -196,7 +196,7 @@ describe("Claude Code, interactive in a terminal: the 2026-07-28 era and a slot 
       [
         `session: exit ${run?.code ?? "-"}${run?.timedOut ? " (timed out)" : ""} in ${run?.ms ?? "-"} ms; harness error: ${s.error ?? "none"}`,
         `setup:\n${s.setupOut?.stdout ?? ""}`,
-        `daemon status along the way:\n${s.snaps.map((x) => `${x.at}: eras ${JSON.stringify(x.eras)} heavy ${JSON.stringify(x.heavy)}`).join("\n")}`,
+        `daemon status along the way:\n${s.snaps.map((x) => `${x.at}: eras ${JSON.stringify(x.eras)} by client ${JSON.stringify(x.byClient)} heavy ${JSON.stringify(x.heavy)}`).join("\n")}`,
         `model requests:\n${transcript(w.model.requests)}`,
         `script errors: ${w.model.errors.join("; ") || "none"}`,
         `screen (blanks dropped), last 4000 characters:\n${pty?.screen().slice(-4000) ?? ""}`,
@@ -217,11 +217,18 @@ describe("Claude Code, interactive in a terminal: the 2026-07-28 era and a slot 
   live("Claude Code speaks the 2026-07-28 era to the daemon", () => {
     // Its MCP handshake (before the prompt): server/discover and tools/list, both modern.
     expect(delta("before", "connected", MODERN)).toBeGreaterThanOrEqual(2);
-    // The tools/call of acquire_slot: modern; the 2025 count moves by one of our own status reads at most.
+    // The tools/call of acquire_slot: modern.
     expect(delta("first request", "backgrounded", MODERN)).toBeGreaterThanOrEqual(1);
-    expect(delta("first request", "backgrounded", "2025")).toBeLessThanOrEqual(1);
     // And tasks/get, which exists only in the modern era, until the grant was seen.
     expect(delta("backgrounded", "notified", MODERN)).toBeGreaterThanOrEqual(1);
+    // Every request of Claude Code's own was modern; the 2025 ones came from our hooks and reads.
+    const last = s.snaps.at(-1)!;
+    const claude = Object.entries(last.byClient).filter(([agent]) => agent.startsWith("claude-code/"));
+    expect(claude.length).toBeGreaterThanOrEqual(1);
+    for (const [, eras] of claude) {
+      expect(eras["2025"]).toBe(0);
+      expect(eras[MODERN]).toBeGreaterThanOrEqual(4);
+    }
   });
 
   live("a long slot wait becomes a task: Claude Code moves it to the background, the daemon keeps its place in line", () => {

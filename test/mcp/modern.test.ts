@@ -167,6 +167,22 @@ describe("methods", () => {
     expect((await modern(a, "airlock/identity")).body.result.pid).toBe(process.pid);
   });
 
+  test("airlock/status counts each era per User-Agent, in a bounded table", async () => {
+    const a = await makeApp();
+    await modern(a, "tools/list", {}, { headers: { "user-agent": "claude-code/2.1.332 (cli)" } });
+    await a.send({ body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }), headers: { "user-agent": "airlock/0.1.0 (cli)" } });
+    await a.send({ body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }), headers: { "user-agent": null } });
+    // A caller that varies its User-Agent fills the table only up to its bound; the rest is "(other)".
+    for (let i = 0; i < 50; i++) await a.send({ body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }), headers: { "user-agent": `x${i}` } });
+    const byClient = (await a.rpc("airlock/status")).result.eras_by_client;
+    expect(byClient["claude-code/2.1.332 (cli)"]).toEqual({ "2025": 0, [V]: 1 });
+    expect(byClient["airlock/0.1.0 (cli)"]).toEqual({ "2025": 1, [V]: 0 });
+    expect(Object.keys(byClient).length).toBe(32);
+    expect(byClient["(other)"]["2025"]).toBeGreaterThan(0);
+    const counted = Object.values(byClient as Record<string, Record<string, number>>).reduce((n, c) => n + c["2025"]! + c[V]!, 0);
+    expect(counted).toBe(1 + 1 + 1 + 50 + 1); // the status read itself is counted before it answers
+  });
+
   test("a request rejected by the envelope is not counted as served", async () => {
     const a = await makeApp();
     await modern(a, "tools/list", {}, { headers: { "mcp-method": null } });

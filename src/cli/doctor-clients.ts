@@ -236,6 +236,15 @@ async function checkClient(client: Client, ctx: SetupContext, o: { daemonUrl?: s
   for (const c of foreignHooks) {
     out.push({ ok: "warn", what: `${label}: hook command \`${c}\` is not the one setup writes (\`${ctx.airlock} hook ${client.id} …\`); doctor runs no command from a project's files`, fix: setupAgain });
   }
+  // Each event setup writes: a file from an older setup lacks the newer ones (post-tool and prompt
+  // came with message delivery), and the client then simply never runs them.
+  if (client.hookEvents && have.includes("hooks")) {
+    const found = new Set(hookCmds.map((c) => c.split(/\s+/).at(-1)));
+    const absent = client.hookEvents.filter((e) => !found.has(e));
+    if (absent.length) {
+      out.push({ ok: false, what: `${label}: no hook for ${absent.join(", ")} (an older setup?)${absent.includes("post-tool") || absent.includes("prompt") ? ": other agents' messages do not reach the model" : ""}`, fix: setupAgain });
+    }
+  }
   const toVerify = ctx.project ? (hookCmds.length > foreignHooks.length ? [ctx.airlock] : []) : [...new Set(hookCmds.map(commandOfHook))];
   for (const cmd of toVerify) {
     const r = verifyCommand(cmd, o.env);

@@ -167,6 +167,7 @@ export function claudePaths(ctx: SetupContext): { mcp: string; settings: string;
 
 export const claudeCode: Client = {
   id: ID,
+  hookEvents: [...new Set(HOOKS.map((h) => h.hook))],
   name: "Claude Code",
   docs: ["https://code.claude.com/docs/en/mcp", "https://docs.claude.com/en/docs/claude-code/hooks", "https://docs.anthropic.com/en/docs/claude-code/memory"],
   detect(ctx) {

@@ -61,6 +61,8 @@ export interface Client {
   /** Where the client was found on this machine, or undefined. */
   detect(ctx: SetupContext): string | undefined;
   parts(ctx: SetupContext): Part[];
+  /** The hook events setup writes for this client (none: it has no hooks); doctor checks each is there. */
+  hookEvents?: readonly HookEvent[];
   /** Things setup cannot write for this client and scope (printed after the changes). */
   notes?(ctx: SetupContext): string[];
 }

@@ -203,6 +203,7 @@ export function codexPaths(ctx: SetupContext): { config: string; hooks: string; 
 
 export const codex: Client = {
   id: ID,
+  hookEvents: [...new Set(HOOKS.map((h) => h.hook))],
   name: "Codex",
   docs: [
     "https://developers.openai.com/codex/mcp",

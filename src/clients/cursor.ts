@@ -115,6 +115,7 @@ function cursorHooksPart(ctx: SetupContext, file: string): Part {
 
 export const cursor: Client = {
   id: ID,
+  hookEvents: [...new Set(HOOKS.map((h) => h.hook))],
   name: "Cursor",
   docs: ["https://cursor.com/docs/mcp", "https://cursor.com/docs/hooks.md"],
   detect(ctx) {

@@ -42,6 +42,7 @@ export function geminiServer(ctx: SetupContext): Record<string, unknown> {
 
 export const geminiCli: Client = {
   id: ID,
+  hookEvents: [...new Set(HOOKS.map((h) => h.hook))],
   name: "Gemini CLI",
   docs: [
     "https://geminicli.com/docs/tools/mcp-server",

@@ -305,6 +305,16 @@ describe("airlock doctor checks every set-up client", () => {
       expect(bad.stdout).toContain("FAIL  Claude Code: no rule lets the agent call Airlock without a prompt");
       expect(bad.stdout).toContain("→ airlock setup claude-code");
 
+      // A settings file from an older setup, before message delivery: no PostToolUse, no UserPromptSubmit.
+      const older = JSON.parse(readFileSync(settings, "utf8"));
+      delete older.hooks.PostToolUse;
+      delete older.hooks.UserPromptSubmit;
+      writeFileSync(settings, JSON.stringify(older));
+      const old = await runCli(["doctor"], env, 60_000);
+      expect(old.code).toBe(1);
+      expect(old.stdout).toContain("FAIL  Claude Code: no hook for post-tool, prompt (an older setup?): other agents' messages do not reach the model");
+      expect(good.stdout).not.toContain("no hook for");
+
       // Pointed at another port: not this daemon.
       const other = await runCli(["doctor", "--port", "1"], env, 60_000);
       expect(other.stdout).toContain(`FAIL  Claude Code: its MCP config points at http://127.0.0.1:${d.port}/, but this daemon runs at http://127.0.0.1:1/`);

@@ -57,8 +57,8 @@ export interface GitStatus {
 type Tool = (name: string, args: Record<string, unknown>) => Promise<unknown>;
 
 /** AIRLOCK_EDIT_POLICY=strict: another agent's uncommitted edit blocks like a claim; else it is said. */
-export function editPolicy(): { policy: EditPolicy; warning?: string } {
-  const raw = env.editPolicy?.trim().toLowerCase();
+export function editPolicy(given: string | undefined = env.editPolicy): { policy: EditPolicy; warning?: string } {
+  const raw = given?.trim().toLowerCase();
   if (raw === undefined || raw === "" || raw === "advisory") return { policy: "advisory" };
   if (raw === "strict") return { policy: "strict" };
   return { policy: "advisory", warning: `AIRLOCK_EDIT_POLICY must be advisory or strict (got ${JSON.stringify(raw)}); using advisory` };

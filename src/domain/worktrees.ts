@@ -16,7 +16,7 @@ import { all, get, run, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import { checkBudget, compileGlob, MAX_PATTERN_LENGTH, normalizePattern } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
-import { type Claim, PathIndex } from "./path-index.ts";
+import { type Claim, type Conflict, PathIndex } from "./path-index.ts";
 import { roomIsCaseInsensitive } from "./paths.ts";
 import type { DepartureReason } from "./presence.ts";
 
@@ -81,7 +81,8 @@ export function literalPattern(path: string): string {
 export class Worktrees {
   /** Touched paths by room, one index entry per (agent, room); the token is keyOf(agent, room). */
   private readonly index = new PathIndex();
-  private readonly trees = new Map<string, Worktree>();
+  /** Each report, with its touched paths by the pattern the index holds them under. */
+  private readonly trees = new Map<string, Worktree & { byPattern: Map<string, { path: string; since: number }> }>();
 
   constructor(
     private readonly c: Ctx,
@@ -177,11 +178,18 @@ export class Worktrees {
   editedBy(room: string, paths: readonly string[], agentId: string | undefined): EditedBy[] {
     const caseInsensitive = roomIsCaseInsensitive(room);
     const globs = paths.map((p) => compileGlob(normalizePattern(p, { room }), { caseInsensitive }));
-    const found = this.index.conflicts(room, globs, agentId, this.c.clock.now(), checkBudget());
+    let found: Conflict[];
+    try {
+      found = this.index.conflicts(room, globs, agentId, this.c.clock.now(), checkBudget());
+    } catch (err) {
+      // Over the overlap budget: the claims' answer stands, without this advisory part.
+      if (err instanceof AirlockError) return [];
+      throw err;
+    }
     const out = new Map<string, EditedBy>();
     for (const c of found) {
       const tree = this.trees.get(keyOf(c.heldBy, room));
-      const t = tree?.touched.find((x) => literalPattern(x.path) === c.heldPath);
+      const t = tree?.byPattern.get(c.heldPath);
       if (!tree || !t) continue;
       out.set(`${c.heldBy}\u0000${t.path}`, { path: t.path, agentId: c.heldBy, branch: tree.branch, since: t.since });
     }
@@ -206,7 +214,7 @@ export class Worktrees {
     const key = keyOf(tree.agentId, tree.room);
     const old = this.trees.get(key);
     if (old) this.index.remove(asClaim(old));
-    this.trees.set(key, tree);
+    this.trees.set(key, { ...tree, byPattern: new Map(tree.touched.map((t) => [literalPattern(t.path), t])) });
     if (tree.touched.length > 0) {
       const caseInsensitive = roomIsCaseInsensitive(tree.room);
       this.index.add(asClaim(tree), tree.touched.map((t) => compileGlob(literalPattern(t.path), { caseInsensitive })));

@@ -66,8 +66,10 @@ export function editPolicy(given: string | undefined = env.editPolicy): { policy
 
 /** What the model is told (or, under strict, why the edit is refused). No angle brackets: Codex escapes them. */
 export function editedByMessage(agentId: string, edited: readonly EditedByView[], strict: boolean): string {
-  const lines = edited.map((e) => `- ${e.path}: uncommitted edit by ${e.agent_id}${e.branch ? ` on branch ${e.branch}` : ""} (since ${e.since})`);
-  const who = [...new Set(edited.map((e) => e.agent_id))];
+  // Paths, branches and agent ids are other agents' data: a `<` in them would reach Codex's model escaped.
+  const safe = (x: string) => x.replace(/</g, "‹").replace(/>/g, "›");
+  const lines = edited.map((e) => `- ${safe(e.path)}: uncommitted edit by ${safe(e.agent_id)}${e.branch ? ` on branch ${safe(e.branch)}` : ""} (since ${e.since})`);
+  const who = [...new Set(edited.map((e) => safe(e.agent_id)))];
   return [
     `Airlock: another agent has uncommitted changes to ${edited.length === 1 ? "a file" : "files"} you are about to edit.`,
     ...lines,

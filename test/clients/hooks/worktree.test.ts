@@ -59,5 +59,6 @@ describe("the edit policy", () => {
     const m = editedByMessage("me", [{ path: "src/a.ts", agent_id: "codex:x", branch: "feat", since: "2026-01-01T00:00:00.000Z" }], false);
     expect(m).toContain("- src/a.ts: uncommitted edit by codex:x on branch feat");
     expect(m).not.toMatch(/[<>]/);
+    expect(editedByMessage("me", [{ path: "src/<x>.ts", agent_id: "a", branch: "b<1>", since: "t" }], true)).not.toMatch(/[<>]/);
   });
 });

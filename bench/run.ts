@@ -1,7 +1,7 @@
 // The benchmark suite (`npm run bench`). Every figure is reported against a baseline measured
 // in the same run on the same daemon (a JSON-RPC ping), so a noisy machine cancels out; the
 // absolute numbers are printed too. Writes bench/results.json and bench/results.svg.
-//   bun bench/run.ts [--quick] [--modes normal,full] [--only journal|goals|paths|eras|messages]
+//   bun bench/run.ts [--quick] [--modes normal,full] [--only journal|goals|paths|eras|messages|worktrees]
 import { openSync, readFileSync, writeFileSync, mkdtempSync } from "node:fs";
 import { tmpdir, cpus, totalmem } from "node:os";
 import { join } from "node:path";
@@ -13,6 +13,7 @@ import { fsyncer, medianPair, paired, pinSelf, pinTo } from "./pairing.ts";
 import { eraFigures } from "./eras.ts";
 import { messageFigures } from "./messages.ts";
 import { pathFigures } from "./paths.ts";
+import { worktreeFigures } from "./worktrees.ts";
 import { warmUp } from "./warm-up.ts";
 
 const { values } = parseArgs({ options: { quick: { type: "boolean" }, modes: { type: "string" }, only: { type: "string" } } });
@@ -23,8 +24,9 @@ const QUICK = values.quick === true;
 // --only paths: just the crowded-room path figures (bench/paths.ts), on one daemon per mode.
 // --only eras: just a tools/call in the 2026-07-28 era against the same call in the 2025 era.
 // --only messages: just send_message + read_messages against increment_counter (bench/messages.ts).
+// --only worktrees: just check_paths with 1,000 touched paths in the room against an empty room (bench/worktrees.ts).
 const ONLY = values.only;
-const ONLY_CHOICES = ["journal", "goals", "paths", "eras", "messages"];
+const ONLY_CHOICES = ["journal", "goals", "paths", "eras", "messages", "worktrees"];
 if (ONLY !== undefined && !ONLY_CHOICES.includes(ONLY)) {
   throw new Error(`--only accepts ${ONLY_CHOICES.map((c) => `"${c}"`).join(", ")} (got ${ONLY})`);
 }
@@ -388,11 +390,12 @@ for (const mode of MODES) {
     await journalCost(mode);
     continue;
   }
-  if (ONLY === "paths" || ONLY === "goals" || ONLY === "eras" || ONLY === "messages") {
+  if (ONLY === "paths" || ONLY === "goals" || ONLY === "eras" || ONLY === "messages" || ONLY === "worktrees") {
     const d = await startDaemon({ args: ["--durability", mode] });
     try {
       if (ONLY === "paths") await pathFigures(d, mode, add, QUICK);
       else if (ONLY === "messages") await messageFigures(d, mode, add, QUICK);
+      else if (ONLY === "worktrees") await worktreeFigures(d, mode, add, QUICK);
       else if (ONLY === "eras") {
         await warmUp(d);
         await eraFigures(d, mode, add, QUICK);
@@ -414,6 +417,7 @@ for (const mode of MODES) {
     await pathFigures(d, mode, add, QUICK);
     await eraFigures(d, mode, add, QUICK);
     await messageFigures(d, mode, add, QUICK);
+    await worktreeFigures(d, mode, add, QUICK);
     await expiryLags(d, mode, ping);
     summary[mode] = await rates(d, mode);
     await memory(d, mode);

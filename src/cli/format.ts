@@ -52,6 +52,7 @@ export function renderStatus(s: Snapshot, where: string): string {
     section("POOLS", s.pools.map((p) => renderPool(p).join("\n    "))),
     section("AGENTS", agents),
     section("INBOXES", (s.inboxes ?? []).map((i) => `${i.agent_id}  ${i.unread ? yellow(`${i.unread} unread`) : dim("0 unread")}${i.reading ? dim(`, ${i.reading} reading`) : ""}`)),
+    section("WORKTREES", (s.worktrees ?? []).map(renderWorktree)),
     section("WAITS", [...cycles, ...edges], graph.edges.length),
     section("QUEUES", queues),
     section("EVENTS", events),
@@ -59,6 +60,13 @@ export function renderStatus(s: Snapshot, where: string): string {
     `${bold("NOTES")} ${s.notes}\n`,
     section(`RECENT CHANGES to revision ${s.revision ?? 0}`, changes),
   ].join("\n");
+}
+
+/** One agent's reported checkout: where, on what, how much is uncommitted, and its own edits. */
+function renderWorktree(w: NonNullable<Snapshot["worktrees"]>[number]): string {
+  const on = [w.branch ? `on ${w.branch}` : "detached", w.head ? w.head.slice(0, 12) : ""].filter(Boolean).join(" ");
+  const edits = w.touched.length ? `  edited ${w.touched.slice(0, 5).join(" ")}${w.touched.length > 5 ? ` and ${w.touched.length - 5} more` : ""}` : "";
+  return `${w.agent_id}  ${dim(`room ${w.room}`)}  ${on}  ${w.dirty_count} uncommitted${edits}  ${dim(`reported ${duration(w.reported_seconds)} ago`)}`;
 }
 
 /** A journal change as watch_changes and the snapshot give it. */

@@ -57,6 +57,10 @@ export const env = {
   get traceFile(): string | undefined {
     return str("AIRLOCK_TRACE");
   },
+  /** The hooks' answer to another agent's uncommitted edit of a file: advisory (default) or strict (src/clients/hooks/worktree.ts). */
+  get editPolicy(): string | undefined {
+    return str("AIRLOCK_EDIT_POLICY");
+  },
   get token(): string | undefined {
     return str("AIRLOCK_TOKEN");
   },

@@ -22,6 +22,7 @@ import { Pools } from "./pools/index.ts";
 import { Presence } from "./presence.ts";
 import type { Primitive } from "./primitive.ts";
 import { Tasks } from "./tasks.ts";
+import { Worktrees } from "./worktrees.ts";
 
 export interface Kernel {
   readonly ctx: Ctx;
@@ -39,6 +40,8 @@ export interface Kernel {
   /** The stored side of the MCP tasks extension (src/mcp/call-tasks.ts runs the calls). */
   readonly callTasks: CallTasks;
   readonly messages: Messages;
+  /** What each agent's checkout holds uncommitted, as its hooks report it. */
+  readonly worktrees: Worktrees;
   /** Who waits for whom across locks, slots and path claims. */
   readonly graph: WaitGraph;
   /** Every primitive as the kernel runs it, in the order of every step. */
@@ -74,6 +77,7 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
   const pools = new Pools(ctx, journal, graph, opts.hostGoneMs);
   const paths = new Paths(ctx, journal, presence, graph);
   const callTasks = new CallTasks(ctx, journal);
+  const worktrees = new Worktrees(ctx, journal);
   // It asks the others (the list below) who knows an agent, who holds a resource, whose a token is.
   const messages = new Messages(ctx, journal, presence, () => primitives);
 
@@ -135,6 +139,15 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
     { name: "call-tasks", tables: ["call_tasks"] },
     // Nothing in memory to refresh (a blocked read is in the lines); an away agent keeps its inbox.
     { name: "messages", tables: ["messages", "message_recipients"], load: () => messages.load(), waits: messages.waits, knows: (a) => messages.knows(a) },
+    // The touched paths are indexed in memory (check_paths' edited_by): rebuilt when another daemon reports.
+    {
+      name: "worktrees",
+      tables: ["worktrees"],
+      load: () => worktrees.load(),
+      refresh: () => worktrees.refresh(),
+      depart: (a, reason) => worktrees.depart(a, reason),
+      knows: (a) => worktrees.knows(a),
+    },
     // Caught up by the cluster itself, after every refresh: it reads only the records that are new.
     { name: "journal", tables: ["journal"], load: () => journal.load(), waits: journal.waits, knows: (a) => journal.mentionsAgentTx(a) },
   ];
@@ -182,6 +195,7 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
     paths,
     callTasks,
     messages,
+    worktrees,
     graph,
     primitives,
     liveDaemons() {

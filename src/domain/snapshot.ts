@@ -43,6 +43,19 @@ export interface Snapshot {
    * each. Never a message's subject or body.
    */
   inboxes?: { agent_id: string; unread: number; reading: number }[];
+  /** What each agent's checkout holds uncommitted, as reported (report_worktree), by room then agent. */
+  worktrees?: SnapshotWorktree[];
+}
+
+export interface SnapshotWorktree {
+  room: string;
+  agent_id: string;
+  branch?: string;
+  head?: string;
+  dirty_count: number;
+  /** Its own edits, still uncommitted. */
+  touched: string[];
+  reported_seconds: number;
 }
 
 export interface SnapshotAgent {
@@ -238,6 +251,7 @@ export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
     journal,
     ...(daemons === undefined ? {} : { daemons }),
     inboxes,
+    worktrees: yield* storedWorktrees(now),
   };
 }
 
@@ -259,6 +273,22 @@ function* callTaskPlaces(): Tx<Set<string>> {
 
 function* hasTable(name: string): Tx<boolean> {
   return (yield* get("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", name)) !== null;
+}
+
+/** The live reports, read from the rows (the daemon's and a stopped daemon's database alike). */
+function* storedWorktrees(now: number): Tx<SnapshotWorktree[]> {
+  if (!(yield* hasTable("worktrees"))) return [];
+  type Row = { room: string; agent_id: string; branch: string | null; head: string | null; dirty: string; touched: string; reported_at: number };
+  const rows = yield* all<Row>("SELECT room, agent_id, branch, head, dirty, touched, reported_at FROM worktrees WHERE expires_at > ? ORDER BY room, agent_id", now);
+  return rows.map((r) => ({
+    room: r.room,
+    agent_id: r.agent_id,
+    ...opt("branch", r.branch),
+    ...opt("head", r.head),
+    dirty_count: (JSON.parse(r.dirty) as string[]).length,
+    touched: Object.keys(JSON.parse(r.touched) as Record<string, number>),
+    reported_seconds: secondsSince(r.reported_at, now),
+  }));
 }
 
 type ClaimInfo = { room: string; agentId: string; paths: string[]; reason: string | null; fence: number; expiresAt: number };

@@ -130,47 +130,69 @@ function capacityBar(p: SnapshotPool): El {
 }
 
 type Holding = { agent_id: string; reason?: string; expires_in_seconds: number; path: string };
-type Tree = { children: Map<string, Tree>; holders: Holding[] };
+/** Another agent's uncommitted edit of a file (report_worktree): a mark beside the claims, never a claim. */
+type Edit = { agent_id: string; branch?: string; path: string };
+type Tree = { children: Map<string, Tree>; holders: Holding[]; edits: Edit[] };
 
 export function claims(snap: Snapshot): El[] {
-  if (!snap.claims.length) return [empty("no paths claimed")];
-  return snap.claims.map((r) => h("div", { class: "item", "data-testid": "room", "data-room": r.room }, h("div", { class: "line" }, h("strong", { class: "path" }, r.room)), treeList(claimTree(r))));
+  const edited = (snap.worktrees ?? []).filter((w) => w.touched.length > 0);
+  const rooms = [...new Set([...snap.claims.map((r) => r.room), ...edited.map((w) => w.room)])].sort();
+  if (!rooms.length) return [empty("no paths claimed")];
+  return rooms.map((room) => {
+    const tree = claimTree(snap.claims.find((r) => r.room === room)?.claims ?? []);
+    for (const w of edited.filter((x) => x.room === room)) for (const path of w.touched) nodeAt(tree, path).edits.push({ agent_id: w.agent_id, branch: w.branch, path });
+    return h("div", { class: "item", "data-testid": "room", "data-room": room }, h("div", { class: "line" }, h("strong", { class: "path" }, room)), treeList(tree));
+  });
+}
+
+const node = (): Tree => ({ children: new Map(), holders: [], edits: [] });
+
+function nodeAt(root: Tree, path: string): Tree {
+  let n = root;
+  for (const seg of path.split("/").filter(Boolean)) {
+    let next = n.children.get(seg);
+    if (!next) n.children.set(seg, (next = node()));
+    n = next;
+  }
+  return n;
 }
 
 /** `src/api/**` becomes src → api → **: a glob's segments are directories until the last. */
-function claimTree(room: SnapshotRoomClaims): Tree {
-  const root: Tree = { children: new Map(), holders: [] };
-  for (const c of room.claims) {
-    for (const path of c.paths) {
-      let node = root;
-      for (const seg of path.split("/").filter(Boolean)) {
-        let next = node.children.get(seg);
-        if (!next) node.children.set(seg, (next = { children: new Map(), holders: [] }));
-        node = next;
-      }
-      node.holders.push({ agent_id: c.agent_id, reason: c.reason, expires_in_seconds: c.expires_in_seconds, path });
-    }
+function claimTree(claims: SnapshotRoomClaims["claims"]): Tree {
+  const root = node();
+  for (const c of claims) {
+    for (const path of c.paths) nodeAt(root, path).holders.push({ agent_id: c.agent_id, reason: c.reason, expires_in_seconds: c.expires_in_seconds, path });
   }
   return root;
 }
 
-function treeList(node: Tree): El {
-  const entries = [...node.children].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+function treeList(n: Tree): El {
+  const entries = [...n.children].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return h(
     "ul",
     { class: "tree" },
-    node.holders.length ? h("li", null, h("span", { class: "seg" }, "/"), node.holders.map(holding)) : null,
+    n.holders.length ? h("li", null, h("span", { class: "seg" }, "/"), n.holders.map(holding)) : null,
     entries.map(([name, child]) =>
       h(
         "li",
         null,
         h("span", { class: child.children.size ? "seg dir" : "seg" }, child.children.size ? `${name}/` : name),
         child.holders.map(holding),
-        child.children.size ? treeList({ children: child.children, holders: [] }) : null,
+        child.edits.map(edit),
+        child.children.size ? treeList({ children: child.children, holders: [], edits: [] }) : null,
       ),
     ),
   );
 }
+
+const edit = (x: Edit) =>
+  h(
+    "span",
+    { class: "edited", "data-testid": "edited-by", "data-agent": x.agent_id, "data-path": x.path },
+    "edited by ",
+    agentRef(x.agent_id),
+    x.branch ? h("span", { class: "meta" }, `on ${x.branch}, uncommitted`) : h("span", { class: "meta" }, "uncommitted"),
+  );
 
 const holding = (x: Holding) =>
   h(

@@ -316,6 +316,20 @@ describe.skipIf(!HAVE_CHROMIUM)("the dashboard in Chromium", () => {
     );
   });
 
+  test("the claims tree marks another agent's uncommitted edit beside a claim, and the mark goes once it is committed", async () => {
+    await d.call("claim_paths", { agent_id: "wt-claimer", room: "/home/me/wt-repo", paths: ["src/api/**"], ttl_seconds: 300 });
+    await d.call("report_worktree", { agent_id: "wt-editor", room: "/home/me/wt-repo", branch: "feat-users", dirty: ["src/api/users.ts", "README.md"], touched: ["src/api/users.ts"] });
+    const mark = page.locator('[data-testid=room][data-room="/home/me/wt-repo"] [data-testid=edited-by][data-agent="wt-editor"]');
+    await mark.waitFor({ timeout: LIVE_MS });
+    expect(await mark.getAttribute("data-path")).toBe("src/api/users.ts");
+    const text = (await mark.textContent()) ?? "";
+    for (const part of ["edited by", "wt-editor", "on feat-users, uncommitted"]) expect(text).toContain(part);
+    // Only what the agent touched is marked, not every dirty path.
+    expect(await page.locator('[data-testid=edited-by][data-path="README.md"]').count()).toBe(0);
+    await d.call("report_worktree", { agent_id: "wt-editor", room: "/home/me/wt-repo", branch: "feat-users", dirty: [] });
+    await mark.waitFor({ state: "detached", timeout: LIVE_MS });
+  });
+
   test("the page logged no script errors through all of it", () => {
     expect(pageErrors).toEqual([]);
   });

@@ -2,7 +2,7 @@
 // change from a refused call.
 import { describe, expect, test } from "bun:test";
 import { MAX_ID_LENGTH, MAX_LIST_LENGTH, MAX_NAME_LENGTH, MAX_VALUE_LENGTH } from "../../src/mcp/tools/args.ts";
-import { json, makeApp, until } from "./rpc.ts";
+import { json, makeApp, type TestApp, until } from "./rpc.ts";
 
 const call = (name: string, args: unknown) => JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } });
 
@@ -303,5 +303,33 @@ describe("messages and hand-over (SPEC §13): every bad call names its field and
     expect(await a.callError("hand_over", { token: g.lock_token, to_agent: "B", note: "n".repeat(8 * 1024 + 1) })).toContain("note must be at most 8192 bytes");
     expect(await a.callError("hand_over", { to_agent: "B" })).toBe("missing token");
     expect(await state(a)).toBe(before);
+  });
+});
+
+describe("working trees (SPEC §13): bad reports change nothing", () => {
+  async function state(a: TestApp): Promise<string> {
+    return JSON.stringify({ trees: await a.call("list_worktrees", {}), journal: (await a.call("watch_changes", {})).revision });
+  }
+
+  test("too many paths, `..`, absolute paths outside the room, empty or non-string entries, a bad head or branch", async () => {
+    const a = await makeApp();
+    await a.call("report_worktree", { agent_id: "A", room: "r", dirty: ["kept.ts"], touched: ["kept.ts"] });
+    const before = await state(a);
+    const many = Array.from({ length: 2001 }, (_, i) => `f${i}.ts`);
+    const refused: [Record<string, unknown>, string][] = [
+      [{ dirty: many }, "dirty must have at most 2000 paths (got 2001)"],
+      [{ touched: many }, "touched must have at most 2000 paths (got 2001)"],
+      [{ dirty: ["a/../../etc"] }, 'dirty: paths must not contain ".." segments'],
+      [{ touched: ["/etc/passwd"] }, "touched: absolute paths are accepted only in a room named by an absolute directory"],
+      [{ dirty: [""] }, "entries of dirty must not be empty"],
+      [{ dirty: [7] }, "every entry of dirty must be a string"],
+      [{ dirty: ["x".repeat(1025)] }, "entries of dirty must be at most 1024 characters"],
+      [{ head: "HEAD; rm -rf /" }, "head must be a commit id"],
+      [{ branch: "b".repeat(257) }, "branch must be at most 256 characters"],
+      [{ agent_id: undefined }, "missing agent_id"],
+    ];
+    for (const [args, message] of refused) expect(await a.callError("report_worktree", { agent_id: "A", room: "r", ...args })).toContain(message);
+    expect(await state(a)).toBe(before);
+    expect(await a.callError("check_paths", { paths: ["../x"], room: "r" })).toContain('".."');
   });
 });

@@ -176,3 +176,12 @@ test("the message tools follow the v2 tools, with SPEC §13's required arguments
   expect(tools.get("send_message").inputSchema.properties.ack_required.default).toBe(false);
   expect(tools.get("read_messages").description).toContain("never instructions");
 });
+
+test("the working-tree tools, with SPEC §13's required arguments; list_worktrees is read-only", async () => {
+  const tools = new Map((await toolList()).map((t) => [t.name, t]));
+  expect([...tools.get("report_worktree").inputSchema.required].sort()).toEqual(["agent_id", "room"]);
+  expect(Object.keys(tools.get("report_worktree").inputSchema.properties).sort()).toEqual(["agent_id", "branch", "dirty", "head", "room", "touched"]);
+  expect(tools.get("report_worktree").inputSchema.properties.dirty.maxItems).toBe(2000);
+  expect(tools.get("list_worktrees").annotations.readOnlyHint).toBe(true);
+  expect(tools.get("check_paths").description).toContain("edited_by");
+});

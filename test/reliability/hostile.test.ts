@@ -82,6 +82,8 @@ const TOOLS: Record<string, string[]> = {
   read_messages: ["agent_id", "unread_only", "since_id", "wait_seconds", "limit", "peek"],
   ack_message: ["agent_id", "message_id", "reply"],
   hand_over: ["token", "to_agent", "note"],
+  report_worktree: ["agent_id", "room", "branch", "head", "dirty", "touched"],
+  list_worktrees: ["room"],
 };
 const TOOL_NAMES = Object.keys(TOOLS);
 const NUMERIC_FIELDS = new Set([

@@ -14,13 +14,15 @@
 // - PostToolUse (every tool: no matcher) and UserPromptSubmit: {"hookSpecificOutput":
 //   {"hookEventName":"PostToolUse"|"UserPromptSubmit","additionalContext":"..."}} adds the text to
 //   what Claude reads next: how other agents' messages reach the model (inbox.ts).
+// - PreToolUse may also carry hookSpecificOutput.additionalContext, added to Claude's context
+//   before the tool runs: how another agent's uncommitted edit of the file is told (worktree.ts).
 // - Any event's output may carry `systemMessage`, "a warning message shown to the user": how a
 //   hook that fails open says so (the decision is unchanged).
 // - SessionStart runs on startup, resume, clear and compact (the matcher setup writes), so the
 //   identity, the policy and what others hold come back after a compaction.
 // - Exit 0 with no output lets the event proceed. Each command hook has a timeout (60 s unless
 //   the settings' `timeout` says otherwise); ours answers within HOOK_DEADLINE_MS.
-import { CLAUDE_STYLE_ANSWERS, type HookAdapter, obj, str } from "./shared.ts";
+import { CLAUDE_STYLE_ANSWERS, type HookAdapter, json, obj, str } from "./shared.ts";
 
 /** The tools that write files (the PreToolUse matcher `airlock setup` installs). */
 export const CLAUDE_EDIT_TOOLS = ["Edit", "Write", "MultiEdit", "NotebookEdit"] as const;
@@ -39,4 +41,6 @@ export const claudeCode: HookAdapter = {
     return file ? [file] : [];
   },
   ...CLAUDE_STYLE_ANSWERS,
+  // PreToolUse's additionalContext is added to Claude's context, and the tool call goes ahead.
+  noteEdit: (message) => ({ code: 0, stdout: json({ hookSpecificOutput: { hookEventName: "PreToolUse", additionalContext: message } }) }),
 };

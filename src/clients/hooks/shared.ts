@@ -25,6 +25,7 @@ import type { Snapshot } from "../../domain/snapshot.ts";
 import { checkoutTop, checkoutTops, readCheckout, roomOfDir } from "../../machine/repo.ts";
 import { policyText } from "../policy.ts";
 import { type Deliver, inboxText, stopWithInbox } from "./inbox.ts";
+import { editedByMessage, type EditedByView, editPolicy, reportWorktrees } from "./worktree.ts";
 
 export const HOOK_EVENTS = ["session-start", "pre-edit", "post-tool", "prompt", "stop"] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
@@ -76,6 +77,8 @@ export interface HookAdapter {
   allow(event: HookEvent): HookOutput;
   sessionContext(text: string): HookOutput;
   denyEdit(message: string): HookOutput;
+  /** Lets an edit go with a note to the model (another agent's uncommitted edit); none: the user is told instead. */
+  noteEdit?(message: string): HookOutput;
   blockStop(reason: string): HookOutput;
   /** Text for the model at a tool boundary (post-tool) or with the user's prompt (prompt): other agents' messages. */
   context(event: "post-tool" | "prompt", text: string): HookOutput;
@@ -251,6 +254,11 @@ export function othersSummary(s: Snapshot, me: string, here?: string): string {
       ),
     );
   }
+  const edits = (s.worktrees ?? []).filter((w) => w.agent_id !== me && w.touched.length > 0).sort((a, b) => Number(b.room === here) - Number(a.room === here));
+  if (edits.length) {
+    out.push("Uncommitted edits (report_worktree):");
+    out.push(...more(edits.slice(0, SUMMARY_LINES).map((w) => `  ${w.agent_id}${w.branch ? ` on ${w.branch}` : ""}: ${w.touched.slice(0, 5).join(" ")}${w.touched.length > 5 ? ` and ${w.touched.length - 5} more` : ""}${w.room === here ? "" : ` [room ${w.room}]`}`), edits.length));
+  }
   const queues = s.queues.filter((q) => q.pending || q.claimed);
   if (queues.length) {
     out.push("Task queues:");
@@ -321,7 +329,8 @@ export async function runHook(adapter: HookAdapter, event: HookEvent, raw: strin
         }
         // Messages that came while the session was away (a resume, a compaction) come now.
         const inbox = await inboxText(deps.deliver, agentId, "session").catch(() => "");
-        return adapter.sessionContext([policy, summary, inbox].filter((t) => t !== "").join("\n\n"));
+        const reported = await reportWorktrees(deps.tool, agentId, "session-start", { cwd });
+        return withStderr(adapter.sessionContext([policy, summary, inbox].filter((t) => t !== "").join("\n\n")), reported);
       }
       case "post-tool":
       case "prompt": {
@@ -342,22 +351,32 @@ export async function runHook(adapter: HookAdapter, event: HookEvent, raw: strin
           for (const e of editTargets(t, cwd, deps.repoRoots ?? gitRoots)) byRoom.set(e.room, (byRoom.get(e.room) ?? new Set()).add(e.path));
         }
         const conflicts: ConflictView[] = [];
+        const edited = new Map<string, EditedByView>();
         for (const [room, paths] of byRoom) {
-          const r = (await deps.tool("check_paths", { paths: [...paths], room, agent_id: agentId })) as { clear: boolean; conflicts: ConflictView[] };
+          const r = (await deps.tool("check_paths", { paths: [...paths], room, agent_id: agentId })) as { clear: boolean; conflicts: ConflictView[]; edited_by?: EditedByView[] };
           if (!r.clear) conflicts.push(...(r.conflicts ?? []));
+          for (const e of r.edited_by ?? []) edited.set(`${e.agent_id}\u0000${e.path}`, e);
         }
-        if (conflicts.length === 0) return adapter.allow(event);
-        return adapter.denyEdit(conflictMessage(conflicts));
+        if (conflicts.length > 0) return adapter.denyEdit(conflictMessage(conflicts));
+        // Another agent's uncommitted edit of the file: said to the model, refused only under strict.
+        const { policy, warning } = editPolicy();
+        if (edited.size > 0 && policy === "strict") return withStderr(adapter.denyEdit(editedByMessage(agentId, [...edited.values()], true)), warning);
+        const note = edited.size > 0 ? editedByMessage(agentId, [...edited.values()], false) : undefined;
+        const out = note === undefined ? adapter.allow(event) : adapter.noteEdit ? adapter.noteEdit(note) : adapter.warnUser(adapter.allow(event), note);
+        const files = [...new Set([...byRoom.values()].flatMap((p) => [...p]))];
+        return withStderr(out, `${note ? (warning ?? "") : ""}${(await reportWorktrees(deps.tool, agentId, "edit", { cwd, files })) ?? ""}`);
       }
       case "stop": {
         if (!agentId) return failOpen(adapter, event, "malformed input: no session id in the hook JSON");
-        if (adapter.stopAlreadyContinued(input)) return adapter.allow(event);
+        // The end of a turn: what the edits left pending is reported (best effort, whatever follows).
+        const reported = await reportWorktrees(deps.tool, agentId, "stop", {});
+        if (adapter.stopAlreadyContinued(input)) return withStderr(adapter.allow(event), reported);
         const pools = (await deps.tool("list_pools", {})) as PoolView[];
         const offers = pools.flatMap((p) =>
           p.waiters.filter((w) => w.agent_id === agentId && w.state === "offered").map((w) => ({ pool: p.pool, expires: w.offer_expires_in_seconds })),
         );
         const reason = await stopWithInbox(deps.deliver, agentId, offers.length ? offerReason(agentId, offers) : undefined);
-        return reason === undefined ? adapter.allow(event) : adapter.blockStop(reason);
+        return withStderr(reason === undefined ? adapter.allow(event) : adapter.blockStop(reason), reported);
       }
     }
   } catch (err) {
@@ -370,6 +389,11 @@ export const str = (v: unknown): string | undefined => (typeof v === "string" &&
 export const obj = (v: unknown): Record<string, unknown> | undefined =>
   typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 export const json = (v: unknown): string => `${JSON.stringify(v)}\n`;
+
+/** Adds lines for the client's log to an answer (none: the answer as it is). */
+function withStderr(out: HookOutput, line: string | undefined): HookOutput {
+  return line ? { ...out, stderr: `${out.stderr ?? ""}${line.endsWith("\n") ? line : `${line}\n`}` } : out;
+}
 
 /** Adds a top-level field to an answer's JSON (an empty answer becomes an object). */
 export function withJsonField(out: HookOutput, key: string, value: unknown): HookOutput {

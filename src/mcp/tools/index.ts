@@ -11,6 +11,7 @@ import { pathTools } from "./paths.ts";
 import { poolTools } from "./pools.ts";
 import { presenceTools } from "./presence.ts";
 import { taskTools } from "./tasks.ts";
+import { worktreeTools } from "./worktrees.ts";
 
 /** v2's tools, in the order v2's tools/list gave them: clients and docs rely on that order. */
 export const V2_TOOL_NAMES = [
@@ -21,7 +22,7 @@ export const V2_TOOL_NAMES = [
   "push_task", "claim_next_task", "complete_task", "fail_task", "list_tasks",
 ] as const;
 
-const ALL_TOOLS: readonly Tool[] = [...lockTools, ...noteTools, ...presenceTools, ...eventTools, ...taskTools, ...poolTools, ...machineTools, ...pathTools, ...journalTools, ...messageTools];
+const ALL_TOOLS: readonly Tool[] = [...lockTools, ...noteTools, ...presenceTools, ...eventTools, ...taskTools, ...poolTools, ...machineTools, ...pathTools, ...journalTools, ...messageTools, ...worktreeTools];
 const V2_SET: ReadonlySet<string> = new Set(V2_TOOL_NAMES);
 
 /** v2's 22 tools in v2's order, then the extensions in group order. */

@@ -7,6 +7,7 @@ import { type ClaimResult, DEFAULT_ROOM } from "../../domain/paths.ts";
 import { clampedSeconds, MAX_ID_LENGTH, text, textList, ttlArgs, ttlSeconds } from "./args.ts";
 import { compact, DEADLOCK_NOTE, defineTool, inSeconds, TASK_WAIT_NOTE } from "./define.ts";
 import { rooms } from "./rooms.ts";
+import { editedByView } from "./worktrees.ts";
 
 export const DEFAULT_CLAIM_TTL_SECONDS = 900; // an editing session on one region; renew_paths for longer
 const RETRY_WITH = (token: string) =>
@@ -171,7 +172,9 @@ export const pathTools = [
       "holder, its pattern and a witness path both match. Pass agent_id so your own claims are not reported, and your " +
       "working directory as room. A directory's check also covers the repository's older room names (its main worktree's " +
       "path, from before it had an origin) and `default` (claims made without room), with the same repository-relative " +
-      "paths; a conflict found there names its room.",
+      "paths; a conflict found there names its room. edited_by lists other agents' uncommitted edits (report_worktree) " +
+      "to files overlapping these paths, [{path, agent_id, branch, since}] (absent when none): no claim, so clear stays true, but coordinate " +
+      "(send_message) before you change the same file.",
     args: v.object({
       paths: textList("paths", `Paths or globs you are about to edit. ${PATHS_NOTE}`),
       room: v.optional(room),
@@ -180,7 +183,11 @@ export const pathTools = [
     async run(a, { kernel }) {
       const where = rooms.resolve(a.room, a.paths);
       const r = await kernel.paths.check({ paths: where.paths, room: where.room, agentId: a.agent_id, also: where.also });
-      return { clear: r.clear, room: where.room, conflicts: r.conflicts.map((c) => conflictView(kernel, c)) };
+      const out = { clear: r.clear, room: where.room, conflicts: r.conflicts.map((c) => conflictView(kernel, c)) };
+      // In memory, after check's read caught up with other daemons; never part of clear. Only
+      // when there is any, so the answer of a room nobody reports in keeps its shape.
+      const edited = kernel.worktrees.editedBy(where.room, where.paths, a.agent_id);
+      return edited.length > 0 ? { ...out, edited_by: edited.map(editedByView) } : out;
     },
   }),
 

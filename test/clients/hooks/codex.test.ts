@@ -120,3 +120,24 @@ describe("codex: an edit tool with no target the adapter can read", () => {
     }
   });
 });
+
+describe("codex pre-edit and another agent's uncommitted edit", () => {
+  test("no documented way to add context to an allowed edit: allowed, and the user is told in systemMessage; strict denies", async () => {
+    const t = await makeApp();
+    await t.call("report_worktree", { room: ROOT, agent_id: "claude-code:y", branch: "feat-y", dirty: ["src/api/users.ts"], touched: ["src/api/users.ts"] });
+    const out = await runHook(codex, "pre-edit", JSON.stringify(PRE_TOOL_USE), deps(t));
+    const body = JSON.parse(out.stdout!);
+    expect(body.hookSpecificOutput).toBeUndefined();
+    expect(body.systemMessage).toContain("- src/api/users.ts: uncommitted edit by claude-code:y on branch feat-y");
+    const old = process.env.AIRLOCK_EDIT_POLICY;
+    process.env.AIRLOCK_EDIT_POLICY = "strict";
+    try {
+      const denied = JSON.parse((await runHook(codex, "pre-edit", JSON.stringify(PRE_TOOL_USE), deps(t))).stdout!);
+      expect(denied.hookSpecificOutput.permissionDecision).toBe("deny");
+      expect(denied.hookSpecificOutput.permissionDecisionReason).toContain("claude-code:y on branch feat-y");
+    } finally {
+      if (old === undefined) delete process.env.AIRLOCK_EDIT_POLICY;
+      else process.env.AIRLOCK_EDIT_POLICY = old;
+    }
+  });
+});

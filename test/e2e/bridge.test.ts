@@ -10,7 +10,11 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Client as ClientV2 } from "@modelcontextprotocol/client";
 import { StdioClientTransport as StdioClientTransportV2 } from "@modelcontextprotocol/client/stdio";
 import type { Subprocess } from "bun";
-import { type DaemonProcess, daemonCommand, ROOT, tempHome, useDaemon, useDaemonStarter } from "../helpers/daemon.ts";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { clientPath } from "../../src/clients/command.ts";
+import { type DaemonProcess, daemonCommand, ROOT, runCli, tempHome, useDaemon, useDaemonStarter } from "../helpers/daemon.ts";
 import { freePort, track, until } from "../helpers/until.ts";
 
 setDefaultTimeout(30_000);
@@ -280,4 +284,25 @@ describe("where the daemon is", () => {
     }
     expect(await b.proc.exited).toBe(0);
   });
+});
+
+describe("setup junie", () => {
+  test("writes a stdio entry that starts the bridge as Junie would (command + args, the user's PATH), and doctor checks it", async () => {
+    const home = mkdtempSync(join(tmpdir(), "airlock-junie-e2e-"));
+    const env = { HOME: home, AIRLOCK_HOME: d.home, AIRLOCK_PORT: String(d.port), PATH: clientPath() };
+    const r = await runCli(["setup", "junie"], env);
+    expect(r.code).toBe(0);
+    const entry = JSON.parse(readFileSync(join(home, ".junie", "mcp", "mcp.json"), "utf8")).mcpServers.airlock;
+    expect(entry.args.at(-1)).toBe("mcp");
+    const client = new Client({ name: "junie-e2e", version: "0" });
+    await client.connect(new StdioClientTransport({ command: entry.command, args: entry.args, cwd: home, env: { ...(process.env as Record<string, string>), ...env, ...entry.env }, stderr: "pipe" }));
+    try {
+      expect(text(await client.callTool({ name: "increment_counter", arguments: { name: "junie" } }))).toEqual({ value: 1 });
+    } finally {
+      await client.close();
+    }
+    const doc = await runCli(["doctor"], env, 60_000);
+    expect(doc.stdout).toContain("ok    JetBrains Junie: MCP server in place");
+    expect(doc.stdout).toMatch(/ok {4}JetBrains Junie: its stdio server `.*` runs \(airlock /);
+  }, 90_000);
 });

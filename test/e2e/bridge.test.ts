@@ -268,6 +268,19 @@ describe("where the daemon is", () => {
     expect(await b.proc.exited).toBe(0);
   });
 
+  test("a wrong token: the daemon's 401 comes back as a JSON-RPC error with the request's id, saying what to do", async () => {
+    const b = spawnBridge({ ...tcpEnv(), AIRLOCK_TOKEN: "0".repeat(64) });
+    try {
+      const r = await b.request({ id: 9, method: "ping" });
+      expect(r.error.code).toBe(-32603);
+      expect(r.error.message).toContain(`the daemon at http://127.0.0.1:${d.port} answered 401`);
+      expect(r.error.message).toContain("airlock token");
+    } finally {
+      b.close();
+    }
+    expect(await b.proc.exited).toBe(0);
+  });
+
   test("over the Unix socket only (AIRLOCK_SOCKET, as in a sandbox): a blocked lock is handed over", async () => {
     const name = "bridge-socket";
     const held = await d.call("lock_resource", { name, agent_id: "A" });

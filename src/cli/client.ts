@@ -88,48 +88,58 @@ export function describePlace(p: DaemonPlace): string {
 
 let rpcId = 0;
 
+/** What post() sends besides the body: extra headers (the modern era's routing headers), and a signal. */
+export interface PostOptions extends ClientOptions {
+  headers?: Record<string, string> | undefined;
+  signal?: AbortSignal | undefined;
+  userAgent?: string | undefined;
+}
+
 /**
- * One JSON-RPC call, and where it was answered. A place that refuses the connection (nothing was
- * delivered) passes the call to the next place; anything else — an answer, a timeout — ends it.
- * Throws AirlockError("unavailable") when nothing answers, "internal" when it answered an error.
+ * POSTs one JSON-RPC body to the daemon, and where it was answered. A place that refuses the
+ * connection (nothing was delivered) passes the body to the next place; anything else — an
+ * answer, a timeout, an abort — ends it. Throws AirlockError("unavailable") when nothing answers,
+ * naming the places tried and how to start a daemon. The token is read on every call: a daemon
+ * that comes up later writes it then.
  */
-export async function rpcAt(method: string, params: unknown, o: ClientOptions = {}, timeoutMs = 65_000): Promise<{ result: unknown; endpoint: Endpoint }> {
+export async function post(body: string, o: PostOptions = {}): Promise<{ res: Response; endpoint: Endpoint }> {
   const c = cached(o);
   const order = c.answered ? [c.answered, ...c.lookup.candidates.filter((e) => e !== c.answered)] : c.lookup.candidates;
   // The daemon's per-client era counts (airlock/status eras_by_client) name us, not the runtime.
-  const headers: Record<string, string> = { "content-type": "application/json", "user-agent": USER_AGENT };
+  const headers: Record<string, string> = { "content-type": "application/json", "user-agent": o.userAgent ?? USER_AGENT, ...o.headers };
   const token = clientToken();
   if (token) headers.authorization = `Bearer ${token}`;
-  const body = JSON.stringify({ jsonrpc: "2.0", id: ++rpcId, method, params });
-  const signal = AbortSignal.timeout(timeoutMs);
-  let res: Response | undefined;
-  let endpoint: Endpoint | undefined;
   let lastErr: unknown;
   const tried: Endpoint[] = [];
   for (const ep of order) {
     tried.push(ep);
     try {
-      res = await fetch(ep.url, { method: "POST", headers, body, signal, ...(ep.unix ? { unix: ep.unix } : {}) });
-      endpoint = ep;
-      break;
+      const res = await fetch(ep.url, { method: "POST", headers, body, signal: o.signal, ...(ep.unix ? { unix: ep.unix } : {}) });
+      c.answered = ep;
+      return { res, endpoint: ep };
     } catch (err) {
       lastErr = err;
       // A timeout or a reset may have reached a daemon: never send the call a second time.
       if (!notDelivered(err)) break;
     }
   }
-  if (!res || !endpoint) {
-    // The next call looks again: the daemon may come back elsewhere (a restart on another port).
-    lookups.delete(key(o));
-    const sandbox = c.lookup.candidates.some((e) => e.via === "AIRLOCK_SOCKET");
-    const hint =
-      elsewhereHint(c.lookup, o) ?? (sandbox ? "start one with `airlock daemon` on the host and mount its socket here" : "start one with `airlock daemon`");
-    throw new AirlockError("unavailable", `no Airlock daemon answers at ${places(tried)} (${errorMessage(lastErr)}); ${hint}`, {
-      places: places(tried),
-      skipped: c.lookup.skipped,
-    });
-  }
-  c.answered = endpoint;
+  // The next call looks again: the daemon may come back elsewhere (a restart on another port).
+  lookups.delete(key(o));
+  const sandbox = c.lookup.candidates.some((e) => e.via === "AIRLOCK_SOCKET");
+  const hint = elsewhereHint(c.lookup, o) ?? (sandbox ? "start one with `airlock daemon` on the host and mount its socket here" : "start one with `airlock daemon`");
+  throw new AirlockError("unavailable", `no Airlock daemon answers at ${places(tried)} (${errorMessage(lastErr)}); ${hint}`, {
+    places: places(tried),
+    skipped: c.lookup.skipped,
+  });
+}
+
+/**
+ * One JSON-RPC call, and where it was answered (post() finds the place).
+ * Throws AirlockError("unavailable") when nothing answers, "internal" when it answered an error.
+ */
+export async function rpcAt(method: string, params: unknown, o: ClientOptions = {}, timeoutMs = 65_000): Promise<{ result: unknown; endpoint: Endpoint }> {
+  const body = JSON.stringify({ jsonrpc: "2.0", id: ++rpcId, method, params });
+  const { res, endpoint } = await post(body, { ...o, signal: AbortSignal.timeout(timeoutMs) });
   const text = await res.text();
   const where = endpoint.where;
   // It answered: whatever went wrong, a daemon is there (only "unavailable" means none is).

@@ -14,12 +14,14 @@ import { commandOfHook, verifyCommand } from "../clients/command.ts";
 import { cursorPaths } from "../clients/cursor.ts";
 import { readOrNull } from "../clients/files.ts";
 import { geminiPaths } from "../clients/gemini-cli.ts";
+import { juniePaths } from "../clients/junie.ts";
 import { CLIENTS } from "../clients/index.ts";
 import { opencodePaths } from "../clients/opencode.ts";
 import { vscodePaths } from "../clients/vscode.ts";
 import { windsurfPaths } from "../clients/windsurf.ts";
 import { probe } from "../config/discovery.ts";
 import { errorMessage } from "../errors.ts";
+import { shellQuote } from "../shell.ts";
 import { daemonEndpoint } from "./client.ts";
 
 /** The same shape as doctor.ts's checks. */
@@ -36,6 +38,8 @@ interface Entry {
   tokenEnv?: string;
   /** The permission rule that lets the agent call Airlock without a prompt, where the client has one. */
   permission?: { present: boolean; what: string };
+  /** A stdio entry (`airlock mcp`, the bridge): its command and arguments. */
+  stdio?: string[];
 }
 
 function json(path: string | undefined): unknown {
@@ -92,6 +96,11 @@ function readEntry(id: string, ctx: SetupContext): Entry | undefined {
     case "windsurf": {
       const s = getAt(json(windsurfPaths(ctx).mcp), ["mcpServers", SERVER_KEY]);
       return s === undefined ? undefined : { url: str(getAt(s, ["serverUrl"])), authorization: authOf(s) };
+    }
+    case "junie": {
+      const s = getAt(json(juniePaths(ctx).mcp), ["mcpServers", SERVER_KEY]);
+      const args = getAt(s, ["args"]);
+      return s === undefined ? undefined : { stdio: [String(getAt(s, ["command"])), ...(Array.isArray(args) ? args.map(String) : [])] };
     }
     case "opencode": {
       const doc = json(opencodePaths(ctx).config);
@@ -291,6 +300,17 @@ async function checkClient(client: Client, ctx: SetupContext, o: { daemonUrl?: s
         }
         else out.push({ ok: "warn", what: `${label}: a test call answered ${status}` });
       }
+    }
+  }
+  // A stdio entry: the bridge finds the daemon as this CLI does, so what can break is its command.
+  if (entry?.stdio) {
+    const [cmd, ...args] = entry.stdio;
+    const bridge = [cmd!, ...args.filter((a) => a !== "mcp")].map(shellQuote).join(" ");
+    if (args.at(-1) !== "mcp") out.push({ ok: false, what: `${label}: its MCP entry runs \`${entry.stdio.join(" ")}\`, not \`airlock mcp\``, fix: setupAgain });
+    else if (ctx.project && bridge !== "airlock") out.push({ ok: "warn", what: `${label}: the project's stdio entry runs \`${bridge} mcp\`, not \`airlock mcp\`; doctor runs no command from a project's files`, fix: setupAgain });
+    else {
+      const r = verifyCommand(bridge, o.env);
+      out.push(r.ok ? { ok: true, what: `${label}: its stdio server \`${bridge} mcp\` runs (${r.output})` } : { ok: false, what: `${label}: its stdio server \`${bridge} version\` fails (${r.output})`, fix: `put airlock on PATH (install.sh or Homebrew), then ${setupAgain}` });
     }
   }
   if (entry?.permission) {

@@ -10,6 +10,7 @@ import { checkCommand, claimCommand, claimsCommand, unclaimCommand } from "./cla
 import { daemonCommand } from "./daemon.ts";
 import { doctorCommand } from "./doctor.ts";
 import { logCommand } from "./log.ts";
+import { mcpCommand } from "./mcp.ts";
 import { installServiceCommand, uninstallServiceCommand } from "./install-service.ts";
 import { poolCommand, poolsCommand } from "./pools.ts";
 import { releaseCommand } from "./release.ts";
@@ -53,6 +54,7 @@ export const mainCommand = defineCommand({
     "hand-over": handOverCommand,
     setup: setupCommand,
     hook: hookCommand,
+    mcp: mcpCommand,
     token: tokenCommand,
     "install-service": installServiceCommand,
     "uninstall-service": uninstallServiceCommand,

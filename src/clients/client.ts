@@ -11,7 +11,7 @@ import { airlockHome, tokenPath } from "../config/dirs.ts";
 import { env } from "../config/env.ts";
 import { clientToken } from "../config/token.ts";
 import { AirlockError } from "../errors.ts";
-import { airlockCommand } from "./command.ts";
+import { airlockArgv, airlockCommand } from "./command.ts";
 import { backupOnce, readOrNull, readState, unifiedDiff, withFileLock, writeAtomic, writeState, type CreatedRecord } from "./files.ts";
 import { POLICY_MARKER, policyText } from "./policy.ts";
 
@@ -37,6 +37,8 @@ export interface SetupContext {
   token?: string;
   /** How a hook invokes airlock (src/clients/command.ts): `airlock`, a stable path, or this checkout. */
   airlock: string;
+  /** The same as a program and its arguments, for a stdio server entry (`airlock mcp`); default: airlockArgv(). */
+  airlockArgv?: string[];
   airlockHome: string;
 }
 
@@ -80,6 +82,7 @@ export function setupContext(o: { project?: string; home?: string } = {}): Setup
     tokenPath: tokenPath(),
     token: clientToken(),
     airlock: airlockCommand({ project: o.project !== undefined }),
+    airlockArgv: airlockArgv({ project: o.project !== undefined }),
     airlockHome: airlockHome(),
   };
 }

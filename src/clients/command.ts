@@ -65,8 +65,8 @@ export function stableBrewPath(path: string, exists: (p: string) => boolean = ex
   return candidates.find(exists) ?? candidates[1];
 }
 
-/** The command that runs airlock (see the header). */
-export function airlockCommand(o: Partial<CommandProbe> = {}): string {
+/** The program and its leading arguments that run airlock (see the header): for a config's `command` + `args`. */
+export function airlockArgv(o: Partial<CommandProbe> = {}): string[] {
   const p: CommandProbe = {
     execPath: process.execPath,
     main: Bun.main,
@@ -76,13 +76,18 @@ export function airlockCommand(o: Partial<CommandProbe> = {}): string {
     exists: existsSync,
     ...o,
   };
-  if (p.project) return "airlock";
+  if (p.project) return ["airlock"];
   const fromSource = isBun(p.execPath);
   const self = p.realpath(fromSource ? p.main : p.execPath);
   const onPath = p.which("airlock");
-  if (onPath && p.realpath(onPath) === self) return "airlock";
-  if (!fromSource) return shellQuote(stableBrewPath(p.execPath, p.exists) ?? p.execPath);
-  return `${shellQuote(stableBrewPath(p.execPath, p.exists) ?? p.execPath)} ${shellQuote(p.main)}`;
+  if (onPath && p.realpath(onPath) === self) return ["airlock"];
+  const exe = stableBrewPath(p.execPath, p.exists) ?? p.execPath;
+  return fromSource ? [exe, p.main] : [exe];
+}
+
+/** The command that runs airlock, as one shell string (see the header). */
+export function airlockCommand(o: Partial<CommandProbe> = {}): string {
+  return airlockArgv(o).map(shellQuote).join(" ");
 }
 
 export interface CommandCheck {

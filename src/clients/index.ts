@@ -5,11 +5,12 @@ import { cursor } from "./cursor.ts";
 import type { Client } from "./client.ts";
 import { geminiCli } from "./gemini-cli.ts";
 import { generic } from "./generic.ts";
+import { junie } from "./junie.ts";
 import { opencode } from "./opencode.ts";
 import { vscode } from "./vscode.ts";
 import { windsurf } from "./windsurf.ts";
 
-export const CLIENTS: Client[] = [claudeCode, codex, cursor, geminiCli, vscode, windsurf, opencode, generic];
+export const CLIENTS: Client[] = [claudeCode, codex, cursor, geminiCli, vscode, windsurf, opencode, junie, generic];
 
 export function findClient(id: string): Client | undefined {
   return CLIENTS.find((c) => c.id === id);

@@ -65,6 +65,8 @@ export interface Client {
   hookEvents?: readonly HookEvent[];
   /** Things setup cannot write for this client and scope (printed after the changes). */
   notes?(ctx: SetupContext): string[];
+  /** The MCP entry as written (its URL and Authorization value), for doctor; undefined when absent. */
+  mcpEntry?(ctx: SetupContext): { url?: string; authorization?: string } | undefined;
 }
 
 export function setupContext(o: { project?: string; home?: string } = {}): SetupContext {

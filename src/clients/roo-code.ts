@@ -5,7 +5,9 @@
 // rules file of our own: ~/.roo/rules/airlock.md or DIR/.roo/rules/airlock.md. No hooks.
 // Token: the extension runs in VS Code's environment, which usually lacks a shell's AIRLOCK_TOKEN,
 // so the user file holds the literal token, written 0600; a project file may be committed, so it
-// sends `Bearer ${env:AIRLOCK_TOKEN}` (Roo Code's variable syntax in MCP configs).
+// sends `Bearer ${env:AIRLOCK_TOKEN}` (Roo Code injects `${env:NAME}` into the whole server entry,
+// headers included, from the extension host's environment).
+// Permission: `alwaysAllow: ["*"]` on our entry (Roo's wildcard: every tool of this server only).
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { getAt, jsonServerPart, parseJsonc, policyBlock, SERVER_KEY, textBlockPart, type Client, type SetupContext } from "./client.ts";
@@ -25,6 +27,7 @@ export function rooServer(ctx: SetupContext): Record<string, unknown> {
   const entry: Record<string, unknown> = { type: "streamable-http", url: ctx.url };
   if (ctx.project) entry.headers = { Authorization: "Bearer ${env:AIRLOCK_TOKEN}" };
   else if (ctx.token !== undefined) entry.headers = { Authorization: `Bearer ${ctx.token}` };
+  entry.alwaysAllow = ["*"];
   return entry;
 }
 
@@ -44,13 +47,19 @@ export const rooCode: Client = {
     const p = rooPaths(ctx).mcp;
     const text = readOrNull(p);
     const s = text === null ? undefined : getAt(parseJsonc(text, p), ["mcpServers", SERVER_KEY]);
-    return s === undefined ? undefined : { url: getAt(s, ["url"]) as string | undefined, authorization: getAt(s, ["headers", "Authorization"]) as string | undefined };
+    if (s === undefined) return undefined;
+    const allow = getAt(s, ["alwaysAllow"]);
+    return {
+      url: getAt(s, ["url"]) as string | undefined,
+      authorization: getAt(s, ["headers", "Authorization"]) as string | undefined,
+      permission: { present: Array.isArray(allow) && allow.includes("*"), what: `mcpServers.airlock.alwaysAllow has "*" (${p})` },
+    };
   },
   notes(ctx) {
     const out: string[] = [];
     if (ctx.project) out.push("The project's .roo/mcp.json reads the token from AIRLOCK_TOKEN: start VS Code where `export AIRLOCK_TOKEN=$(cat ~/.airlock/token)` is set (Linux), or run setup without --project.");
     else if (ctx.token === undefined) out.push("No token yet (the daemon makes one on first start on Linux): the server entry has no auth header; run setup again after `airlock daemon` has started once.");
-    out.push("Roo Code has no hooks Airlock uses: the policy in .roo/rules/airlock.md is what asks the agent to claim paths and take slots. Roo asks before each MCP tool call unless you tick Always allow (alwaysAllow) for Airlock's tools.");
+    out.push("Roo Code has no hooks Airlock uses: the policy in .roo/rules/airlock.md is what asks the agent to claim paths and take slots. Airlock's tools are always allowed (alwaysAllow: [\"*\"]); Roo runs them without asking only while auto-approve and its MCP switch are on.");
     return out;
   },
 };

@@ -29,7 +29,7 @@ describe("airlock setup roo-code", () => {
     const ctx = ctxFor();
     const p = rooPaths(ctx);
     expect((await run(ctx)).map((c) => c.path)).toEqual([p.mcp, p.policy]);
-    expect(read(p.mcp)).toBe(`${JSON.stringify({ mcpServers: { airlock: { type: "streamable-http", url: "http://127.0.0.1:27183/", headers: { Authorization: `Bearer ${TOKEN}` } } } }, null, 2)}\n`);
+    expect(read(p.mcp)).toBe(`${JSON.stringify({ mcpServers: { airlock: { type: "streamable-http", url: "http://127.0.0.1:27183/", headers: { Authorization: `Bearer ${TOKEN}` }, alwaysAllow: ["*"] } } }, null, 2)}\n`);
     expect(statSync(p.mcp).mode & 0o777).toBe(0o600);
     expect(p.policy).toBe(join(ctx.home, ".roo", "rules", "airlock.md"));
     expect(read(p.policy)).toBe(policyBlock());
@@ -44,7 +44,7 @@ describe("airlock setup roo-code", () => {
     const ctx = ctxFor(project);
     await run(ctx);
     const text = read(join(project, ".roo", "mcp.json"));
-    expect(JSON.parse(text).mcpServers.airlock).toEqual({ type: "streamable-http", url: "http://127.0.0.1:27183/", headers: { Authorization: "Bearer ${env:AIRLOCK_TOKEN}" } });
+    expect(JSON.parse(text).mcpServers.airlock).toEqual({ type: "streamable-http", url: "http://127.0.0.1:27183/", headers: { Authorization: "Bearer ${env:AIRLOCK_TOKEN}" }, alwaysAllow: ["*"] });
     expect(text).not.toContain(TOKEN);
     expect(statSync(join(project, ".roo", "mcp.json")).mode & 0o777).toBe(0o644);
     expect(read(join(project, ".roo", "rules", "airlock.md"))).toBe(policyBlock());

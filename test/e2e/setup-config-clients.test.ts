@@ -54,6 +54,7 @@ describe("airlock setup for roo-code, goose, zed, continue, amp, warp", () => {
         expect(doctor.stdout).toContain(`ok    ${NAMES[id]}: reaches the daemon at http://127.0.0.1:${d.port}/`);
         expect(doctor.stdout).toContain(`ok    ${NAMES[id]}: the daemon accepts the token it sends`);
       }
+      expect(doctor.stdout).toContain(`ok    Roo Code: mcpServers.airlock.alwaysAllow has "*"`);
 
       for (const id of IDS) expect((await runCli(["setup", id, "--remove"], env)).code).toBe(0);
       const removed = listing((await runCli(["setup"], env)).stdout);

@@ -4,7 +4,8 @@
 // project's AGENTS.md. No hooks Airlock uses.
 // Token: the user file holds the literal token, written 0600 (Amp also runs in editors, which may
 // not see a shell's variables). A project file may be committed, so it sends
-// `Bearer ${AIRLOCK_TOKEN}` (Amp expands `${VAR}` in MCP server configs).
+// `Bearer ${AIRLOCK_TOKEN}` (Amp expands `${VAR}` in an entry's headers from its environment: seen
+// with the real CLI, test/e2e/setup-amp-cli.test.ts).
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { getAt, jsonServerPart, parseJsonc, policyBlock, SERVER_KEY, textBlockPart, type Client, type SetupContext } from "./client.ts";
@@ -48,7 +49,7 @@ export const amp: Client = {
   },
   notes(ctx) {
     const out: string[] = [];
-    if (ctx.project) out.push("The project's .amp/settings.json reads the token from AIRLOCK_TOKEN: run amp where `export AIRLOCK_TOKEN=$(cat ~/.airlock/token)` is set (Linux), or run setup without --project. Amp asks before it uses a workspace's MCP servers the first time.");
+    if (ctx.project) out.push("The project's .amp/settings.json reads the token from AIRLOCK_TOKEN: run amp where `export AIRLOCK_TOKEN=$(cat ~/.airlock/token)` is set (Linux), or run setup without --project. Amp runs a workspace's MCP server only once approved: run `amp mcp approve airlock` in the project.");
     else if (ctx.token === undefined) out.push("No token yet (the daemon makes one on first start on Linux): the server entry has no auth header; run setup again after `airlock daemon` has started once.");
     out.push("Amp has no hooks Airlock uses: the policy in AGENTS.md is what asks the agent to claim paths and take slots.");
     return out;

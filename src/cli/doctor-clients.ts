@@ -108,7 +108,7 @@ function readEntry(id: string, ctx: SetupContext): Entry | undefined {
       return s === undefined ? undefined : { url: str(getAt(s, ["url"])), authorization: authOf(s) };
     }
   }
-  return undefined;
+  return CLIENTS.find((c) => c.id === id)?.mcpEntry?.(ctx);
 }
 
 /** Our hook commands in a client's hook file(s), found by their shape wherever they sit. */

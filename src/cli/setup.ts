@@ -12,7 +12,7 @@ import { discoveredUrl } from "../config/discovery.ts";
 import { CLIENTS, findClient } from "../clients/index.ts";
 import { clientToken, resolveToken } from "../config/token.ts";
 import { tokenPath } from "../config/dirs.ts";
-import { AirlockError } from "../errors.ts";
+import { AirlockError, errorMessage } from "../errors.ts";
 
 /** A problem block: loud, on stderr, one prefix per line so it stands out in any log. */
 function shout(lines: string[]): void {
@@ -47,6 +47,24 @@ function projectUrlWarning(client: Client, ctx: SetupContext): string[] | undefi
   ];
 }
 
+/**
+ * One line of bare `airlock setup`: every client, found or not, and which parts are in place (a
+ * file that does not parse is said so, not thrown: the other clients are still listed).
+ */
+export function clientLine(c: Client, ctx: SetupContext): string {
+  const where = c.detect(ctx);
+  const parts = c.parts(ctx);
+  let state: string;
+  try {
+    const have = installedParts(parts);
+    const missing = parts.map((p) => p.what).filter((w) => !have.includes(w));
+    state = parts.length === 0 ? "prints what to paste" : have.length === 0 ? "not set up" : `installed: ${have.join(", ")}${missing.length ? ` (missing: ${missing.join(", ")})` : ""}`;
+  } catch (err) {
+    state = `cannot tell: ${errorMessage(err)}`;
+  }
+  return `${c.id.padEnd(12)} ${where ? `found (${where})` : "not found"}; ${state}`;
+}
+
 function summary(changes: Change[], verb: string): string[] {
   return changes.map((c) => `${verb} ${c.path} (${c.what.join(", ")})${c.after === null ? " — file removed" : c.before === null ? " — new file" : ""}`);
 }
@@ -65,13 +83,7 @@ export const setupCommand = defineCommand({
     }
     if (!args.client) {
       const ctx = setupContext({ project: args.project });
-      for (const c of CLIENTS) {
-        const where = c.detect(ctx);
-        const parts = c.parts(ctx);
-        const have = installedParts(parts);
-        const state = parts.length === 0 ? "prints what to paste" : have.length ? `installed: ${have.join(", ")}` : "not set up";
-        console.log(`${c.id.padEnd(12)} ${where ? `found (${where})` : "not found"}; ${state}`);
-      }
+      for (const c of CLIENTS) console.log(clientLine(c, ctx));
       console.log(`\nRun: airlock setup <client> [--project DIR] [--dry-run] [--remove]`);
       return;
     }

@@ -67,6 +67,11 @@ export interface Client {
   hookEvents?: readonly HookEvent[];
   /** Things setup cannot write for this client and scope (printed after the changes). */
   notes?(ctx: SetupContext): string[];
+  /**
+   * The MCP entry as written (its URL, Authorization value, and the permission rule where the
+   * client has one), for doctor; undefined when absent.
+   */
+  mcpEntry?(ctx: SetupContext): { url?: string; authorization?: string; permission?: { present: boolean; what: string } } | undefined;
 }
 
 export function setupContext(o: { project?: string; home?: string } = {}): SetupContext {

@@ -371,7 +371,8 @@ export function diffOf(changes: Change[]): string {
 
 /** Which parts of a client are in place now (for bare `airlock setup`). */
 export function installedParts(parts: Part[]): string[] {
-  return parts.filter((p) => p.isInstalled(readOrNull(p.path))).map((p) => p.what);
+  // Each once: a client may have several files of one kind (Cline's hook scripts).
+  return [...new Set(parts.filter((p) => p.isInstalled(readOrNull(p.path))).map((p) => p.what))];
 }
 
 export function exists(path: string): boolean {

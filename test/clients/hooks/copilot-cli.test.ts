@@ -2,7 +2,8 @@
 // documents them (https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference:
 // timestamp, cwd, toolName, toolArgs as a JSON string) and as @github/copilot 1.0.102 sends them
 // (sessionStart seen: {"sessionId", "timestamp", "cwd", "source": "new", "initialPrompt"};
-// userPromptSubmitted: {"sessionId", "timestamp", "cwd", "prompt"}); answers: preToolUse
+// userPromptSubmitted: {"sessionId", "timestamp", "cwd", "prompt"}; postToolUse: {"sessionId",
+// "timestamp", "cwd", "toolName", "toolArgs" as an OBJECT, "toolResult"}); answers: preToolUse
 // {permissionDecision: "deny", permissionDecisionReason}, additionalContext, agentStop
 // {decision: "block", reason} with stop_hook_active as the loop guard.
 import { describe, expect, test } from "bun:test";
@@ -41,6 +42,13 @@ describe("copilot-cli preToolUse (pre-edit)", () => {
     expect(await runHook(copilotCli, "pre-edit", edit("view", { path: "/work/repo/src/a.ts" }), deps(t))).toEqual({ code: 0 });
     expect(await runHook(copilotCli, "pre-edit", edit("bash", { command: "rm -rf src" }), deps(t))).toEqual({ code: 0 });
     expect(await runHook(copilotCli, "pre-edit", edit("edit", { path: "/work/repo/docs/x.md", old_str: "a", new_str: "b" }), deps(t))).toEqual({ code: 0 });
+  });
+
+  test("toolArgs as an object (what 1.0.102 sends to command hooks) is read the same way", async () => {
+    const t = await makeApp();
+    await t.call("claim_paths", { room: ROOT, agent_id: "codex:x", paths: ["src/**"] });
+    const input = JSON.stringify({ ...BASE, toolName: "edit", toolArgs: { path: "/work/repo/src/a.ts", old_str: "a", new_str: "b" } });
+    expect(JSON.parse((await runHook(copilotCli, "pre-edit", input, deps(t))).stdout!).permissionDecision).toBe("deny");
   });
 
   test("daemon down: allowed (exit 0, no decision), the warning on stderr", async () => {

@@ -2,7 +2,7 @@
 // every part in place, the hook commands run, the entry reaches this daemon with an accepted token
 // (Copilot's `${AIRLOCK_TOKEN}` resolved from this shell, Cline's and Kiro's literal token), Kiro's
 // `@airlock` rule; a hook missing (a Cline hook file deleted) fails with the fix. Then the real
-// Copilot CLI (the pinned dev dependency @github/copilot) reads the entry setup wrote.
+// Copilot CLI and the real Cline CLI (pinned dev dependencies) read the entry setup wrote.
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +10,16 @@ import { join } from "node:path";
 import { ROOT, runCli, startDaemon } from "../helpers/daemon.ts";
 
 const COPILOT = join(ROOT, "node_modules", ".bin", "copilot");
+const CLINE = join(ROOT, "node_modules", ".bin", "cline");
+
+/** A client CLI's own command in the temporary HOME, offline, bounded. */
+async function clientSays(cmd: string[], env: Record<string, string>): Promise<string> {
+  const proc = Bun.spawn(cmd, { cwd: env.HOME, env: { ...process.env, ...env, COPILOT_OFFLINE: "true", COPILOT_AUTO_UPDATE: "false" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const timer = setTimeout(() => proc.kill(9), 60_000);
+  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  clearTimeout(timer);
+  return `${out}${err}`;
+}
 
 describe("airlock setup copilot-cli, cline, kiro, then airlock doctor", () => {
   test("doctor finds each set up and reaching this daemon; a missing Cline hook fails with the fix", async () => {
@@ -50,13 +60,7 @@ describe("airlock setup copilot-cli, cline, kiro, then airlock doctor", () => {
     const home = mkdtempSync(join(tmpdir(), "airlock-copilot-e2e-"));
     const env = { HOME: home, AIRLOCK_HOME: join(home, ".airlock"), AIRLOCK_PORT: "27199" };
     expect((await runCli(["setup", "copilot-cli"], env)).code).toBe(0);
-    const get = async () => {
-      const proc = Bun.spawn([COPILOT, "mcp", "get", "airlock", "--show-secrets"], { cwd: home, env: { ...process.env, ...env, COPILOT_OFFLINE: "true", COPILOT_AUTO_UPDATE: "false" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-      const timer = setTimeout(() => proc.kill(9), 60_000);
-      const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-      clearTimeout(timer);
-      return `${out}${err}`;
-    };
+    const get = () => clientSays([COPILOT, "mcp", "get", "airlock", "--show-secrets"], env);
     const out = await get();
     expect(out).toContain("Type: http");
     expect(out).toContain("URL: http://127.0.0.1:27199/");
@@ -64,5 +68,16 @@ describe("airlock setup copilot-cli, cline, kiro, then airlock doctor", () => {
     expect(out).toContain("Source: User");
     expect((await runCli(["setup", "copilot-cli", "--remove"], env)).code).toBe(0);
     expect(await get()).not.toContain("URL: http://127.0.0.1:27199/");
+  }, 120_000);
+
+  test.skipIf(!existsSync(CLINE) && process.env.CI !== "true")("the real Cline CLI lists the server setup wrote (cline config mcp), and not after --remove", async () => {
+    const home = mkdtempSync(join(tmpdir(), "airlock-cline-e2e-"));
+    const env = { HOME: home, AIRLOCK_HOME: join(home, ".airlock"), AIRLOCK_PORT: "27199" };
+    expect((await runCli(["setup", "cline"], env)).code).toBe(0);
+    const out = await clientSays([CLINE, "config", "mcp"], env);
+    expect(out).toContain(`Configured MCP servers (${join(home, ".cline", "data", "settings", "cline_mcp_settings.json")})`);
+    expect(out).toContain("airlock [streamableHttp]");
+    expect((await runCli(["setup", "cline", "--remove"], env)).code).toBe(0);
+    expect(await clientSays([CLINE, "config", "mcp"], env)).not.toContain("airlock [streamableHttp]");
   }, 120_000);
 });

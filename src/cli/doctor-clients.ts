@@ -8,14 +8,17 @@ import { existsSync } from "node:fs";
 import { parse as parseToml } from "@decimalturn/toml-patch";
 import { claudePaths, headersHelper, PERMISSION_RULE } from "../clients/claude-code.ts";
 import { getAt, HOOK_EVENTS, hookCommand, installedParts, isOurHookCommand, parseJsonc, setupContext, SERVER_KEY, type Client, type SetupContext } from "../clients/client.ts";
+import { clinePaths } from "../clients/cline.ts";
 import { codexPaths, TOKEN_ENV } from "../clients/codex.ts";
 import { listCodexHooks } from "../clients/codex-trust.ts";
 import { commandOfHook, verifyCommand } from "../clients/command.ts";
+import { copilotPaths } from "../clients/copilot-cli.ts";
 import { cursorPaths } from "../clients/cursor.ts";
 import { readOrNull } from "../clients/files.ts";
 import { geminiPaths } from "../clients/gemini-cli.ts";
 import { juniePaths } from "../clients/junie.ts";
 import { CLIENTS } from "../clients/index.ts";
+import { kiroPaths } from "../clients/kiro.ts";
 import { opencodePaths } from "../clients/opencode.ts";
 import { vscodePaths } from "../clients/vscode.ts";
 import { windsurfPaths } from "../clients/windsurf.ts";
@@ -93,6 +96,23 @@ function readEntry(id: string, ctx: SetupContext): Entry | undefined {
       const s = getAt(json(vscodePaths(ctx).mcp), ["servers", SERVER_KEY]);
       return s === undefined ? undefined : { url: str(getAt(s, ["url"])), authorization: authOf(s) };
     }
+    case "copilot-cli": {
+      const s = getAt(json(copilotPaths(ctx).mcp), ["mcpServers", SERVER_KEY]);
+      return s === undefined ? undefined : { url: str(getAt(s, ["url"])), authorization: authOf(s) };
+    }
+    case "cline": {
+      // The CLI's file (the extension's, when present, holds the same entry).
+      const file = clinePaths(ctx).mcp[0];
+      const s = file === undefined ? undefined : getAt(json(file), ["mcpServers", SERVER_KEY]);
+      return s === undefined ? undefined : { url: str(getAt(s, ["url"])), authorization: authOf(s) };
+    }
+    case "kiro": {
+      const p = kiroPaths(ctx);
+      const s = getAt(json(p.mcp), ["mcpServers", SERVER_KEY]);
+      if (s === undefined) return undefined;
+      const allowed = getAt(json(p.agent), ["allowedTools"]);
+      return { url: str(getAt(s, ["url"])), authorization: authOf(s), permission: { present: Array.isArray(allowed) && allowed.includes(`@${SERVER_KEY}`), what: `allowedTools has @${SERVER_KEY} (${p.agent})` } };
+    }
     case "windsurf": {
       const s = getAt(json(windsurfPaths(ctx).mcp), ["mcpServers", SERVER_KEY]);
       return s === undefined ? undefined : { url: str(getAt(s, ["serverUrl"])), authorization: authOf(s) };
@@ -121,10 +141,14 @@ function ourHookCommands(client: Client, ctx: SetupContext): string[] {
     } else if (v && typeof v === "object") for (const x of Object.values(v)) walk(x);
   };
   for (const f of files) {
+    const text = readOrNull(f);
+    if (text === null) continue;
     try {
-      walk(json(f));
+      walk(parseJsonc(text, f));
     } catch {
-      // A file that does not parse is reported by the config check.
+      // A script (Cline's hook files): its lines. A JSON file that does not parse is reported
+      // by the config check.
+      for (const line of text.split("\n")) walk(line);
     }
   }
   return [...out];

@@ -30,6 +30,8 @@ export interface SetupContext {
   claudeConfigDir?: string;
   /** CODEX_HOME when set (else ~/.codex): Codex's user config, hooks and AGENTS.md. */
   codexHome?: string;
+  /** COPILOT_HOME when set (else ~/.copilot): Copilot CLI's mcp-config.json, hooks and instructions. */
+  copilotHome?: string;
   /** http://HOST:PORT/: this user's daemon (user scope), the default port (project scope). */
   url: string;
   tokenPath: string;
@@ -48,6 +50,8 @@ export interface Part {
   path: string;
   /** The file will hold a literal token: written 0600. */
   secret?: boolean;
+  /** The file is a script the client runs (Cline's hook files): written 0755. */
+  executable?: boolean;
   install(text: string | null, rec: CreatedRecord): string;
   remove(text: string, rec: CreatedRecord): string;
   isInstalled(text: string | null): boolean;
@@ -82,6 +86,7 @@ export function setupContext(o: { project?: string; home?: string } = {}): Setup
     xdgConfigHome: env.xdgConfigHome ?? join(home, ".config"),
     ...(env.claudeConfigDir ? { claudeConfigDir: resolve(env.claudeConfigDir) } : {}),
     ...(env.codexHome ? { codexHome: resolve(env.codexHome) } : {}),
+    ...(env.copilotHome ? { copilotHome: resolve(env.copilotHome) } : {}),
     // A project file is committed: the default place every teammate's daemon has, not this user's.
     url: o.project === undefined ? discoveredUrl() : projectUrl(),
     tokenPath: tokenPath(),
@@ -358,7 +363,7 @@ export async function applyParts(parts: Part[], o: ApplyOptions): Promise<Change
       // Back up the user's file, never one setup itself created.
       if (before !== null && !rec.file && !state[path]?.file) backupOnce(path);
       if (after === null) rmSync(path, { force: true });
-      else writeAtomic(path, after, ps.some((p) => p.secret));
+      else writeAtomic(path, after, ps.some((p) => p.secret), ps.some((p) => p.executable));
       return change;
     };
     const change = o.dryRun ? run() : await withFileLock(path, run);
@@ -374,7 +379,8 @@ export function diffOf(changes: Change[]): string {
 
 /** Which parts of a client are in place now (for bare `airlock setup`). */
 export function installedParts(parts: Part[]): string[] {
-  return parts.filter((p) => p.isInstalled(readOrNull(p.path))).map((p) => p.what);
+  // Each once: a client may have several files of one kind (Cline's hook scripts).
+  return [...new Set(parts.filter((p) => p.isInstalled(readOrNull(p.path))).map((p) => p.what))];
 }
 
 export function exists(path: string): boolean {

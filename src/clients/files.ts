@@ -65,9 +65,9 @@ export function backupOnce(path: string): void {
  * the existing file's, tightened to 0600 when `secret` (the file holds a token); a new file is
  * 0600 when secret, else 0644.
  */
-export function writeAtomic(path: string, text: string, secret = false): void {
+export function writeAtomic(path: string, text: string, secret = false, executable = false): void {
   mkdirSync(dirname(path), { recursive: true });
-  let mode = secret ? 0o600 : 0o644;
+  let mode = secret ? 0o600 : executable ? 0o755 : 0o644;
   try {
     mode = statSync(path).mode & 0o777;
     if (secret) mode &= 0o700;

@@ -94,4 +94,8 @@ export const env = {
   get codexHome(): string | undefined {
     return str("CODEX_HOME");
   },
+  /** Copilot CLI's own: its config and state instead of ~/.copilot. */
+  get copilotHome(): string | undefined {
+    return str("COPILOT_HOME");
+  },
 };

@@ -201,7 +201,7 @@ describe("airlock setup claude-code (real CLI, temporary HOME)", () => {
   test("an unknown client is refused with the list of known ones", async () => {
     const r = await runCli(["setup", "emacs"], { HOME: tempHome() });
     expect(r.code).toBe(1);
-    expect(r.stderr + r.stdout).toContain('unknown client "emacs"; choose one of: claude-code, codex, cursor, gemini-cli, vscode, windsurf, opencode, roo-code, goose, zed, continue, amp, warp, junie, generic');
+    expect(r.stderr + r.stdout).toContain('unknown client "emacs"; choose one of: claude-code, codex, cursor, gemini-cli, vscode, windsurf, opencode, copilot-cli, cline, kiro, roo-code, goose, zed, continue, amp, warp, junie, generic');
   });
 });
 

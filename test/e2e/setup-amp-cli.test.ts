@@ -1,6 +1,5 @@
-// `airlock setup amp` read by the real Amp CLI (npm @ampcode/cli, pinned; not in the lockfile: the
-// registry holds only its linux-x64 binary package, so `npm ci` refuses the other four platforms'
-// entries; .ci/run installs it beside the tree and names it in AMP_CLI_BIN): `amp
+// `airlock setup amp` read by the real Amp CLI (npm @ampcode/cli, pinned in .ci/client-clis.txt:
+// the lockfile cannot hold it, see there): `amp
 // mcp list` shows the entry setup wrote (user and workspace), and `amp tools list` connects to a
 // real daemon with the header it wrote — the user file's literal token, the project file's
 // `${AIRLOCK_TOKEN}` expanded by Amp from its environment, once the workspace server is approved
@@ -10,14 +9,13 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { clientBin, howToInstall } from "../helpers/client-clis.ts";
 import { ROOT, runCli, startDaemon } from "../helpers/daemon.ts";
 
-const AMP = process.env.AMP_CLI_BIN ?? join(ROOT, "node_modules", ".bin", "amp");
+const AMP = clientBin("amp");
 const IN_CI = process.env.CI === "true";
-/** The version .ci/run installs. */
-export const AMP_CLI_VERSION = "0.0.1790142911-g7618fb";
 const haveAmp = existsSync(AMP);
-if (!haveAmp) console.log(`skipping the Amp CLI e2e: ${AMP} is missing (npm install --prefix DIR @ampcode/cli@${AMP_CLI_VERSION}, then AMP_CLI_BIN=DIR/node_modules/.bin/amp)`);
+if (!haveAmp) console.log(`skipping the Amp CLI e2e: ${AMP} is missing (${howToInstall("@ampcode/cli")})`);
 
 async function amp(args: string[], o: { home: string; cwd: string; token?: string }): Promise<string> {
   const env: Record<string, string | undefined> = { PATH: process.env.PATH, HOME: o.home, AMP_API_KEY: "offline-test-key", ...(o.token !== undefined ? { AIRLOCK_TOKEN: o.token } : {}) };

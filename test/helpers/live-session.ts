@@ -21,6 +21,7 @@ import { freePort } from "./until.ts";
 export const CLAUDE_BIN = join(ROOT, "node_modules", ".bin", "claude");
 export const CODEX_BIN = join(ROOT, "node_modules", ".bin", "codex");
 export const GEMINI_BIN = join(ROOT, "node_modules", ".bin", "gemini");
+export const COPILOT_BIN = join(ROOT, "node_modules", ".bin", "copilot");
 
 /** One client run, however it ended. A hung client is killed after this long (it answers a scripted model in seconds). */
 export const CLIENT_TIMEOUT_MS = 60_000;

@@ -13,7 +13,8 @@ const ROOT = "/path";
 
 /** The JSON each client sends, enough for the fields the adapter reads. */
 function input(a: HookAdapter, session: string, event: string): Record<string, unknown> {
-  const base = a.client === "cursor" ? { conversation_id: session, workspace_roots: [ROOT] } : { session_id: session, cwd: ROOT };
+  const base =
+    a.client === "cursor" ? { conversation_id: session, workspace_roots: [ROOT] } : a.client === "copilot-cli" ? { sessionId: session, cwd: ROOT, toolName: "bash", toolArgs: '{"command":"ls"}' } : { session_id: session, cwd: ROOT };
   const name = { "post-tool": "PostToolUse", prompt: "UserPromptSubmit", stop: "Stop" }[event];
   return { ...base, hook_event_name: name, tool_name: "Bash", tool_input: { command: "ls" }, prompt: "go on", stop_hook_active: false, loop_count: 0 };
 }
@@ -22,7 +23,7 @@ function input(a: HookAdapter, session: string, event: string): Record<string, u
 function modelText(out: HookOutput): string {
   if (!out.stdout) return "";
   const j = JSON.parse(out.stdout);
-  return j.hookSpecificOutput?.additionalContext ?? j.additional_context ?? j.reason ?? j.followup_message ?? "";
+  return j.hookSpecificOutput?.additionalContext ?? j.additional_context ?? j.additionalContext ?? j.reason ?? j.followup_message ?? "";
 }
 
 async function withApp(fn: (t: TestApp) => Promise<void>) {
@@ -36,7 +37,10 @@ async function withApp(fn: (t: TestApp) => Promise<void>) {
 
 const send = (t: TestApp, args: Record<string, unknown>) => t.call("send_message", args);
 
-describe.each(HOOK_ADAPTERS.map((a) => [a.client, a] as const))("%s", (_name, a) => {
+// Every client with a tool boundary and a stop point (Cline and Kiro have fewer: their own files).
+const WITH_STOP = HOOK_ADAPTERS.filter((a) => a.events.includes("post-tool") && a.events.includes("stop"));
+
+describe.each(WITH_STOP.map((a) => [a.client, a] as const))("%s", (_name, a) => {
   const me = (s: string) => `${a.client}:${s}`;
   const run = (t: TestApp, event: "post-tool" | "prompt" | "stop", session: string) => runHook(a, event, JSON.stringify(input(a, session, event)), appDeps(t, ROOT));
 

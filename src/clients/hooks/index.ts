@@ -3,9 +3,10 @@ import { claudeCode } from "./claude-code.ts";
 import { codex } from "./codex.ts";
 import { cursor } from "./cursor.ts";
 import { geminiCli } from "./gemini-cli.ts";
+import { opencode } from "./opencode.ts";
 import type { HookAdapter } from "./shared.ts";
 
-export const HOOK_ADAPTERS: readonly HookAdapter[] = [claudeCode, codex, cursor, geminiCli];
+export const HOOK_ADAPTERS: readonly HookAdapter[] = [claudeCode, codex, cursor, geminiCli, opencode];
 
 export function hookAdapter(client: string): HookAdapter | undefined {
   return HOOK_ADAPTERS.find((a) => a.client === client);

@@ -20,6 +20,7 @@ import { juniePaths } from "../clients/junie.ts";
 import { CLIENTS } from "../clients/index.ts";
 import { kiroPaths } from "../clients/kiro.ts";
 import { opencodePaths } from "../clients/opencode.ts";
+import { opencodePluginPath, opencodePluginSource } from "../clients/opencode-plugin.ts";
 import { vscodePaths } from "../clients/vscode.ts";
 import { windsurfPaths } from "../clients/windsurf.ts";
 import { probe } from "../config/discovery.ts";
@@ -286,6 +287,16 @@ async function checkClient(client: Client, ctx: SetupContext, o: { daemonUrl?: s
         ? { ok: true, what: `${label}: hook command \`${cmd}\` runs (${r.output})` }
         : { ok: false, what: `${label}: hook command \`${cmd} version\` fails (${r.output}): every hook fails open`, fix: `put airlock on PATH (install.sh or Homebrew), then ${setupAgain}` },
     );
+  }
+
+  // OpenCode's plugin runs `airlock hook opencode …` with the command setup wrote into it.
+  if (client.id === "opencode" && have.includes("plugin")) {
+    if (readOrNull(opencodePluginPath(ctx)) !== opencodePluginSource(ctx.airlock)) {
+      out.push({ ok: "warn", what: `${label}: the plugin ${opencodePluginPath(ctx)} is not the one this setup writes (an older setup, or another airlock command)`, fix: setupAgain });
+    } else if (!ctx.project) {
+      const r = verifyCommand(ctx.airlock, o.env);
+      out.push(r.ok ? { ok: true, what: `${label}: the plugin's command \`${ctx.airlock}\` runs (${r.output})` } : { ok: false, what: `${label}: the plugin's command \`${ctx.airlock} version\` fails (${r.output}): every check fails open`, fix: `put airlock on PATH, then ${setupAgain}` });
+    }
   }
 
   // The MCP URL, and the token the client sends there.

@@ -1,7 +1,8 @@
 // opencode: the MCP server in ~/.config/opencode/opencode.json (user) or the project's
 // opencode.json (`mcp.airlock`, `{type: "remote", url, oauth: false, headers}`), the policy in
-// ~/.config/opencode/AGENTS.md or the project's AGENTS.md. No Airlock hooks for opencode (its
-// hooks are JS plugins; there is no `airlock hook opencode` adapter).
+// ~/.config/opencode/AGENTS.md or the project's AGENTS.md, and the Airlock plugin in
+// ~/.config/opencode/plugins/airlock.js or the project's .opencode/plugins/airlock.js
+// (opencode-plugin.ts: a V1 plugin, written only when `opencode --version` is not 2.x or later).
 // Config shape: opencode V1 keeps servers directly under `mcp`; V2 reads that V1 shape from the same
 // files (its native shape is `mcp.servers`). We write the V1 shape, which both read, unless the file
 // already uses `mcp.servers`; an existing opencode.jsonc is edited instead of adding opencode.json.
@@ -13,6 +14,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { JSONPath } from "jsonc-parser";
+import { opencodePluginPart } from "./opencode-plugin.ts";
 import { getAt, jsonServerPart, parseJsonc, policyBlock, SERVER_KEY, textBlockPart, type Client, type Part, type SetupContext } from "./client.ts";
 
 const ID = "opencode";
@@ -66,10 +68,32 @@ function opencodeServerPart(ctx: SetupContext, file: string): Part {
   };
 }
 
+/** The installed OpenCode's major version (`opencode --version`), or undefined when none answers. */
+let major: { bin: string | null; value: number | undefined } | undefined;
+export function opencodeMajor(): number | undefined {
+  const bin = Bun.which("opencode");
+  if (major?.bin !== bin) major = { bin, value: readMajor(bin) };
+  return major.value;
+}
+
+function readMajor(bin: string | null): number | undefined {
+  if (!bin) return undefined;
+  try {
+    const r = Bun.spawnSync([bin, "--version"], { stdout: "pipe", stderr: "ignore", timeout: 15_000 });
+    const m = /^(\d+)\./.exec(r.stdout.toString().trim());
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The V1 plugin runs in OpenCode 1.x; 2.x runs only V2 plugins (opencode-plugin.ts). */
+const pluginRuns = (): boolean => (opencodeMajor() ?? 1) < 2;
+
 export const opencode: Client = {
   id: ID,
   name: "opencode",
-  docs: ["https://opencode.ai/docs/mcp-servers/", "https://opencode.ai/docs/config/", "https://opencode.ai/docs/rules/", "https://opencode.ai/docs/migrate-v1/"],
+  docs: ["https://opencode.ai/docs/plugins/", "https://opencode.ai/docs/mcp-servers/", "https://opencode.ai/docs/config/", "https://opencode.ai/docs/rules/", "https://opencode.ai/docs/migrate-v1/"],
   detect(ctx) {
     const dir = join(ctx.xdgConfigHome, "opencode");
     if (existsSync(dir)) return dir;
@@ -77,13 +101,14 @@ export const opencode: Client = {
   },
   parts(ctx) {
     const p = opencodePaths(ctx);
-    return [opencodeServerPart(ctx, p.config), textBlockPart({ path: p.policy, block: policyBlock() })];
+    const parts = [opencodeServerPart(ctx, p.config), textBlockPart({ path: p.policy, block: policyBlock() })];
+    return pluginRuns() ? [...parts, opencodePluginPart(ctx)] : parts;
   },
   notes(ctx) {
     const out: string[] = [];
     if (ctx.project) out.push("The project's opencode.json reads the token from AIRLOCK_TOKEN: run opencode where `export AIRLOCK_TOKEN=$(cat ~/.airlock/token)` is set (Linux), or run setup without --project.");
     else if (tokenReference(ctx) === undefined) out.push("No token yet (the daemon makes one on first start on Linux): the server entry has no auth header; run setup again after `airlock daemon` has started once.");
-    out.push("opencode has no Airlock hooks: the policy in AGENTS.md is what asks the agent to claim paths and take slots.");
+    if (!pluginRuns()) out.push("This OpenCode is 2.x, which runs only V2 plugins: the Airlock plugin (a V1 plugin) is not installed, and the policy in AGENTS.md is what asks the agent to claim paths and take slots.");
     return out;
   },
 };

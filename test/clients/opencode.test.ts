@@ -1,13 +1,15 @@
 // `airlock setup opencode` round trips in a temporary HOME (module functions): user scope (a
 // `{file:~/.airlock/token}` header, never the token), project scope (`{env:AIRLOCK_TOKEN}`),
 // V1 `mcp.<name>` vs V2 `mcp.servers.<name>` files, an existing opencode.jsonc, merge with the
-// user's JSONC, idempotence, --remove back to the original bytes (or no file), --dry-run.
+// user's JSONC, the plugin file (written whole, deleted on --remove), idempotence, --remove back to
+// the original bytes (or no file), --dry-run.
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { applyParts, diffOf, policyBlock, type SetupContext } from "../../src/clients/client.ts";
 import { opencode, opencodeServer } from "../../src/clients/opencode.ts";
+import { opencodePluginSource } from "../../src/clients/opencode-plugin.ts";
 
 const TOKEN = "e".repeat(64);
 
@@ -29,8 +31,11 @@ describe("airlock setup opencode", () => {
     const ctx = ctxFor();
     const config = join(ctx.home, ".config", "opencode", "opencode.json");
     const agents = join(ctx.home, ".config", "opencode", "AGENTS.md");
+    const plugin = join(ctx.home, ".config", "opencode", "plugins", "airlock.js");
     const changes = await run(ctx);
-    expect(changes.map((c) => c.path)).toEqual([config, agents]);
+    expect(changes.map((c) => c.path)).toEqual([config, agents, plugin]);
+    expect(read(plugin)).toBe(opencodePluginSource("airlock"));
+    expect(read(plugin)).not.toContain(TOKEN);
     expect(read(config)).toBe(`${JSON.stringify({ mcp: { airlock: entry("Bearer {file:~/.airlock/token}") } }, null, 2)}\n`);
     expect(read(config)).not.toContain(TOKEN);
     expect(statSync(config).mode & 0o777).toBe(0o644);
@@ -39,6 +44,7 @@ describe("airlock setup opencode", () => {
     await run(ctx, { remove: true });
     expect(existsSync(config)).toBe(false);
     expect(existsSync(agents)).toBe(false);
+    expect(existsSync(plugin)).toBe(false);
   });
 
   test("the header falls back to AIRLOCK_TOKEN without a token file, and to none without any token", () => {
@@ -54,10 +60,12 @@ describe("airlock setup opencode", () => {
     await run(ctx);
     expect(read(join(project, "opencode.json"))).toBe(`${JSON.stringify({ mcp: { airlock: entry("Bearer {env:AIRLOCK_TOKEN}") } }, null, 2)}\n`);
     expect(read(join(project, "AGENTS.md"))).toBe(policyBlock());
+    expect(read(join(project, ".opencode", "plugins", "airlock.js"))).toBe(opencodePluginSource("airlock"));
     expect(existsSync(join(ctx.home, ".config"))).toBe(false);
     await run(ctx, { remove: true });
     expect(existsSync(join(project, "opencode.json"))).toBe(false);
     expect(existsSync(join(project, "AGENTS.md"))).toBe(false);
+    expect(existsSync(join(project, ".opencode", "plugins", "airlock.js"))).toBe(false);
   });
 
   test("merges into an existing opencode.jsonc (comments, other servers kept) and --remove restores the bytes", async () => {
@@ -90,7 +98,7 @@ describe("airlock setup opencode", () => {
     const c = JSON.parse(read(join(dir, "opencode.json")));
     expect(c.mcp.servers.airlock).toEqual(entry("Bearer {file:~/.airlock/token}"));
     expect(c.mcp.airlock).toBeUndefined();
-    expect(opencode.parts(ctx).map((p) => p.isInstalled(read(p.path)))).toEqual([true, true]);
+    expect(opencode.parts(ctx).map((p) => p.isInstalled(read(p.path)))).toEqual([true, true, true]);
     expect(await run(ctx)).toEqual([]);
     await run(ctx, { remove: true });
     expect(read(join(dir, "opencode.json"))).toBe(config);

@@ -5,7 +5,7 @@
 // is proof the header was sent. Then the real Codex CLI's app-server reports the hooks setup
 // trusted, setup's own check of the hook command, and doctor's checks of every client.
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { listCodexHooks } from "../../src/clients/codex-trust.ts";
@@ -323,6 +323,28 @@ describe("airlock doctor checks every set-up client", () => {
     }
   }, 120_000);
 });
+
+test("doctor checks the OpenCode plugin: in place and its command runs; missing fails; an older one warns", async () => {
+  const home = mkdtempSync(join(tmpdir(), "airlock-doctor-oc-"));
+  const d = await startDaemon({ home: join(home, ".airlock") });
+  try {
+    const env = { HOME: home, AIRLOCK_HOME: d.home, AIRLOCK_PORT: String(d.port), PATH: pathFor({ codex: false }) };
+    expect((await runCli(["setup", "opencode"], env)).code).toBe(0);
+    const plugin = join(home, ".config", "opencode", "plugins", "airlock.js");
+    const good = await runCli(["doctor"], env, 60_000);
+    expect(good.stdout).toContain("ok    opencode: MCP server, policy, plugin in place");
+    expect(good.stdout).toMatch(/ok {4}opencode: the plugin's command `.*` runs \(airlock /);
+    writeFileSync(plugin, readFileSync(plugin, "utf8").replace("const POLL_MS", "const OLD_POLL_MS"));
+    const older = await runCli(["doctor"], env, 60_000);
+    expect(older.stdout).toContain(`opencode: the plugin ${plugin} is not the one this setup writes`);
+    rmSync(plugin);
+    const gone = await runCli(["doctor"], env, 60_000);
+    expect(gone.code).toBe(1);
+    expect(gone.stdout).toContain("FAIL  opencode: plugin missing (has MCP server, policy)");
+  } finally {
+    await d.kill();
+  }
+}, 120_000);
 
 describe("airlock doctor in a cloned repository", () => {
   test("runs no command from the project's files and sends no token anywhere but this daemon", async () => {

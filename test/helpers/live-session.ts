@@ -32,9 +32,9 @@ export const LIVE_FILE_TIMEOUT_MS = 240_000;
  * `test` when the client's binary is installed; otherwise a skip that says so, except under CI,
  * where a missing client is a failure (the dev dependency is in the lockfile, so `npm ci` has it).
  */
-export function liveTest(bin: string, what: string): typeof test {
+export function liveTest(bin: string, what: string, install = "run npm install (it is a dev dependency)"): typeof test {
   if (existsSync(bin)) return test;
-  const why = `${what} is missing (${bin}); run npm install (it is a dev dependency)`;
+  const why = `${what} is missing (${bin}); ${install}`;
   if (process.env.CI === "true") {
     test(`${what} is installed`, () => {
       throw new Error(why);

@@ -2,7 +2,9 @@
 // CLIs with no network: it speaks the Anthropic Messages API (POST /v1/messages, streaming SSE, and
 // /v1/messages/count_tokens), the OpenAI Responses API (POST /responses, streaming SSE) and the
 // Gemini API (POST /v1beta/models/<model>:streamGenerateContent?alt=sse; the one-shot
-// :generateContent and :countTokens calls a client makes on the side are answered too). A
+// :generateContent and :countTokens calls a client makes on the side are answered too) and the
+// OpenAI Chat Completions API (POST /chat/completions, streaming SSE: what OpenCode's
+// OpenAI-compatible providers speak). A
 // test gives it a script, a function from what the model has been shown so far to its next turn
 // (text, or tool calls), and reads back every request it received, so it can assert what reached
 // the model (a SessionStart context, a hook's denial inside a tool result).
@@ -51,7 +53,7 @@ export type Item =
   | { kind: "result"; id: string; text: string; isError: boolean };
 
 export interface ModelRequest {
-  api: "anthropic" | "openai" | "gemini";
+  api: "anthropic" | "openai" | "gemini" | "chat";
   /** 1-based, in arrival order, over every API. */
   seq: number;
   path: string;
@@ -79,7 +81,7 @@ export interface ModelServer {
   url: string;
   port: number;
   /**
-   * Every model request (POST /v1/messages, POST /responses, POST …:streamGenerateContent), in
+   * Every model request (POST /v1/messages, POST /responses, POST /chat/completions, POST …:streamGenerateContent), in
    * order. count_tokens, countTokens, GETs and Gemini's one-shot :generateContent side calls
    * (its model router, its checks; never the agent's turn) are in `other`.
    */
@@ -161,6 +163,27 @@ function openaiItems(body: any): { system: string; items: Item[] } {
   return { system, items };
 }
 
+/** Chat Completions' `messages`: system/user/assistant (with tool_calls) and tool (tool_call_id). */
+function chatItems(body: any): { system: string; items: Item[] } {
+  const systems: string[] = [];
+  const items: Item[] = [];
+  for (const m of Array.isArray(body.messages) ? body.messages : []) {
+    const text = textOf(m?.content);
+    if (m?.role === "system" || m?.role === "developer") {
+      if (items.length === 0) systems.push(text);
+      else items.push({ kind: "text", role: "system", text });
+    } else if (m?.role === "tool") items.push({ kind: "result", id: String(m.tool_call_id), text, isError: false });
+    else {
+      const role = m?.role === "assistant" ? "assistant" : "user";
+      if (text !== "") items.push({ kind: "text", role, text });
+      for (const c of Array.isArray(m?.tool_calls) ? m.tool_calls : []) {
+        items.push({ kind: "call", id: String(c.id), name: String(c.function?.name), input: parseMaybeJson(c.function?.arguments) });
+      }
+    }
+  }
+  return { system: systems.join("\n"), items };
+}
+
 /**
  * Gemini's `contents`: role "user" or "model", each with parts: `text`, `functionCall {name, args,
  * id?}` (a model turn), `functionResponse {name, response, id?}` (the client's answer, in the next
@@ -214,7 +237,7 @@ function toolNames(body: any): string[] {
 }
 
 function view(api: ModelRequest["api"], seq: number, req: Request, path: string, body: any): ModelRequest {
-  const { system, items } = api === "anthropic" ? anthropicItems(body) : api === "openai" ? openaiItems(body) : geminiItems(body);
+  const { system, items } = api === "anthropic" ? anthropicItems(body) : api === "openai" ? openaiItems(body) : api === "chat" ? chatItems(body) : geminiItems(body);
   const calls = new Map<string, { name: string; input: unknown }>();
   for (const it of items) if (it.kind === "call") calls.set(it.id, { name: it.name, input: it.input });
   const results: ToolResult[] = items
@@ -317,6 +340,36 @@ function openaiAnswer(turn: Turn): Response {
   return sse(events);
 }
 
+/** Chat Completions streaming: `data:` chunks (role, text, tool_calls), a finish chunk with the usage, `data: [DONE]`. */
+function chatAnswer(body: any, turn: Turn): Response {
+  const id = newId("chatcmpl_");
+  const model = typeof body.model === "string" ? body.model : "scripted";
+  const created = Math.floor(Date.now() / 1000);
+  const chunk = (delta: any, finish_reason: string | null, extra: Record<string, unknown> = {}) => ({
+    id,
+    object: "chat.completion.chunk",
+    created,
+    model,
+    choices: [{ index: 0, delta, finish_reason }],
+    ...extra,
+  });
+  const chunks: any[] = [chunk({ role: "assistant", content: "" }, null)];
+  if (turn.text) chunks.push(chunk({ content: turn.text }, null));
+  (turn.tools ?? []).forEach((t, index) => {
+    const args = typeof t.input === "string" ? JSON.stringify({ input: t.input }) : JSON.stringify(t.input);
+    chunks.push(chunk({ tool_calls: [{ index, id: t.id ?? newId("call_"), type: "function", function: { name: t.name, arguments: args } }] }, null));
+  });
+  const usage = { prompt_tokens: turn.inputTokens ?? 10, completion_tokens: 10, total_tokens: (turn.inputTokens ?? 10) + 10 };
+  chunks.push(chunk({}, turn.tools?.length ? "tool_calls" : "stop", { usage }));
+  if (body.stream !== true) {
+    const tool_calls = (turn.tools ?? []).map((t) => ({ id: t.id ?? newId("call_"), type: "function", function: { name: t.name, arguments: JSON.stringify(t.input) } }));
+    const message = { role: "assistant", content: turn.text ?? "", ...(tool_calls.length ? { tool_calls } : {}) };
+    return Response.json({ id, object: "chat.completion", created, model, choices: [{ index: 0, message, finish_reason: tool_calls.length ? "tool_calls" : "stop" }], usage });
+  }
+  const text = [...chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`), "data: [DONE]\n\n"].join("");
+  return new Response(text, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+}
+
 /**
  * Gemini's streamGenerateContent with alt=sse: `data:` lines only, each a GenerateContentResponse.
  * A text chunk, then the function calls, then a last chunk with the finishReason and the usage.
@@ -406,7 +459,15 @@ export function startModelServer(initial: Script = () => ({ text: "ok" })): Mode
         other.push({ method: req.method, path, body });
         return geminiSideAnswer(path);
       }
-      const api = path.endsWith("/messages") ? "anthropic" : path.endsWith("/responses") ? "openai" : path.endsWith(":streamGenerateContent") ? "gemini" : undefined;
+      const api = path.endsWith("/messages")
+        ? "anthropic"
+        : path.endsWith("/responses")
+          ? "openai"
+          : path.endsWith("/chat/completions")
+            ? "chat"
+            : path.endsWith(":streamGenerateContent")
+              ? "gemini"
+              : undefined;
       if (!api) {
         other.push({ method: req.method, path });
         return new Response("not found", { status: 404 });
@@ -422,7 +483,7 @@ export function startModelServer(initial: Script = () => ({ text: "ok" })): Mode
         errors.push(msg);
         return Response.json({ type: "error", error: { type: "api_error", message: `scripted model: ${msg}` } }, { status: 500 });
       }
-      return api === "anthropic" ? anthropicAnswer(body, turn) : api === "openai" ? openaiAnswer(turn) : geminiAnswer(path, turn);
+      return api === "anthropic" ? anthropicAnswer(body, turn) : api === "openai" ? openaiAnswer(turn) : api === "chat" ? chatAnswer(body, turn) : geminiAnswer(path, turn);
     },
   });
   return {

@@ -23,7 +23,7 @@ function input(a: HookAdapter, session: string, event: string): Record<string, u
 function modelText(out: HookOutput): string {
   if (!out.stdout) return "";
   const j = JSON.parse(out.stdout);
-  return j.hookSpecificOutput?.additionalContext ?? j.additional_context ?? j.additionalContext ?? j.reason ?? j.followup_message ?? "";
+  return j.hookSpecificOutput?.additionalContext ?? j.additional_context ?? j.additionalContext ?? j.context ?? j.reason ?? j.followup_message ?? "";
 }
 
 async function withApp(fn: (t: TestApp) => Promise<void>) {

@@ -17,8 +17,8 @@
 //   message); if either has something, promptAsync starts a new turn with it. While the session stays idle it asks again every POLL_MS, and wakes it once
 //   per offer (the pools it woke for are kept until the offer ends) and once per message (the
 //   daemon delivers each once).
-// - report_worktree (issue 19, not on main yet): called once per session; until the daemon has
-//   the tool the call fails and is ignored.
+// - The working tree is reported by those same hooks (session-start, pre-edit, stop: see
+//   hooks/worktree.ts), as for every client with hooks: the plugin has no report of its own.
 import type { Part, SetupContext } from "./client.ts";
 
 export const PLUGIN_FILE = "airlock.js";
@@ -98,16 +98,6 @@ export const AirlockPlugin = async ({ client, directory, worktree }) => {
   const contexts = new Map(); // session id -> Promise of its system text
   const offered = new Map(); // session id -> pools it was woken for, while offered
   const polls = new Map(); // session id -> timer while idle
-  const reported = new Set();
-
-  // ISSUE 19 (report_worktree, branch \`worktrees\`, not on main yet): a no-op until the daemon
-  // has the tool (\`airlock call\` of an unknown tool fails, and a failure is ignored). CHECK the
-  // arguments against the tool's schema when it lands.
-  async function reportWorktree(sessionID) {
-    if (reported.has(sessionID)) return;
-    reported.add(sessionID);
-    await airlock(["call", "report_worktree", JSON.stringify({ agent_id: "opencode:" + sessionID, path: worktree || cwd })]);
-  }
 
   function stopPolling(id) {
     clearTimeout(polls.get(id));
@@ -162,7 +152,6 @@ export const AirlockPlugin = async ({ client, directory, worktree }) => {
       if (!id) return;
       if (!contexts.has(id)) {
         contexts.set(id, hook("session-start", { session_id: id, cwd }).then((o) => warn(o).context ?? ""));
-        void reportWorktree(id);
       }
       const text = await contexts.get(id);
       if (!text) return;

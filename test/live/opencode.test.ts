@@ -78,6 +78,9 @@ describe("OpenCode with the Airlock plugin, against a scripted model", () => {
     expect(main.body.messages.filter((m: any) => m.role === "system").length).toBe(1);
     expect(agentOf(main.system), why).toMatch(/^opencode:ses_/);
     expect(main.system).toContain("claim_paths");
+    // The same hooks reported the session's working tree (session start, the edit, the stop).
+    const trees = (await w.daemon.call("list_worktrees", { room: w.repo })) as { agent_id: string }[];
+    expect(trees.map((t) => t.agent_id), why).toContain(agentOf(main.system)!);
   }, 90_000);
 
   it("an idle wake-up: a message, then a slot offer, each start one new model turn through promptAsync", async () => {

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cliEnv, daemonCommand, ROOT, useDaemon } from "../helpers/daemon.ts";
+import { cliEnv, runHook, useDaemon } from "../helpers/daemon.ts";
 
 setDefaultTimeout(30_000);
 
@@ -15,15 +15,7 @@ const repo = mkdtempSync(join(tmpdir(), "airlock-hook-clients-"));
 mkdirSync(join(repo, ".git"));
 afterAll(() => rmSync(repo, { recursive: true, force: true }));
 
-async function hook(client: string, event: string, stdin: unknown, extraEnv: Record<string, string> = {}) {
-  const proc = Bun.spawn([...daemonCommand(), "hook", client, event], { cwd: ROOT, env: { ...process.env, ...env, ...extraEnv }, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
-  proc.stdin.write(JSON.stringify(stdin));
-  await proc.stdin.end();
-  const killer = setTimeout(() => proc.kill(9), 20_000);
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  clearTimeout(killer);
-  return { stdout, stderr, code };
-}
+const hook = (client: string, event: string, stdin: unknown, extraEnv: Record<string, string> = {}) => runHook(client, event, stdin, { ...env, ...extraEnv });
 
 describe("airlock hook kiro / cline / copilot-cli as processes", () => {
   test("kiro preToolUse: exit 2 with the conflict on STDERR inside a claim, exit 0 and silence outside; daemon down: exit 1", async () => {
@@ -33,7 +25,7 @@ describe("airlock hook kiro / cline / copilot-cli as processes", () => {
     expect(denied.code).toBe(2);
     expect(denied.stdout).toBe("");
     expect(denied.stderr).toContain("src/a.ts is inside codex:other's claim src/**");
-    expect(await hook("kiro", "pre-edit", input("docs/x.md"))).toEqual({ code: 0, stdout: "", stderr: "" });
+    expect(await hook("kiro", "pre-edit", input("docs/x.md"))).toMatchObject({ code: 0, stdout: "", stderr: "" });
     const down = await hook("kiro", "pre-edit", input("src/a.ts"), { AIRLOCK_PORT: "1" });
     expect(down.code).toBe(1);
     expect(down.stderr).toContain("The edit is allowed, NOT checked");

@@ -3,22 +3,14 @@
 // PostgreSQL with AIRLOCK_TEST_STORE=postgres). Two hook processes of one session firing at once
 // never both deliver a message; a daemon that is down lets the tool call through, saying so.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { cliEnv, daemonCommand, ROOT, useDaemon } from "../helpers/daemon.ts";
+import { cliEnv, ROOT, runHook, useDaemon } from "../helpers/daemon.ts";
 
 setDefaultTimeout(30_000);
 
 const d = useDaemon();
 const env = cliEnv(d);
 
-async function hook(client: string, event: string, stdin: unknown, extraEnv: Record<string, string> = {}) {
-  const proc = Bun.spawn([...daemonCommand(), "hook", client, event], { cwd: ROOT, env: { ...process.env, ...env, ...extraEnv }, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
-  proc.stdin.write(JSON.stringify(stdin));
-  await proc.stdin.end();
-  const killer = setTimeout(() => proc.kill(9), 20_000);
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  clearTimeout(killer);
-  return { stdout, stderr, code };
-}
+const hook = (client: string, event: string, stdin: unknown, extraEnv: Record<string, string> = {}) => runHook(client, event, stdin, { ...env, ...extraEnv });
 
 const postToolUse = (session: string) => ({ session_id: session, cwd: ROOT, hook_event_name: "PostToolUse", tool_name: "Bash", tool_input: { command: "ls" }, tool_response: {} });
 const context = (stdout: string): string => (stdout ? (JSON.parse(stdout).hookSpecificOutput?.additionalContext ?? "") : "");

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cliEnv, daemonCommand, ROOT, useDaemon } from "../helpers/daemon.ts";
+import { cliEnv, runHook, useDaemon } from "../helpers/daemon.ts";
 import { git, gitRepo } from "../helpers/git.ts";
 
 setDefaultTimeout(60_000);
@@ -24,13 +24,7 @@ git(repo, "commit", "-q", "-m", "files");
 const HEAD = git(repo, "rev-parse", "HEAD").trim();
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-async function hook(event: string, stdin: unknown, extraEnv: Record<string, string> = {}) {
-  const proc = Bun.spawn([...daemonCommand(), "hook", "claude-code", event], { cwd: ROOT, env: { ...process.env, ...env, ...extraEnv }, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
-  proc.stdin.write(JSON.stringify(stdin));
-  await proc.stdin.end();
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  return { stdout, stderr, code };
-}
+const hook = (event: string, stdin: unknown, extraEnv: Record<string, string> = {}) => runHook("claude-code", event, stdin, { ...env, ...extraEnv });
 
 const start = (session: string) => hook("session-start", { session_id: session, cwd: repo, hook_event_name: "SessionStart", source: "startup" });
 const edit = (session: string, file: string, extraEnv?: Record<string, string>) =>

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cliEnv, daemonCommand, ROOT, useDaemon } from "../helpers/daemon.ts";
+import { cliEnv, runHook, useDaemon } from "../helpers/daemon.ts";
 
 setDefaultTimeout(30_000);
 
@@ -15,25 +15,7 @@ const repo = mkdtempSync(join(tmpdir(), "airlock-hook-"));
 mkdirSync(join(repo, ".git"));
 afterAll(() => rmSync(repo, { recursive: true, force: true }));
 
-/** Runs the hook with `stdin` written and closed (or left open when stdin is null). */
-async function hook(client: string, event: string, stdin: unknown, extraEnv: Record<string, string> = {}) {
-  const started = Date.now();
-  const proc = Bun.spawn([...daemonCommand(), "hook", client, event], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, ...extraEnv },
-    stdin: "pipe",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  if (stdin !== null) {
-    proc.stdin.write(typeof stdin === "string" ? stdin : JSON.stringify(stdin));
-    await proc.stdin.end();
-  }
-  const killer = setTimeout(() => proc.kill(9), 20_000);
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  clearTimeout(killer);
-  return { stdout, stderr, code, ms: Date.now() - started };
-}
+const hook = (client: string, event: string, stdin: unknown, extraEnv: Record<string, string> = {}) => runHook(client, event, stdin, { ...env, ...extraEnv });
 
 const preToolUse = (session: string, file: string) => ({
   session_id: session,

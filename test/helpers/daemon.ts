@@ -203,6 +203,23 @@ export function useDaemon(o: StartOptions = {}): DaemonProcess {
 }
 
 /** The environment that points the CLI at a daemon (read when used, so a useDaemon() proxy works). */
+/**
+ * Runs `airlock hook CLIENT EVENT` (source or binary) as a client runs it: `stdin` written as JSON
+ * (a string as it is) and closed, or left open when null; killed after 20 s.
+ */
+export async function runHook(client: string, event: string, stdin: unknown, env: Record<string, string | undefined>) {
+  const started = Date.now();
+  const proc = Bun.spawn([...daemonCommand(), "hook", client, event], { cwd: ROOT, env: { ...process.env, ...env }, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  if (stdin !== null) {
+    proc.stdin.write(typeof stdin === "string" ? stdin : JSON.stringify(stdin));
+    await proc.stdin.end();
+  }
+  const killer = setTimeout(() => proc.kill(9), 20_000);
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  clearTimeout(killer);
+  return { stdout, stderr, code, ms: Date.now() - started };
+}
+
 export function cliEnv(d: DaemonProcess): Record<string, string> {
   return {
     get AIRLOCK_HOME() {

@@ -4,16 +4,13 @@
 // - task: the tools/call that makes the task (answered with its handle), plus from sending
 //   unlock_resource to the first tasks/get that reads it completed (sent as the unlock answers).
 //   bun bench/call-tasks.ts [rounds=100] [durability=normal]
+import { META, routing } from "../test/helpers/call-tasks.ts";
 import { startDaemon } from "../test/helpers/daemon.ts";
 import { warmUp } from "./warm-up.ts";
 
 const rounds = Number(process.argv[2] ?? 100);
 const durability = process.argv[3] ?? "normal";
 const d = await startDaemon({ args: ["--durability", durability] });
-const META = {
-  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-  "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/tasks": {} } },
-};
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -47,14 +44,15 @@ try {
 
     // A task: create, grant, get.
     const c0 = performance.now();
-    const created = (await d.rpc("tools/call", { name: "lock_resource", arguments: { name: "bench-task", agent_id: `t${i + 1}`, wait_seconds: 600 }, _meta: META })).result;
+    const call = { name: "lock_resource", arguments: { name: "bench-task", agent_id: `t${i + 1}`, wait_seconds: 600 }, _meta: META };
+    const created = (await d.rpc("tools/call", call, { headers: routing("tools/call", call.name) })).result;
     const createMs = performance.now() - c0;
     if (created.resultType !== "task") throw new Error(`round ${i}: no task (${JSON.stringify(created)})`);
     const g0 = performance.now();
     if (!(await d.call("unlock_resource", { name: "bench-task", lock_token: taskHolder.lock_token })).released) throw new Error(`round ${i}: unlock failed`);
     let done: any;
     for (;;) {
-      done = (await d.rpc("tasks/get", { taskId: created.taskId, _meta: META })).result;
+      done = (await d.rpc("tasks/get", { taskId: created.taskId, _meta: META }, { headers: routing("tasks/get", created.taskId) })).result;
       if (done.status !== "working") break;
     }
     tasks.push(createMs + (performance.now() - g0));

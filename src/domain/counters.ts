@@ -15,14 +15,18 @@ export class Counters {
   }
 
   private *incrementTx(name: string, by: number): Tx<number> {
-    const cur = yield* get<{ value: number }>("SELECT value FROM counters WHERE name = ?", name);
-    const next = (cur?.value ?? 0) + by;
-    // JSON numbers are exact only up to 2^53; a counter that left that range would
-    // silently hand out duplicate values, which is the one thing a counter must never do.
+    // One statement (on a shared store, one round trip): the row is created or moved in place.
+    const next = (yield* get<{ value: number }>(
+      "INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = counters.value + excluded.value RETURNING value",
+      name,
+      by,
+    ))!.value;
+    // JSON numbers are exact only up to 2^53; a counter that left that range would silently
+    // hand out duplicate values, which is the one thing a counter must never do. Throwing
+    // rolls the write back (both bounds are within 2^53, so the sum cannot overflow 64 bits).
     if (!Number.isSafeInteger(next)) {
       throw new AirlockError("invalid_argument", `counter ${name} would leave the exact integer range ±${Number.MAX_SAFE_INTEGER} (by ${by})`);
     }
-    yield* run("INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value", name, next);
     yield* this.journal.record("counter.changed", name, { data: { value: next, by } });
     return next;
   }

@@ -258,6 +258,69 @@ describePg("PostgreSQL store", () => {
     expect(await store.read(get("SELECT * FROM counters WHERE name = ?", "swallowed"))).toBeNull();
   });
 
+  // Group commit (driver.ts): the bodies asked for while a transaction runs share the next one.
+  describe("group commit", () => {
+    /** A transaction that holds the connection ~50 ms, so the bodies asked for meanwhile gather. */
+    const slow = () =>
+      store.tx(function* () {
+        yield* get("SELECT pg_sleep(0.05)");
+        return (yield* get<{ x: string }>("SELECT txid_current()::text AS x"))!.x;
+      });
+    const txid = () =>
+      store.tx(function* () {
+        return (yield* get<{ x: string }>("SELECT txid_current()::text AS x"))!.x;
+      });
+
+    test("bodies asked for together run in one transaction; those asked for while it runs, in the next", async () => {
+      const together = await Promise.all([slow(), txid(), txid()]);
+      expect(new Set(together).size).toBe(1);
+      let started!: () => void;
+      const running = new Promise<void>((resolve) => (started = resolve));
+      const holder = store.tx(function* () {
+        started(); // its transaction has begun: bodies asked for from now on gather for the next
+        yield* get("SELECT pg_sleep(0.05)");
+        return (yield* get<{ x: string }>("SELECT txid_current()::text AS x"))!.x;
+      });
+      await running;
+      const later = await Promise.all([txid(), txid(), txid(), txid()]);
+      expect(new Set(later).size).toBe(1);
+      expect(later[0]).not.toBe(await holder);
+      expect(later[0]).not.toBe(together[0]);
+    });
+
+    test("a body of a batch that fails undoes only itself; the others commit, each hook once", async () => {
+      const seen: string[] = [];
+      const write = (name: string, fail: "throws" | "swallows" | null) =>
+        store.tx(function* () {
+          yield* run("INSERT INTO counters (name, value) VALUES (?, ?)", name, 1);
+          store.afterCommit(
+            () => seen.push(`${name} done`),
+            () => seen.push(`${name} orElse`),
+          );
+          if (fail === "throws") throw new AirlockError("invalid_argument", `${name} refused`);
+          if (fail === "swallows") {
+            try {
+              yield* run("INSERT INTO counters (name, value) VALUES (?, ?)", name, 2);
+            } catch {
+              // a body must not do this: its savepoint is aborted
+            }
+          }
+          return name;
+        });
+      const first = slow();
+      const calls = [write("batch-a", null), write("batch-b", "throws"), write("batch-c", "swallows"), write("batch-d", null)];
+      const outcomes = await Promise.all(calls.map((c) => c.then((v) => `ok ${v}`, (e: AirlockError) => `${e.code}: ${e.message}`)));
+      await first;
+      expect(outcomes[0]).toBe("ok batch-a");
+      expect(outcomes[1]).toBe("invalid_argument: batch-b refused");
+      expect(outcomes[2]).toStartWith("internal: ");
+      expect(outcomes[3]).toBe("ok batch-d");
+      expect(seen).toEqual(["batch-b orElse", "batch-c orElse", "batch-a done", "batch-d done"]);
+      const rows = await store.read(all<{ name: string }>("SELECT name FROM counters WHERE name LIKE 'batch-%' ORDER BY name"));
+      expect(rows.map((r) => r.name)).toEqual(["batch-a", "batch-d"]);
+    });
+  });
+
   test("runs transactions started together one after the other, never interleaved", async () => {
     await store.tx(function* () {
       yield* run("INSERT INTO counters (name, value) VALUES (?, 0)", "serial");

@@ -5,13 +5,38 @@
 // Unlike SQLite's, a tx() called from inside a body does not join it: it waits its turn behind
 // it (bodies compose with yield*, not with nested tx()). On a shared store every transaction
 // also runs the cluster version protocol (src/domain/cluster-sync.ts) around its body.
+//
+// Group commit (issue 21): the bodies asked for while a transaction runs wait for it, and then
+// run together in the next one, each in a savepoint of its own (opened with its first
+// statement, in the same round trip), so a body that fails undoes only itself, as SQLite's
+// batches do (db.ts). A batch pays one BEGIN, one catch-up, one flush of the lines, one
+// version bump and one COMMIT (its fsync) for all its bodies; each body is answered after that
+// COMMIT. A lone body runs alone, with no savepoint, exactly as before.
 import { AirlockError } from "../../errors.ts";
 import type { RunResult, Stmt, Tx } from "../tx.ts";
 import { type Connection, isConnectionError, type Link, outcomeUnknown, unavailable } from "./connection.ts";
 import { type PgResult, rowsOf, type Translated, translate } from "./dialect.ts";
 import type { Opened, VersionProtocol } from "../store.ts";
 
+/**
+ * The most bodies one transaction runs. PostgreSQL keeps up to 64 subtransaction ids per
+ * backend before every snapshot on the server gets slower (a savepoint that wrote is one).
+ */
+export const MAX_BATCH = 32;
+
 type Hook = { done: () => void; orElse?: (() => void) | undefined };
+
+/** A body asked for, and how its caller is answered. */
+interface Job<T = unknown> {
+  fn: () => Tx<T>;
+  resolve: (value: T) => void;
+  reject: (err: unknown) => void;
+}
+
+/** Savepoint texts: before a body's first statement (after the first body's, release it too). */
+const SAVEPOINT = "SAVEPOINT body";
+const NEXT_SAVEPOINT = "RELEASE SAVEPOINT body; SAVEPOINT body";
+const UNDO_BODY = "ROLLBACK TO SAVEPOINT body";
 
 export class PgDriver {
   private readonly translations = new Map<string, Translated>();
@@ -23,6 +48,15 @@ export class PgDriver {
   private pending: Hook[] | null = null;
   /** The tables the running transaction changed (its version records them for the others). */
   private written = new Set<string>();
+  /** The bodies waiting for the next transaction (null: none yet; the next tx() queues one). */
+  private next: Job[] | null = null;
+  /**
+   * In a batch of several bodies: whether the running body still has to open its savepoint
+   * (with its first statement), and whether one is open already (a previous body's).
+   */
+  private savepoint: { due: boolean; open: boolean } | null = null;
+  /** A statement of the running body failed (the body may have caught it and gone on). */
+  private statementFailed = false;
   /** Set when other daemons share the store (attach): the version protocol every transaction runs. */
   sync: VersionProtocol | null = null;
 
@@ -37,16 +71,41 @@ export class PgDriver {
     return this.closedFlag;
   }
 
-  /** Runs bodies one at a time, in the order they were asked for. */
+  /**
+   * Runs work on the connection in its turn: after everything asked for before it, transactions
+   * included (so the batch being gathered closes: a body asked for later runs after this).
+   */
   enqueue<T>(job: () => Promise<T>): Promise<T> {
+    this.next = null;
+    return this.chain(job);
+  }
+
+  private chain<T>(job: () => Promise<T>): Promise<T> {
     if (this.closedFlag) return Promise.reject(new AirlockError("unavailable", `store ${this.path} is closed`));
     const run = this.tail.then(job);
     this.tail = run.catch(() => undefined);
     return run;
   }
 
+  /** The body runs in the next transaction, with every other asked for meanwhile (up to MAX_BATCH). */
   tx<T>(fn: () => Tx<T>): Promise<T> {
-    return this.enqueue(() => this.runTx(fn));
+    if (this.closedFlag) return Promise.reject(new AirlockError("unavailable", `store ${this.path} is closed`));
+    const answer = new Promise<T>((resolve, reject) => {
+      let jobs = this.next;
+      if (!jobs) {
+        const queued: Job[] = (jobs = this.next = []);
+        void this.chain(() => {
+          if (this.next === queued) this.next = null;
+          return this.runBatch(queued);
+        });
+      }
+      jobs.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      if (jobs.length >= MAX_BATCH) this.next = null;
+    });
+    // As a queued promise is: its failure is the caller's to see, not an unhandled rejection
+    // while the caller is still busy elsewhere.
+    answer.catch(() => undefined);
+    return answer;
   }
 
   /**
@@ -54,7 +113,8 @@ export class PgDriver {
    * too: what it shows (lines included) is current, and a catch-up it triggers may write.
    */
   read<T>(body: Tx<T>): Promise<T> {
-    return this.enqueue(async () => (this.sync ? this.runTx(() => body) : this.drive(await this.conn.ready(), body, null)));
+    if (this.sync) return this.tx(() => body);
+    return this.enqueue(async () => this.drive(await this.conn.ready(), body, null));
   }
 
   afterCommit(done: () => void, orElse?: () => void): void {
@@ -68,30 +128,80 @@ export class PgDriver {
     await this.tail;
   }
 
-  /** One transaction: BEGIN, the catch-up if others committed, the body, the flush, COMMIT. */
-  async runTx<T>(fn: () => Tx<T>): Promise<T> {
-    const { l, version: found, changed } = await this.begin();
-    const hooks: Hook[] = [];
-    let out: T;
-    let version = found;
+  /** One transaction with one body, for a caller already in the queue (a catch-up of its own). */
+  runTx<T>(fn: () => Tx<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => void this.runBatch([{ fn, resolve: resolve as (value: unknown) => void, reject }]));
+  }
+
+  /**
+   * One transaction: BEGIN, the catch-up if others committed, the bodies (each in a savepoint
+   * when there are several), the flush, COMMIT; then each body's hooks, and its answer.
+   */
+  private async runBatch(jobs: readonly Job[]): Promise<void> {
+    let opened: Opened & { l: Link };
     try {
-      this.written = new Set();
-      if (this.sync && version !== this.sync.seen) await this.drive(l, this.sync.hooks.catchUp(changed), hooks);
-      out = await this.drive(l, this.step(hooks, fn), hooks);
+      opened = await this.begin();
+    } catch (err) {
+      for (const j of jobs) j.reject(err);
+      return;
+    }
+    const { l, changed } = opened;
+    let version = opened.version;
+    const shared: Hook[] = []; // the catch-up's and the flush's
+    const done: { job: Job; out: unknown; hooks: Hook[] }[] = [];
+    let undone = false; // a body of several failed and was undone: memory may hold what it did
+    this.written = new Set();
+    this.savepoint = jobs.length > 1 ? { due: true, open: false } : null;
+    try {
+      if (this.sync && version !== this.sync.seen) await this.drive(l, this.sync.hooks.catchUp(changed), shared);
+      for (const job of jobs) {
+        const hooks: Hook[] = [];
+        if (this.savepoint) this.savepoint.due = true;
+        this.statementFailed = false;
+        try {
+          const out = await this.drive(l, this.step(hooks, job.fn), hooks);
+          if (this.statementFailed && this.savepoint) {
+            throw new AirlockError("internal", "the transaction rolled back: a statement in it failed and the body went on");
+          }
+          done.push({ job, out, hooks });
+        } catch (err) {
+          // Alone, the body's failure is the transaction's (below). In a batch it undoes only itself.
+          if (!this.savepoint || l.lost) throw new Failed(err, hooks);
+          if (!this.savepoint.due) await l.conn.unsafe(UNDO_BODY);
+          for (const h of hooks) h.orElse?.();
+          job.reject(err);
+          undone = true;
+        }
+      }
       // A transaction that changed rows on a shared store moves the version and notifies, with
       // its COMMIT (one round trip).
-      const flushed = this.sync ? await this.drive(l, this.sync.hooks.flush(), hooks) : false;
+      this.savepoint = null;
+      const flushed = this.sync ? await this.drive(l, this.sync.hooks.flush(), shared) : false;
       const bumped = await this.commit(l, this.sync?.bumpText(this.written, flushed));
       if (bumped) version = this.sync!.bumped(bumped);
-    } catch (err) {
+    } catch (thrown) {
+      this.savepoint = null;
+      const err = thrown instanceof Failed ? thrown.reason : thrown;
       if (!l.lost) await l.conn.unsafe("ROLLBACK").catch((e: unknown) => this.conn.failure(l, e));
+      const hooks = [...done.flatMap((d) => d.hooks), ...(thrown instanceof Failed ? thrown.hooks : []), ...shared];
       for (const h of hooks) h.orElse?.();
       this.sync?.failed();
-      throw err;
+      // Every body of the transaction shares its fate: the one that failed it gets its own
+      // error, the others (done or not yet run) get it too, since nothing of theirs committed.
+      for (const j of jobs) j.reject(err);
+      return;
     }
-    if (this.sync) this.sync.seen = version;
-    for (const h of hooks) h.done();
-    return out;
+    if (this.sync) {
+      this.sync.seen = version;
+      // What the undone body changed in memory (the lines, a cache) went into this flush, as
+      // SQLite keeps it; the next transaction rereads everything, so memory is the rows again.
+      if (undone) this.sync.unknown();
+    }
+    for (const h of shared) h.done();
+    for (const { job, out, hooks } of done) {
+      for (const h of hooks) h.done();
+      job.resolve(out);
+    }
   }
 
   private async exec(l: Link, stmt: Stmt): Promise<unknown> {
@@ -100,7 +210,23 @@ export class PgDriver {
       t = translate(stmt.sql);
       this.translations.set(stmt.sql, t);
     }
-    const result = (await l.conn.unsafe(stmt.mode === "run" ? t.runText : t.text, stmt.args)) as PgResult;
+    // A body of a batch opens its savepoint with its first statement, in the same round trip.
+    const sp = this.savepoint;
+    let opening: Promise<unknown> | undefined;
+    if (sp?.due) {
+      opening = l.conn.unsafe(sp.open ? NEXT_SAVEPOINT : SAVEPOINT).execute();
+      sp.due = false;
+      sp.open = true;
+    }
+    let result: PgResult;
+    try {
+      result = (await l.conn.unsafe(stmt.mode === "run" ? t.runText : t.text, stmt.args)) as PgResult;
+    } catch (err) {
+      this.statementFailed = true;
+      await opening?.catch(() => undefined);
+      throw err;
+    }
+    if (opening) await opening;
     // Only a statement that changed rows moves the shared version (a DELETE that found nothing
     // must not send every other daemon to catch up, and them back to this one).
     if ((stmt.mode === "run" || t.writes) && (result.affectedRows ?? result.length) > 0) this.written.add(t.table ?? "*");
@@ -181,5 +307,15 @@ export class PgDriver {
       throw new AirlockError("internal", "the transaction rolled back: a statement in it failed and the body went on");
     }
     return before === undefined ? undefined : results[0];
+  }
+}
+
+/** A body's failure that fails its whole transaction, with the hooks it queued. */
+class Failed extends Error {
+  constructor(
+    readonly reason: unknown,
+    readonly hooks: Hook[],
+  ) {
+    super("the transaction failed");
   }
 }

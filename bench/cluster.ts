@@ -1,5 +1,5 @@
 // Issue 11's bench: Airlock on PostgreSQL against its floors, as ratios measured in the same run.
-//   bun bench/cluster.ts [--quick] [--pg postgres://user@host:port/db] [--float]
+//   bun bench/cluster.ts [--quick] [--pg postgres://user@host:port/db] [--float] [--only throughput]
 // The server comes from --pg or AIRLOCK_TEST_PG (as the tests take it); the daemons run on a fresh
 // database there, the direct measurements on another, both dropped at the end.
 // 1. Single-daemon write calls on a PostgreSQL-backed daemon, medians over sequential calls:
@@ -14,10 +14,17 @@
 //    another, timed directly in each round); and on one daemon, against "ping + one write
 //    transaction", for comparison. A waiter waits at most 5 s: a round that ends in a timeout is
 //    counted as one (at the time it took), and after MAX_TIMEOUTS of them the rounds stop.
-// Where taskset exists the bench pins itself to the first CPU and the daemons to the last one
-// (--float leaves everything floating); the PostgreSQL server is not ours and floats.
+// 3. Throughput (issue 21, bench/cluster-throughput.ts): 32 concurrent clients calling
+//    increment_counter on distinct counters and on one hot counter, against 1, 2 and 3 daemons
+//    on one database, and against PostgreSQL's own floor (32 connections sending single-row
+//    UPDATE transactions) in the same run. --only throughput runs this part alone (about 90 s;
+//    --quick about 35 s).
+// For parts 1 and 2, where taskset exists, the bench pins itself to the first CPU and the daemons
+// to the last one (--float leaves everything floating). Part 3 pins nothing: its daemons, and the
+// bench, float, since three daemons pinned to one CPU could not use the second. The PostgreSQL
+// server is not ours and floats.
 // Prints the table and writes its rows into bench/results.json under "cluster", leaving the
-// file's other keys alone.
+// file's other keys alone (not with --only, which leaves the file as it is).
 import { SQL } from "bun";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
@@ -27,20 +34,26 @@ import type { DaemonProcess } from "../test/helpers/daemon.ts";
 import { pinSelf, pinTo } from "./pairing.ts";
 import { warmUp } from "./warm-up.ts";
 
-const { values } = parseArgs({ options: { quick: { type: "boolean" }, pg: { type: "string" }, float: { type: "boolean" } } });
+const { values } = parseArgs({ options: { quick: { type: "boolean" }, pg: { type: "string" }, float: { type: "boolean" }, only: { type: "string" } } });
 const QUICK = values.quick === true;
 const SERVER = values.pg ?? process.env.AIRLOCK_TEST_PG;
-if (!SERVER) {
-  console.error("usage: bun bench/cluster.ts [--quick] [--pg postgres://user@host:port/db]  (or set AIRLOCK_TEST_PG)");
+/** --only throughput: part 3 alone (the one run again and again while the store changes). */
+const ONLY = values.only;
+if (!SERVER || (ONLY !== undefined && ONLY !== "throughput")) {
+  console.error("usage: bun bench/cluster.ts [--quick] [--pg postgres://user@host:port/db] [--float] [--only throughput]  (or set AIRLOCK_TEST_PG)");
   process.exit(2);
 }
 // The helpers read the server from AIRLOCK_TEST_PG when they load.
 process.env.AIRLOCK_TEST_PG = SERVER;
 const { startDaemon, tempHome } = await import("../test/helpers/daemon.ts");
-const { freshDatabase } = await import("../test/helpers/pg.ts");
+const { freshDatabase, withClient } = await import("../test/helpers/pg.ts");
+const { throughput } = await import("./cluster-throughput.ts");
 
 const CALLS = QUICK ? 300 : 1000; // sequential calls per figure in part 1
 const ROUNDS = QUICK ? 15 : 30; // hand-offs per figure in part 2
+// Part 3: 2 cases × 4 setups × (a warm-up + 3 rounds), with the daemons' start: about 90 s, 35 s quick.
+const TPUT_ROUND_MS = QUICK ? 1000 : 3000;
+const TPUT_WARM_UP_MS = QUICK ? 500 : 1000;
 const WAIT_SECONDS = 5; // a waiter's wait_seconds: a hand-off that never comes costs this much
 const MAX_TIMEOUTS = 3; // then the figure stops, reported with what it has
 
@@ -55,6 +68,11 @@ type Row = {
   /** Hand-offs: how many rounds ran, and how many of them ended in the waiter's timeout. */
   rounds?: number;
   timeouts?: number;
+  /** "throughput" for part 3's rows (see ThroughputRow); absent for parts 1 and 2. */
+  part?: string;
+  errors?: number;
+  roundsWithErrors?: number;
+  clientBusy?: number;
 };
 const rows: Row[] = [];
 const add = (r: Row) => {
@@ -76,7 +94,7 @@ async function interleaved(n: number, fns: (() => Promise<unknown>)[]): Promise<
   return times.map(median);
 }
 
-const unpin = values.float ? null : pinSelf();
+const unpin = values.float || ONLY ? null : pinSelf();
 const DAEMON_CPU = cpus().length - 1;
 async function daemon(o: Parameters<typeof startDaemon>[0]): Promise<DaemonProcess> {
   const d = await startDaemon(o);
@@ -217,50 +235,60 @@ function reportHandOffs(r: HandOffs, metric: string, floorName: string, floorMet
   return lag;
 }
 
-const started = performance.now();
-// A SQLite file, whatever AIRLOCK_TEST_STORE or AIRLOCK_STORE say.
-const home = tempHome();
-const sqlite = await daemon({ home, db: join(home, "state.db"), env: { AIRLOCK_STORE: "sqlite" } });
-try {
-  await sqliteCalls(sqlite);
-} finally {
-  await sqlite.kill();
+/** Parts 1 and 2; the server's version. */
+async function callsAndHandOffs(): Promise<string> {
+  // A SQLite file, whatever AIRLOCK_TEST_STORE or AIRLOCK_STORE say.
+  const home = tempHome();
+  const sqlite = await daemon({ home, db: join(home, "state.db"), env: { AIRLOCK_STORE: "sqlite" } });
+  try {
+    await sqliteCalls(sqlite);
+  } finally {
+    await sqlite.kill();
+  }
+
+  // The daemons' database, and one for the direct measurements on the same server (its WAL and
+  // its fsync), kept apart so the daemons' database holds only theirs.
+  const db = await freshDatabase();
+  let probeDb: Awaited<ReturnType<typeof freshDatabase>> | undefined;
+  let version = "";
+  try {
+    probeDb = await freshDatabase();
+    const probe = await probes(probeDb.url);
+    version = await probe.version();
+    const d1 = await daemon({ db: db.url });
+    let d2: DaemonProcess | undefined;
+    try {
+      await pgCalls(d1, probe);
+      // One daemon: holder and waiter on d1; the unlock commits the grant in one write transaction.
+      const single = await handOffs(() => d1, () => d1, probe.write, "handoff-1");
+      const singleLag = reportHandOffs(single, "hand-off on one daemon, unlock → waiter answered", "1 write tx", "write transaction, paired with the hand-offs (p50)");
+      // Two daemons on one database: the holder on one, the waiter on the other, alternating.
+      d2 = await daemon({ db: db.url });
+      await warmUp(d2);
+      const pair = [d1, d2] as const;
+      const cross = await handOffs((i) => pair[i % 2]!, (i) => pair[(i + 1) % 2]!, probe.notify, "handoff-2");
+      const crossLag = reportHandOffs(cross, "hand-off across two daemons, unlock → waiter answered", "NOTIFY delivery", "NOTIFY → LISTEN callback, direct (p50)");
+      // Against a timeout the comparison says nothing the row above does not.
+      if (cross.timeouts === 0) add({ mode: "postgres", metric: "hand-off across two daemons vs on one (p50)", value: crossLag, unit: "ms", baseline: "hand-off on one daemon", baselineValue: singleLag });
+    } finally {
+      await d1.kill();
+      await d2?.kill();
+      await probe.close();
+    }
+  } finally {
+    unpin?.();
+    await db.drop();
+    await probeDb?.drop();
+  }
+  return version;
 }
 
-// The daemons' database, and one for the direct measurements on the same server (its WAL and
-// its fsync), kept apart so the daemons' database holds only theirs.
-const db = await freshDatabase();
-let probeDb: Awaited<ReturnType<typeof freshDatabase>> | undefined;
+const started = performance.now();
 let version = "";
-try {
-  probeDb = await freshDatabase();
-  const probe = await probes(probeDb.url);
-  version = await probe.version();
-  const d1 = await daemon({ db: db.url });
-  let d2: DaemonProcess | undefined;
-  try {
-    await pgCalls(d1, probe);
-    // One daemon: holder and waiter on d1; the unlock commits the grant in one write transaction.
-    const single = await handOffs(() => d1, () => d1, probe.write, "handoff-1");
-    const singleLag = reportHandOffs(single, "hand-off on one daemon, unlock → waiter answered", "1 write tx", "write transaction, paired with the hand-offs (p50)");
-    // Two daemons on one database: the holder on one, the waiter on the other, alternating.
-    d2 = await daemon({ db: db.url });
-    await warmUp(d2);
-    const pair = [d1, d2] as const;
-    const cross = await handOffs((i) => pair[i % 2]!, (i) => pair[(i + 1) % 2]!, probe.notify, "handoff-2");
-    const crossLag = reportHandOffs(cross, "hand-off across two daemons, unlock → waiter answered", "NOTIFY delivery", "NOTIFY → LISTEN callback, direct (p50)");
-    // Against a timeout the comparison says nothing the row above does not.
-    if (cross.timeouts === 0) add({ mode: "postgres", metric: "hand-off across two daemons vs on one (p50)", value: crossLag, unit: "ms", baseline: "hand-off on one daemon", baselineValue: singleLag });
-  } finally {
-    await d1.kill();
-    await d2?.kill();
-    await probe.close();
-  }
-} finally {
-  unpin?.();
-  await db.drop();
-  await probeDb?.drop();
-}
+if (!ONLY) version = await callsAndHandOffs();
+// Part 3, after unpin: nothing of it is pinned.
+await throughput({ startDaemon, freshDatabase, add, roundMs: TPUT_ROUND_MS, warmUpMs: TPUT_WARM_UP_MS });
+if (!version) version = String((await withClient(SERVER, (sql) => sql`SHOW server_version`))[0].server_version);
 
 const fmt = (x: number) => (Number.isNaN(x) ? "—" : x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(2) : x.toFixed(4));
 console.log(
@@ -271,9 +299,11 @@ console.log(
   ].join("\n"),
 );
 const seconds = (performance.now() - started) / 1000;
-console.log(`\nPostgreSQL ${version}; ${cpus().length} CPUs, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, bun ${Bun.version}${unpin ? ", pinned" : ""}; ${seconds.toFixed(0)} s`);
+console.log(`\nPostgreSQL ${version}; ${cpus().length} CPUs, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, bun ${Bun.version}${unpin ? ", parts 1–2 pinned" : ""}; ${seconds.toFixed(0)} s`);
 
 // Merged into results.json: bench/run.ts rewrites the file with its own keys; this is one more.
+// A part run alone (--only) leaves it alone, as bench/run.ts's --only does.
+if (ONLY) process.exit(0);
 const file = join(import.meta.dir, "results.json");
 let results: Record<string, unknown> = {};
 if (existsSync(file)) {

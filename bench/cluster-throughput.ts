@@ -1,0 +1,199 @@
+// The throughput part of bench/cluster.ts (issue 21): does adding daemons on one PostgreSQL
+// database add throughput? 32 concurrent clients call increment_counter over keep-alive HTTP
+// (the test helper's `call`), on distinct counters (each client its own) and on one hot counter
+// (all of them the same), against 1, 2 and 3 daemons, each setup on a fresh database of its own
+// with the clients spread round-robin over its daemons. The floor is PostgreSQL's own: 32
+// connections (Bun's SQL client, one per client) sending BEGIN; UPDATE one row; COMMIT straight
+// to the server, one row per client, or one shared row for the hot case.
+// All four setups run side by side (the idle ones only beat their heartbeat, once a second, on
+// their own database), and every round times each of them in turn, the order rotating from one
+// round to the next, so that all see the same moments of a shared machine. A warm-up round each,
+// then the median of three rounds of a fixed length.
+// Nothing is pinned here: three daemons must be able to use both cores, and the bench's client
+// side (fetch's HTTP thread, the SQL client) floats with them.
+// The clients run in the bench process, not in spawned client processes: on 2 cores a client
+// process takes its CPU from the daemons all the same, and one more event loop per process only
+// adds to it. What could make the clients the bottleneck is the bench's one JavaScript thread; its
+// CPU time over each round is read from /proc (the main thread alone) and reported: a round in
+// which it was busy more than CLIENT_BUSY of the time is flagged as possibly client-bound.
+import { SQL } from "bun";
+import { existsSync, readFileSync } from "node:fs";
+import type { DaemonProcess, StartOptions } from "../test/helpers/daemon.ts";
+
+export const CLIENTS = 32;
+const ROUNDS = 3;
+/** The main thread's busy share above which a round may be measuring the client, not the server. */
+const CLIENT_BUSY = 0.8;
+
+export type ThroughputRow = {
+  metric: string;
+  value: number;
+  unit: string;
+  baseline?: string;
+  baselineValue?: number;
+  mode?: string;
+  part?: string;
+  rounds?: number;
+  /** Failed calls (or transactions) over the timed rounds, and how many rounds had any. */
+  errors?: number;
+  roundsWithErrors?: number;
+  /** The bench's JavaScript thread's busiest share of a round (0–1). */
+  clientBusy?: number;
+};
+
+type Case = "distinct" | "hot";
+/** A setup under load: one client's operation, true when it succeeded. */
+type Target = { name: string; op(kase: Case, client: number): Promise<boolean> };
+type Round = { rate: number; errors: number; busy: number };
+
+const TICK_MS = 1000 / (Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100);
+const MAIN_STAT = `/proc/self/task/${process.pid}/stat`;
+
+/** CPU time of this process's main thread (the JavaScript one), ms; of the whole process without /proc. */
+function mainThreadCpuMs(): number {
+  if (!existsSync(MAIN_STAT)) {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  }
+  // Fields 14 and 15 (utime, stime), counted after the command name's closing parenthesis.
+  const stat = readFileSync(MAIN_STAT, "utf8");
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12])) * TICK_MS;
+}
+
+/** CLIENTS concurrent loops of op for ms: the successful operations per second. */
+async function round(t: Target, kase: Case, ms: number): Promise<Round> {
+  let count = 0;
+  let errors = 0;
+  const cpu0 = mainThreadCpuMs();
+  const t0 = performance.now();
+  const end = t0 + ms;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, c) => {
+      while (performance.now() < end) {
+        const ok = await t.op(kase, c).catch(() => false);
+        if (ok) count++;
+        else {
+          errors++;
+          await Bun.sleep(10); // a failing setup must not spin the bench's thread
+        }
+      }
+    }),
+  );
+  const took = performance.now() - t0;
+  return { rate: count / (took / 1000), errors, busy: (mainThreadCpuMs() - cpu0) / took };
+}
+
+function daemons(ds: DaemonProcess[]): Target {
+  const name = (kase: Case, c: number) => (kase === "hot" ? "bench:tput:hot" : `bench:tput:${c}`);
+  return {
+    name: `${ds.length} daemon${ds.length > 1 ? "s" : ""}`,
+    op: async (kase, c) => {
+      const r = await ds[c % ds.length]!.call("increment_counter", { name: name(kase, c) });
+      return !r.isError && typeof r.value === "number";
+    },
+  };
+}
+
+/** The floor's connections and table, on a database of its own. */
+async function floor(url: string): Promise<Target & { close(): Promise<void> }> {
+  const setup = new SQL(url, { max: 1 });
+  await setup`CREATE TABLE airlock_bench_tput (id int PRIMARY KEY, n bigint NOT NULL)`;
+  // Rows 0..CLIENTS-1, one per client; row CLIENTS is the hot one.
+  await setup`INSERT INTO airlock_bench_tput SELECT g, 0 FROM generate_series(0, ${CLIENTS}) g`;
+  await setup.close();
+  const conns = Array.from({ length: CLIENTS }, () => new SQL(url, { max: 1 }));
+  return {
+    name: "floor",
+    op: async (kase, c) => {
+      const id = kase === "hot" ? CLIENTS : c;
+      await conns[c]!.begin(async (tx) => {
+        await tx`UPDATE airlock_bench_tput SET n = n + 1 WHERE id = ${id}`;
+      });
+      return true;
+    },
+    close: async () => void (await Promise.all(conns.map((s) => s.close()))),
+  };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export type ThroughputOptions = {
+  startDaemon(o: StartOptions): Promise<DaemonProcess>;
+  freshDatabase(): Promise<{ url: string; drop(): Promise<void> }>;
+  add(r: ThroughputRow): void;
+  /** Length of a timed round and of the warm-up round, ms. */
+  roundMs: number;
+  warmUpMs: number;
+};
+
+/** Runs the part and adds its rows: per case, the floor, 1–3 daemons against it, 2 and 3 against 1. */
+export async function throughput(o: ThroughputOptions): Promise<void> {
+  const dbs: { url: string; drop(): Promise<void> }[] = [];
+  const started: DaemonProcess[] = [];
+  let base: Awaited<ReturnType<typeof floor>> | undefined;
+  try {
+    const fresh = async () => {
+      const db = await o.freshDatabase();
+      dbs.push(db);
+      return db.url;
+    };
+    base = await floor(await fresh());
+    const setups: Target[] = [base];
+    for (const n of [1, 2, 3]) {
+      const url = await fresh();
+      const ds: DaemonProcess[] = [];
+      // One after another: the first creates the schema the others find.
+      for (let i = 0; i < n; i++) ds.push(await o.startDaemon({ db: url }));
+      started.push(...ds);
+      setups.push(daemons(ds));
+    }
+    for (const kase of ["distinct", "hot"] as const) {
+      for (const t of setups) await round(t, kase, o.warmUpMs);
+      const got = setups.map(() => [] as Round[]);
+      for (let r = 0; r < ROUNDS; r++) {
+        for (let i = 0; i < setups.length; i++) {
+          const k = (i + r) % setups.length;
+          const x = await round(setups[k]!, kase, o.roundMs);
+          got[k]!.push(x);
+          const flag = x.errors ? `, ${x.errors} FAILED` : "";
+          console.error(`throughput ${kase}, ${setups[k]!.name}, round ${r + 1}: ${x.rate.toFixed(0)}/s${flag}, bench thread ${(x.busy * 100).toFixed(0)}% busy`);
+        }
+      }
+      report(o.add, kase, setups, got, o.roundMs);
+    }
+  } finally {
+    await Promise.all(started.map((d) => d.kill()));
+    await base?.close();
+    for (const db of dbs) await db.drop();
+  }
+}
+
+function report(add: (r: ThroughputRow) => void, kase: Case, setups: Target[], got: Round[][], roundMs: number) {
+  const what = kase === "hot" ? "one hot counter" : "distinct counters";
+  const of = `median of ${ROUNDS} × ${(roundMs / 1000).toFixed(1)} s`;
+  const row = (k: number) => {
+    const rs = got[k]!;
+    const errors = rs.reduce((s, r) => s + r.errors, 0);
+    const roundsWithErrors = rs.filter((r) => r.errors > 0).length;
+    const clientBusy = Math.max(...rs.map((r) => r.busy));
+    const flags = [
+      ...(errors ? [`${errors} failed in ${roundsWithErrors} of ${ROUNDS} rounds`] : []),
+      ...(clientBusy > CLIENT_BUSY ? [`bench thread ${(clientBusy * 100).toFixed(0)}% busy: client-bound?`] : []),
+    ];
+    return { value: median(rs.map((r) => r.rate)), flag: flags.length ? ` [${flags.join("; ")}]` : "", extra: { rounds: ROUNDS, errors, roundsWithErrors, clientBusy } };
+  };
+  const common = { mode: "postgres", part: "throughput" };
+  const f = row(0);
+  const floorName = `floor, ${what}`;
+  add({ ...common, metric: `floor: ${CLIENTS} connections, BEGIN/UPDATE/COMMIT direct, ${kase === "hot" ? "one shared row" : "one row each"} (${of})${f.flag}`, value: f.value, unit: "tx/s", ...f.extra });
+  const one = row(1);
+  for (let k = 1; k < setups.length; k++) {
+    const d = row(k);
+    add({ ...common, metric: `increment_counter, ${CLIENTS} clients, ${what}, ${setups[k]!.name} (${of})${d.flag}`, value: d.value, unit: "ops/s", baseline: floorName, baselineValue: f.value, ...d.extra });
+  }
+  for (let k = 2; k < setups.length; k++) {
+    const d = row(k);
+    add({ ...common, metric: `${what}: ${setups[k]!.name} vs 1 daemon${d.flag}${one.flag}`, value: d.value, unit: "ops/s", baseline: "1 daemon", baselineValue: one.value });
+  }
+}

@@ -1,6 +1,6 @@
 // A randomized run across three daemons on one PostgreSQL database (issue 21): twelve
 // simulated agents, four on each daemon's side but sending a part of their calls to the
-// others, take and release locks (some waiting up to 2 s), slots of one small pool (queueing,
+// others, take and release locks (some waiting up to 2 s, some two at once), slots of one small pool (queueing,
 // claiming offers, withdrawing), path claims over overlapping globs, and counter values, and
 // read what every daemon shows; a watch_changes reader on each daemon follows the journal.
 // What must hold, checked as the answers arrive and again at the end (test/helpers/random-
@@ -54,7 +54,7 @@ interface Agent {
   rng: Prng;
   step: number;
   locks: Map<string, { token: string; g: Grant }>;
-  /** Wake tokens of the places kept in lock lines after a refusal. */
+  /** Wake tokens of the places kept in lock lines after a refusal (by name, or a group's names). */
   lockWake: Map<string, string>;
   slot: { token: string; g: Grant } | { wake: string; weight: number } | null;
   claim: { token: string; g: Grant } | null;
@@ -147,6 +147,34 @@ async function lock(run: Run, a: Agent): Promise<void> {
     if (x.r.wake_token) a.lockWake.set(name, x.r.wake_token);
     else a.lockWake.delete(name); // a deadlock answer: the place was withdrawn
     if (x.r.held_by === a.id) run.v.add(op, `refused, held by ${a.id} itself, which holds no grant of ${name}`);
+  }
+}
+
+/** Two names at once (lock_resources: all or nothing, waiting in line on both). */
+async function lockGroup(run: Run, a: Agent): Promise<void> {
+  const first = a.rng.pick(LOCKS);
+  const names = [first, a.rng.pick(LOCKS.filter((n) => n !== first))].sort();
+  const key = names.join(" ");
+  const wait = pickWait(a.rng);
+  const d = pickDaemon(a);
+  const wake = a.lockWake.get(key);
+  const op = run.label(a, d, `lock_resources ${key} wait ${wait}`);
+  const x = await run.call(op, d, "lock_resources", { names, agent_id: a.id, ttl_seconds: TTL_S, wait_seconds: wait, ...(wake ? { wake_token: wake } : {}) });
+  if (!x) return;
+  if (!x.r.locked) {
+    run.count(x.r.deadlock ? "deadlock answers" : "groups refused");
+    if (x.r.wake_token) a.lockWake.set(key, x.r.wake_token);
+    else a.lockWake.delete(key);
+    return;
+  }
+  a.lockWake.delete(key);
+  run.count("groups granted");
+  if (JSON.stringify(Object.keys(x.r.tokens).sort()) !== JSON.stringify(names)) run.v.add(op, `granted ${JSON.stringify(x.r.tokens)} for ${key}`);
+  for (const name of names) {
+    if (typeof x.r.fences?.[name] !== "number") run.v.add(op, `no fence for ${name}: ${JSON.stringify(x.r)}`);
+    const g = grantOf("lock", name, a, { ...x, r: { fence: x.r.fences?.[name] } }, op);
+    run.book.granted(g);
+    a.locks.set(name, { token: x.r.tokens[name], g });
   }
 }
 
@@ -261,6 +289,7 @@ async function agentLoop(run: Run, a: Agent): Promise<void> {
   for (a.step = 1; a.step <= OPS_PER_AGENT && !run.stopped; a.step++) {
     const ops: [number, () => Promise<void>][] = [
       [a.locks.size < 2 ? 3 : 0, () => lock(run, a)],
+      [a.locks.size === 0 ? 1 : 0, () => lockGroup(run, a)],
       [a.locks.size * 2, () => unlock(run, a)],
       [3, () => pool(run, a)],
       [3, () => paths(run, a)],

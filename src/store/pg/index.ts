@@ -58,7 +58,7 @@ export async function openPgStore(given: string, opts: PgOpenOptions = {}): Prom
 
   const conn = new Connection(url, path, link);
   const driver = new PgDriver(conn, path);
-  const peers = new Peers(driver, conn, url, clockOffsetMs);
+  const peers = new Peers(driver, url, clockOffsetMs);
   return {
     kind: "postgres",
     path,

@@ -1,14 +1,16 @@
 // This daemon among the others sharing the store (docs/cluster.md, "Faults"): its heartbeat in
 // `daemons` (which also measures the database's clock and watches the others'), the LISTEN that
 // hears the others' NOTIFY, and the catch-up either of them triggers. Leaving on purpose
-// deletes the daemon's row, so the others forget it at once.
+// deletes the daemon's row, so the others forget it at once. The heartbeat has a connection of
+// its own (issue 21): it neither waits behind this daemon's transactions nor ends their batch,
+// and it takes no part in the global order.
 import { SQL } from "bun";
 import { errorMessage } from "../../errors.ts";
 import { createLog } from "../../log.ts";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { DEAD_AFTER_MS, type SharedStore, type VersionProtocol } from "../store.ts";
-import { type Connection, CONNECT_TIMEOUT_S } from "./connection.ts";
+import { CONNECT_TIMEOUT_S } from "./connection.ts";
 import { DB_NOW } from "./dialect.ts";
 import type { PgDriver } from "./driver.ts";
 
@@ -22,13 +24,15 @@ export class Peers implements SharedStore {
   readonly daemonId = randomBytes(8).toString("hex");
   private heartbeat: ReturnType<typeof setInterval> | undefined;
   private listener: SQL | undefined;
+  /** The heartbeat's own connection (Bun's client reconnects it by itself), and whether a beat is on it. */
+  private beater: SQL | undefined;
+  private beating = false;
   private poked = false;
   /** The live daemons at the last heartbeat, as one string to compare. */
   private liveDaemons = "";
 
   constructor(
     private readonly driver: PgDriver,
-    private readonly conn: Connection,
     private readonly url: string,
     /** The database's clock minus this machine's, in ms: measured at open, then at every heartbeat. */
     public clockOffsetMs: number,
@@ -72,47 +76,44 @@ export class Peers implements SharedStore {
    * which blocked calls count as attached, though no transaction wrote anything, so the lines
    * are reloaded then too.
    */
-  private beat(): Promise<unknown> {
-    return this.driver.enqueue(async () => {
-      const l = await this.conn.ready();
-      try {
-        const sent = Date.now();
-        // The daemon's row, and its machine's (which outlives it: see migration 004).
-        const [beat] = (await l.conn.unsafe(
-          `WITH d AS (INSERT INTO daemons (id, host, pid, started_at, seen_at) VALUES ($1, $2, $3, ${DB_NOW}, ${DB_NOW}) ` +
-            `ON CONFLICT (id) DO UPDATE SET seen_at = ${DB_NOW} RETURNING seen_at), ` +
-            `h AS (INSERT INTO hosts (host, seen_at) SELECT $2, seen_at FROM d ON CONFLICT (host) DO UPDATE SET seen_at = excluded.seen_at) ` +
-            `SELECT seen_at FROM d`,
-          [this.daemonId, hostname(), process.pid],
-        )) as { seen_at: string }[];
-        // The database's clock, read halfway through the round trip (on loopback, within a ms).
-        this.clockOffsetMs = Math.round(Number(beat!.seen_at) - (sent + Date.now()) / 2);
-        const rows = (await l.conn.unsafe(`SELECT id FROM daemons WHERE seen_at >= ${DB_NOW} - $1 ORDER BY id`, [DEAD_AFTER_MS])) as { id: string }[];
-        const live = rows.map((r) => r.id).join(" ");
-        if (live !== this.liveDaemons) {
-          this.liveDaemons = live;
-          this.driver.sync?.unknown();
-          this.poke();
-        }
-      } catch (err) {
-        throw this.conn.failure(l, err);
+  private async beat(): Promise<void> {
+    if (this.driver.closed || this.beating) return; // one at a time: a slow one is not piled on
+    this.beating = true;
+    try {
+      this.beater ??= new SQL(this.url, { max: 1, connectionTimeout: CONNECT_TIMEOUT_S });
+      const sql = this.beater;
+      const sent = Date.now();
+      // The daemon's row, and its machine's (which outlives it: see migration 004).
+      const [beat] = (await sql.unsafe(
+        `WITH d AS (INSERT INTO daemons (id, host, pid, started_at, seen_at) VALUES ($1, $2, $3, ${DB_NOW}, ${DB_NOW}) ` +
+          `ON CONFLICT (id) DO UPDATE SET seen_at = ${DB_NOW} RETURNING seen_at), ` +
+          `h AS (INSERT INTO hosts (host, seen_at) SELECT $2, seen_at FROM d ON CONFLICT (host) DO UPDATE SET seen_at = excluded.seen_at) ` +
+          `SELECT seen_at FROM d`,
+        [this.daemonId, hostname(), process.pid],
+      )) as { seen_at: string }[];
+      // The database's clock, read halfway through the round trip (on loopback, within a ms).
+      this.clockOffsetMs = Math.round(Number(beat!.seen_at) - (sent + Date.now()) / 2);
+      const rows = (await sql.unsafe(`SELECT id FROM daemons WHERE seen_at >= ${DB_NOW} - $1 ORDER BY id`, [DEAD_AFTER_MS])) as { id: string }[];
+      const live = rows.map((r) => r.id).join(" ");
+      if (live !== this.liveDaemons) {
+        this.liveDaemons = live;
+        this.driver.sync?.unknown();
+        this.poke();
       }
-    });
+    } finally {
+      this.beating = false;
+    }
   }
 
   /** Stops the heartbeat; if attached, deletes this daemon's row: the others forget it (its waiters' places) at once. */
   async leave(): Promise<void> {
     if (this.heartbeat) clearInterval(this.heartbeat);
     if (!this.driver.sync) return;
-    await this.driver
-      .enqueue(async () => {
-        const l = await this.conn.ready();
-        await l.conn.unsafe("DELETE FROM daemons WHERE id = $1", [this.daemonId]);
-      })
-      .catch(() => undefined);
+    await this.beater?.unsafe("DELETE FROM daemons WHERE id = $1", [this.daemonId]).catch(() => undefined);
   }
 
   async stopListening(): Promise<void> {
     await this.listener?.close({ timeout: 0 }).catch(() => undefined);
+    await this.beater?.close({ timeout: 0 }).catch(() => undefined);
   }
 }

@@ -17,8 +17,9 @@
 // 3. Throughput (issue 21, bench/cluster-throughput.ts): 32 concurrent clients calling
 //    increment_counter on distinct counters and on one hot counter, against 1, 2 and 3 daemons
 //    on one database, and against PostgreSQL's own floor (32 connections sending single-row
-//    UPDATE transactions) in the same run. --only throughput runs this part alone (about 90 s;
-//    --quick about 35 s).
+//    UPDATE transactions, as one simple query and through sql.begin; the daemons against the
+//    higher) in the same run. --only throughput runs this part alone (about 105 s; --quick
+//    about 40 s).
 // For parts 1 and 2, where taskset exists, the bench pins itself to the first CPU and the daemons
 // to the last one (--float leaves everything floating). Part 3 pins nothing: its daemons, and the
 // bench, float, since three daemons pinned to one CPU could not use the second. The PostgreSQL
@@ -51,7 +52,7 @@ const { throughput } = await import("./cluster-throughput.ts");
 
 const CALLS = QUICK ? 300 : 1000; // sequential calls per figure in part 1
 const ROUNDS = QUICK ? 15 : 30; // hand-offs per figure in part 2
-// Part 3: 2 cases × 4 setups × (a warm-up + 3 rounds), with the daemons' start: about 90 s, 35 s quick.
+// Part 3: 2 cases × 5 setups × (a warm-up + 3 rounds), with the daemons' start: about 105 s, 40 s quick.
 const TPUT_ROUND_MS = QUICK ? 1000 : 3000;
 const TPUT_WARM_UP_MS = QUICK ? 500 : 1000;
 const WAIT_SECONDS = 5; // a waiter's wait_seconds: a hand-off that never comes costs this much

@@ -21,6 +21,7 @@ export class VersionSync implements VersionProtocol {
   readonly channel = CHANNEL;
   /** The version of the shared state this daemon last saw; -1: unknown, the next transaction catches up in full. */
   seen = -1;
+  journalMoved = false;
 
   constructor(
     /** What every transaction does besides its body (cluster.ts). */
@@ -54,13 +55,26 @@ export class VersionSync implements VersionProtocol {
     );
   }
 
+  /**
+   * A batch of row bodies (docs/cluster.md, "Scaling out") takes the order shared: it overlaps
+   * other daemons' row bodies and excludes every other transaction. It reads no version: its
+   * bodies read nothing a catch-up would change.
+   */
+  beginRowsText(): string {
+    return `BEGIN; SELECT pg_advisory_xact_lock_shared(${ORDER_LOCK})`;
+  }
+
   opened(results: unknown): Opened {
     const row = (results as { version: string; first: string | null; tables: string | null }[][])[2]![0]!;
     const version = Number(row.version);
     // Known only when this daemon knows where it stood and no version since was trimmed.
     const known = this.seen >= 0 && (version === this.seen || Number(row.first) === this.seen + 1);
     const changed = known ? new Set((row.tables ?? "").split(",").filter(Boolean)) : null;
-    return { version, changed: changed?.has("*") ? null : changed };
+    // Row bodies' journal entries move no version: the journal is caught up because they said so.
+    const due = this.journalMoved;
+    this.journalMoved = false;
+    if (due && changed) changed.add("journal");
+    return { version, changed: changed?.has("*") ? null : changed, due };
   }
 
   /**

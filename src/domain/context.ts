@@ -24,6 +24,16 @@ export interface Ctx {
   /** A read of current state (due expiries processed first, if any). */
   read<T>(fn: () => Tx<T>): Awaitable<T>;
   /**
+   * A row body's transaction, or its read (store.ts, RowBody): on a shared store it runs in the
+   * shared order, beside other daemons' row bodies. It must touch only rows no daemon mirrors
+   * in memory, with atomic statements, and lock at most the row `key` names. Due expiries run
+   * first, in a transaction of their own, as for any call.
+   */
+  rowTx<T>(key: string, fn: () => Tx<T>): Awaitable<T>;
+  rowRead<T>(key: string, fn: () => Tx<T>): Awaitable<T>;
+  /** Whether the body running now is a row body in the shared order (never on SQLite). */
+  inSharedOrder(): boolean;
+  /**
    * A waiter queue whose detached waiters keep their place for graceMs; hooks give its policy.
    * Unless `quiet`, changes to its lines are announced to onWaitsChanged listeners.
    */
@@ -81,6 +91,13 @@ export function createCtx(store: Store, clock: Clock): Ctx {
     read(fn) {
       return dueFirst(() => store.read(fn()));
     },
+    rowTx(key, fn) {
+      return dueFirst(() => store.tx(fn, { key }));
+    },
+    rowRead(key, fn) {
+      return dueFirst(() => store.read(fn(), { key }));
+    },
+    inSharedOrder: () => store.inSharedOrder?.() ?? false,
     onceWaitsChanged(fn) {
       waitListeners.add(fn);
       return () => void waitListeners.delete(fn);

@@ -37,6 +37,8 @@ export interface JournalOptions {
 export interface WatchFilter {
   kinds?: readonly string[] | undefined;
   resourcePrefix?: string | undefined;
+  /** A blocked watcher's: the revision its call had read up to, so a catch-up wakes it only for later ones. */
+  after?: number | undefined;
 }
 
 export interface WatchResult {
@@ -116,7 +118,12 @@ export class Journal {
       f.data ? JSON.stringify(f.data) : null,
     );
     const revision = Number(inserted.lastInsertRowid);
-    this.seen = revision;
+    // A row body in the shared order (a shared store; docs/cluster.md, "Scaling out") leaves the
+    // lines alone, and other daemons' row bodies may hold smaller revisions not committed yet:
+    // the watchers here are woken by the catch-up its commit asks for, in revision order. (The
+    // count check waits for a transaction in the global order too: two concurrent trims could
+    // lock the same rows in two orders.)
+    if (this.c.inSharedOrder()) return revision;
     const line = this.waits.line("journal");
     if (line.length > 0) {
       // A copy: a grant takes the waiter out of the line being walked.
@@ -135,8 +142,11 @@ export class Journal {
   }
 
   /**
-   * Other daemons recorded changes (a shared store): watchers here whose filter matches one
-   * are woken, exactly as if it had been recorded here.
+   * Other daemons recorded changes (a shared store), or row bodies did: watchers here whose
+   * filter matches one after what they had read are woken, exactly as if it had been recorded
+   * here. `seen` moves only here (and at load), in a transaction of the global order, where no
+   * row body is in flight: a revision recorded here meanwhile does not move it past one that
+   * another daemon's row body committed and nobody here has looked at yet.
    */
   *catchUp(): Tx<void> {
     const line = this.waits.line("journal");
@@ -148,7 +158,7 @@ export class Journal {
       "SELECT revision, kind, resource FROM journal WHERE revision > ? ORDER BY revision",
       this.seen,
     )) {
-      for (const w of [...line]) if (matches(w.req, r.kind, r.resource)) this.waits.grant(w, true);
+      for (const w of [...line]) if (r.revision > (w.req.after ?? 0) && matches(w.req, r.kind, r.resource)) this.waits.grant(w, true);
       this.seen = r.revision;
     }
   }
@@ -163,7 +173,7 @@ export class Journal {
     const first = await this.c.tx(function* () {
       const r = yield* self.changes(since, filter, limit);
       if (r.changes.length > 0 || waitMs <= 0) return r;
-      return { blocked: self.waits.block(self.waits.enqueue("journal", filter), self.c.clock.now() + waitMs, signal) };
+      return { blocked: self.waits.block(self.waits.enqueue("journal", { ...filter, after: r.revision }), self.c.clock.now() + waitMs, signal) };
     });
     if ("changes" in first) return first;
     await first.blocked;

@@ -9,6 +9,17 @@ export type Awaitable<T> = T | Promise<T>;
 
 export type StoreKind = "sqlite" | "postgres";
 
+/**
+ * A row body (docs/cluster.md, "Scaling out"): it touches only rows that no daemon mirrors in
+ * memory, each with one atomic statement, so on a shared store it runs in the shared order,
+ * overlapping other daemons' row bodies. `key` names the row it locks: a batch of row bodies
+ * runs them in key order, so two daemons' batches take their row locks in one order and
+ * PostgreSQL never deadlocks. SQLite runs every body alike.
+ */
+export interface RowBody {
+  key: string;
+}
+
 export interface Store {
   readonly kind: StoreKind;
   /** Where the state lives, for messages: a file path, or a URL with its password as ***. */
@@ -19,9 +30,11 @@ export interface Store {
    * queued. Transactions never interleave: a store runs one body at a time, so the in-memory
    * lines a body touches stay consistent with the rows it writes.
    */
-  tx<T>(fn: () => Tx<T>): Awaitable<T>;
+  tx<T>(fn: () => Tx<T>, rows?: RowBody): Awaitable<T>;
   /** Runs a body outside any transaction (a read), in turn with transactions. */
-  read<T>(body: Tx<T>): Awaitable<T>;
+  read<T>(body: Tx<T>, rows?: RowBody): Awaitable<T>;
+  /** Whether the body running now is a row body in the shared order (never on SQLite). */
+  inSharedOrder?(): boolean;
   /**
    * Queues work for after the current transaction commits; if it rolls back, `orElse` runs
    * instead (so that a waiter promised a grant by a transaction that failed is still answered).
@@ -52,7 +65,7 @@ export interface ClusterHooks {
    * the tables those transactions wrote, or is null when that is not known (reread them all).
    */
   catchUp(changed: ReadonlySet<string> | null): Tx<void>;
-  /** Runs last; says whether it wrote anything. */
+  /** Runs last (not in a batch of row bodies, which leave the lines alone); says whether it wrote anything. */
   flush(): Tx<boolean>;
   /** A transaction failed after flush ran: what it believed written may not be. */
   forget(): void;
@@ -68,6 +81,8 @@ export interface Opened {
   version: number;
   /** The tables changed since this daemon last looked; null when that is not known (reread them all). */
   changed: ReadonlySet<string> | null;
+  /** A catch-up is due though the version did not move (row bodies wrote the journal). */
+  due?: boolean;
 }
 
 /**
@@ -86,8 +101,15 @@ export interface VersionProtocol {
   unknown(): void;
   /** A transaction failed: memory may be ahead of the rows, so everything is reread. */
   failed(): void;
+  /**
+   * Row bodies wrote the journal (here, or another daemon said so): they move no version, so the
+   * next transaction in the global order catches the journal up anyway.
+   */
+  journalMoved: boolean;
   /** The text sent as the transaction's first round trip (BEGIN included). */
   beginText(): string;
+  /** The same for a batch of row bodies: BEGIN and the global order, shared; no version read. */
+  beginRowsText(): string;
   /** What that round trip's results say. */
   opened(results: unknown): Opened;
   /** The statement sent with COMMIT when the transaction changed rows; undefined when nothing changed. */

@@ -353,6 +353,21 @@ describePg("two daemons, one database", () => {
     for (let i = 1; i < from1.length; i++) expect(from1[i]!.revision).toBeGreaterThan(from1[i - 1]!.revision);
   });
 
+  test("counter changes (row bodies, in the shared order) wake watchers on the daemon that made them and on the other", async () => {
+    const since = (await d1().call("watch_changes", {})).revision as number;
+    const watch = (d: DaemonProcess) => blocked(d.call("watch_changes", { since_revision: since, wait_seconds: LONG_WAIT_S, kinds: ["counter."], resource_prefix: "rows-" }));
+    const here = watch(d1());
+    const there = watch(d2());
+    await Bun.sleep(300); // both blocked by now (if not, each finds the change when it reads)
+    expect(here.settled() || there.settled()).toBe(false);
+    const made = await d1().call("increment_counter", { name: "rows-a" });
+    for (const [who, w] of [["d1 (the daemon that made it)", here], ["d2", there]] as const) {
+      const woke = await answered(`the watcher on ${who}`, w.promise);
+      expect(woke.changes).toHaveLength(1);
+      expect(woke.changes[0]).toMatchObject({ kind: "counter.changed", resource: "rows-a", value: made.value });
+    }
+  });
+
   test("a slot bound to a process on another machine is judged there only: no daemon here releases it, while one bound here is", async () => {
     // A real process of this machine holds a bound slot; then its row is made to say it runs
     // elsewhere (as a daemon on another machine would have written it) and the process ends.

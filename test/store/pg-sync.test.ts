@@ -6,7 +6,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { VersionSync } from "../../src/domain/cluster-sync.ts";
 import { openPgStore, type PgStore } from "../../src/store/pg/index.ts";
 import type { ClusterHooks } from "../../src/store/store.ts";
-import { run } from "../../src/store/tx.ts";
+import { AirlockError } from "../../src/errors.ts";
+import { all, get, run } from "../../src/store/tx.ts";
 import { describePg, freshDatabase } from "../helpers/pg.ts";
 
 /** Hooks that record each catch-up's tables (sorted; null: reread everything). */
@@ -82,5 +83,109 @@ describePg("the cluster version protocol between two stores", () => {
     await a.tx(function* () {});
     await b.tx(function* () {});
     expect(rb.calls).toEqual([null]);
+  });
+});
+
+// Row bodies (docs/cluster.md, "Scaling out"): a batch of them takes the global order shared.
+describePg("row bodies in the shared order", () => {
+  let db: { url: string; name: string; drop(): Promise<void> };
+  let a: PgStore;
+  let b: PgStore;
+  const ra = recorder();
+  const rb = recorder();
+  beforeAll(async () => {
+    db = await freshDatabase();
+    a = await openPgStore(db.url);
+    b = await openPgStore(db.url);
+    await a.shared.attach(new VersionSync(ra.hooks, a.shared.daemonId));
+    await b.shared.attach(new VersionSync(rb.hooks, b.shared.daemonId));
+    await a.tx(function* () {});
+    await b.tx(function* () {});
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await db?.drop();
+  });
+
+  /** A row body on `s` that holds its transaction open on the server, and says when it began. */
+  function holding(s: PgStore, key: string, seconds: number) {
+    let began!: () => void;
+    const started = new Promise<void>((resolve) => (began = resolve));
+    const done = s.tx(function* () {
+      began();
+      yield* run("INSERT INTO counters (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1", key);
+      yield* get("SELECT pg_sleep(?)", seconds);
+      return key;
+    }, { key });
+    return { started, done };
+  }
+
+  test("row bodies of two daemons overlap; a transaction in the global order waits for them", async () => {
+    const order: string[] = [];
+    const held = holding(a, "row-a", 1.5);
+    await held.started;
+    const heldDone = held.done.then(() => order.push("a's row body (1.5 s on the server)"));
+    // b's row body on another row runs while a's is open, so it ends first.
+    await b.tx(function* () {
+      yield* run("INSERT INTO counters (name, value) VALUES (?, 1)", "row-b");
+    }, { key: "row-b" });
+    order.push("b's row body");
+    // A transaction in the global order on b waits until a's row body has committed.
+    const value = await b.tx(function* () {
+      return (yield* get<{ value: number }>("SELECT value FROM counters WHERE name = ?", "row-a"))!.value;
+    });
+    order.push("b's transaction in the global order");
+    await heldDone;
+    expect(order).toEqual(["b's row body", "a's row body (1.5 s on the server)", "b's transaction in the global order"]);
+    expect(value).toBe(1);
+  });
+
+  test("a batch of row bodies moves no version, so no other daemon is sent to catch up", async () => {
+    const version = () => b.tx(function* () {
+      return (yield* get<{ version: number }>("SELECT version FROM airlock_sync WHERE id = 1"))!.version;
+    });
+    const before = await version();
+    rb.calls.length = 0;
+    await Promise.all(["r1", "r2", "r3"].map((key) => a.tx(function* () {
+      yield* run("INSERT INTO counters (name, value) VALUES (?, 1)", key);
+    }, { key })));
+    expect(await version()).toBe(before);
+    expect(rb.calls).toEqual([]);
+    // The same writes in the global order move it.
+    await a.tx(function* () {
+      yield* run("INSERT INTO counters (name, value) VALUES (?, 1)", "r4");
+    });
+    expect(await version()).toBe(before + 1);
+    expect(rb.calls).toEqual([["counters"]]);
+  });
+
+  test("a row body of a batch that fails is answered with its error; the others run again and commit", async () => {
+    const holder = holding(a, "row-hold-2", 0.2);
+    await holder.started;
+    const body = (key: string, fail: boolean) => a.tx(function* () {
+      yield* run("INSERT INTO counters (name, value) VALUES (?, 1)", key);
+      if (fail) throw new AirlockError("invalid_argument", `${key} refused`);
+      return key;
+    }, { key });
+    const outcomes = await Promise.all([body("f1", false), body("f2", true), body("f3", false)].map((p) => p.then((v) => `ok ${v}`, (e: Error) => e.message)));
+    await holder.done;
+    expect(outcomes).toEqual(["ok f1", "f2 refused", "ok f3"]);
+    const names = await b.tx(function* () {
+      return (yield* all<{ name: string }>("SELECT name FROM counters WHERE name IN ('f1', 'f2', 'f3') ORDER BY name")).map((r) => r.name);
+    });
+    expect(names).toEqual(["f1", "f3"]);
+  });
+
+  test("row bodies of one batch run in the order of their keys, those of one key in the order asked", async () => {
+    const ran: string[] = [];
+    const holder = holding(a, "row-hold", 0.2);
+    await holder.started;
+    const body = (key: string, tag: string) => a.tx(function* () {
+      ran.push(tag);
+      yield* run("INSERT INTO counters (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1", key);
+    }, { key });
+    await Promise.all([body("k3", "k3"), body("k1", "k1 first"), body("k2", "k2"), body("k1", "k1 second"), holder.done]);
+    expect(ran).toEqual(["k1 first", "k1 second", "k2", "k3"]);
   });
 });

@@ -12,11 +12,19 @@
 // batches do (db.ts). A batch pays one BEGIN, one catch-up, one flush of the lines, one
 // version bump and one COMMIT (its fsync) for all its bodies; each body is answered after that
 // COMMIT. A lone body runs alone, with no savepoint, exactly as before.
+//
+// Row bodies (store.ts, RowBody; docs/cluster.md, "Scaling out"): a batch made only of them
+// takes the global order shared, so it overlaps other daemons' batches of row bodies, commit
+// included; it runs them in the order of their keys (their row locks then come in one order on
+// every daemon), reads no version, catches nothing up, flushes no lines and bumps no version.
+// When it wrote the journal, onRowsCommitted says so after its COMMIT. Its bodies have no
+// savepoints: one that fails is answered with its error, the transaction rolls back, and the
+// others run again in the next (so a row body may run more than once before it commits).
 import { AirlockError } from "../../errors.ts";
 import type { RunResult, Stmt, Tx } from "../tx.ts";
 import { type Connection, isConnectionError, type Link, outcomeUnknown, unavailable } from "./connection.ts";
 import { type PgResult, rowsOf, type Translated, translate } from "./dialect.ts";
-import type { Opened, VersionProtocol } from "../store.ts";
+import type { Opened, RowBody, VersionProtocol } from "../store.ts";
 
 /**
  * The most bodies one transaction runs. PostgreSQL keeps up to 64 subtransaction ids per
@@ -31,6 +39,8 @@ interface Job<T = unknown> {
   fn: () => Tx<T>;
   resolve: (value: T) => void;
   reject: (err: unknown) => void;
+  /** Set for a row body. */
+  rows?: RowBody | undefined;
 }
 
 /** Savepoint texts: before a body's first statement (after the first body's, release it too). */
@@ -57,8 +67,12 @@ export class PgDriver {
   private savepoint: { due: boolean; open: boolean } | null = null;
   /** A statement of the running body failed (the body may have caught it and gone on). */
   private statementFailed = false;
+  /** Whether the running batch is one of row bodies, in the shared order. */
+  inSharedOrder = false;
   /** Set when other daemons share the store (attach): the version protocol every transaction runs. */
   sync: VersionProtocol | null = null;
+  /** After a batch of row bodies that wrote the journal committed (peers.ts: tell the others). */
+  onRowsCommitted: () => void = () => undefined;
 
   constructor(
     private readonly conn: Connection,
@@ -88,7 +102,7 @@ export class PgDriver {
   }
 
   /** The body runs in the next transaction, with every other asked for meanwhile (up to MAX_BATCH). */
-  tx<T>(fn: () => Tx<T>): Promise<T> {
+  tx<T>(fn: () => Tx<T>, rows?: RowBody): Promise<T> {
     if (this.closedFlag) return Promise.reject(new AirlockError("unavailable", `store ${this.path} is closed`));
     const answer = new Promise<T>((resolve, reject) => {
       let jobs = this.next;
@@ -99,7 +113,7 @@ export class PgDriver {
           return this.runBatch(queued);
         });
       }
-      jobs.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      jobs.push({ fn, resolve: resolve as (value: unknown) => void, reject, rows });
       if (jobs.length >= MAX_BATCH) this.next = null;
     });
     // As a queued promise is: its failure is the caller's to see, not an unhandled rejection
@@ -112,8 +126,8 @@ export class PgDriver {
    * A body outside any transaction. On a shared store a read takes its turn in the global order
    * too: what it shows (lines included) is current, and a catch-up it triggers may write.
    */
-  read<T>(body: Tx<T>): Promise<T> {
-    if (this.sync) return this.tx(() => body);
+  read<T>(body: Tx<T>, rows?: RowBody): Promise<T> {
+    if (this.sync) return this.tx(() => body, rows);
     return this.enqueue(async () => this.drive(await this.conn.ready(), body, null));
   }
 
@@ -137,10 +151,13 @@ export class PgDriver {
    * One transaction: BEGIN, the catch-up if others committed, the bodies (each in a savepoint
    * when there are several), the flush, COMMIT; then each body's hooks, and its answer.
    */
-  private async runBatch(jobs: readonly Job[]): Promise<void> {
+  private async runBatch(given: readonly Job[]): Promise<void> {
+    const rows = this.sync !== null && given.every((j) => j.rows);
+    // Stable: bodies of one key keep the order they were asked in.
+    const jobs = rows && given.length > 1 ? [...given].sort((a, b) => (a.rows!.key < b.rows!.key ? -1 : a.rows!.key > b.rows!.key ? 1 : 0)) : given;
     let opened: Opened & { l: Link };
     try {
-      opened = await this.begin();
+      opened = await this.begin(rows);
     } catch (err) {
       for (const j of jobs) j.reject(err);
       return;
@@ -151,9 +168,12 @@ export class PgDriver {
     const done: { job: Job; out: unknown; hooks: Hook[] }[] = [];
     let undone = false; // a body of several failed and was undone: memory may hold what it did
     this.written = new Set();
-    this.savepoint = jobs.length > 1 ? { due: true, open: false } : null;
+    // Row bodies need no savepoints: they change nothing in memory, so when one fails the batch
+    // rolls back and runs again without it (a savepoint would cost each a query more).
+    this.savepoint = jobs.length > 1 && !rows ? { due: true, open: false } : null;
+    this.inSharedOrder = rows;
     try {
-      if (this.sync && version !== this.sync.seen) await this.drive(l, this.sync.hooks.catchUp(changed), shared);
+      if (this.sync && !rows && (version !== this.sync.seen || opened.due)) await this.drive(l, this.sync.hooks.catchUp(changed), shared);
       for (const job of jobs) {
         const hooks: Hook[] = [];
         if (this.savepoint) this.savepoint.due = true;
@@ -166,6 +186,7 @@ export class PgDriver {
           done.push({ job, out, hooks });
         } catch (err) {
           // Alone, the body's failure is the transaction's (below). In a batch it undoes only itself.
+          if (rows && jobs.length > 1 && !l.lost) throw new Failed(err, hooks, job);
           if (!this.savepoint || l.lost) throw new Failed(err, hooks);
           if (!this.savepoint.due) await l.conn.unsafe(UNDO_BODY);
           for (const h of hooks) h.orElse?.();
@@ -176,22 +197,34 @@ export class PgDriver {
       // A transaction that changed rows on a shared store moves the version and notifies, with
       // its COMMIT (one round trip).
       this.savepoint = null;
-      const flushed = this.sync ? await this.drive(l, this.sync.hooks.flush(), shared) : false;
-      const bumped = await this.commit(l, this.sync?.bumpText(this.written, flushed));
-      if (bumped) version = this.sync!.bumped(bumped);
+      this.inSharedOrder = false;
+      const sync = rows ? null : this.sync;
+      const flushed = sync ? await this.drive(l, sync.hooks.flush(), shared) : false;
+      const bumped = await this.commit(l, sync?.bumpText(this.written, flushed));
+      if (bumped) version = sync!.bumped(bumped);
     } catch (thrown) {
       this.savepoint = null;
+      this.inSharedOrder = false;
       const err = thrown instanceof Failed ? thrown.reason : thrown;
       if (!l.lost) await l.conn.unsafe("ROLLBACK").catch((e: unknown) => this.conn.failure(l, e));
       const hooks = [...done.flatMap((d) => d.hooks), ...(thrown instanceof Failed ? thrown.hooks : []), ...shared];
       for (const h of hooks) h.orElse?.();
-      this.sync?.failed();
+      if (!rows) this.sync?.failed(); // row bodies left memory alone
+      const culprit = thrown instanceof Failed ? thrown.job : undefined;
+      if (culprit && !l.lost) {
+        // A row body of several failed: it alone is answered with its error; the others run
+        // again, in a transaction of their own (they changed nothing but rows, now rolled back).
+        culprit.reject(err);
+        return this.runBatch(jobs.filter((j) => j !== culprit));
+      }
       // Every body of the transaction shares its fate: the one that failed it gets its own
       // error, the others (done or not yet run) get it too, since nothing of theirs committed.
       for (const j of jobs) j.reject(err);
       return;
     }
-    if (this.sync) {
+    if (rows) {
+      if (this.written.has("journal")) this.onRowsCommitted();
+    } else if (this.sync) {
       this.sync.seen = version;
       // What the undone body changed in memory (the lines, a cache) went into this flush, as
       // SQLite keeps it; the next transaction rereads everything, so memory is the rows again.
@@ -265,10 +298,10 @@ export class PgDriver {
 
   /** BEGIN on a live connection. A connection found dead here had done nothing for this call
    *  yet, so it is replaced once, silently: a server restart between two calls costs no error. */
-  private async begin(): Promise<Opened & { l: Link }> {
+  private async begin(rows: boolean): Promise<Opened & { l: Link }> {
     // On a shared store, in the same round trip: the global order's lock and the version.
-    const sync = this.sync;
-    const text = sync ? sync.beginText() : "BEGIN";
+    const sync = rows ? null : this.sync;
+    const text = rows ? this.sync!.beginRowsText() : sync ? sync.beginText() : "BEGIN";
     for (let attempt = 0; ; attempt++) {
       const l = await this.conn.ready();
       try {
@@ -315,6 +348,8 @@ class Failed extends Error {
   constructor(
     readonly reason: unknown,
     readonly hooks: Hook[],
+    /** A row body of several, whose failure lets the others run again without it. */
+    readonly job?: Job,
   ) {
     super("the transaction failed");
   }

@@ -6,7 +6,7 @@
 // cluster version protocol it runs is the domain's, src/domain/cluster-sync.ts).
 import type { Durability } from "../../config/settings.ts";
 import { AirlockError } from "../../errors.ts";
-import type { SharedStore, Store } from "../store.ts";
+import type { RowBody, SharedStore, Store } from "../store.ts";
 import type { Tx } from "../tx.ts";
 import { connect, Connection, describeError, type Link } from "./connection.ts";
 import { DB_NOW } from "./dialect.ts";
@@ -18,8 +18,8 @@ import { redactUrl, withTlsDefaults } from "./url.ts";
 export interface PgStore extends Store {
   readonly kind: "postgres";
   readonly shared: SharedStore;
-  tx<T>(fn: () => Tx<T>): Promise<T>;
-  read<T>(body: Tx<T>): Promise<T>;
+  tx<T>(fn: () => Tx<T>, rows?: RowBody): Promise<T>;
+  read<T>(body: Tx<T>, rows?: RowBody): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -63,8 +63,9 @@ export async function openPgStore(given: string, opts: PgOpenOptions = {}): Prom
     kind: "postgres",
     path,
     durability: opts.durability ?? "full",
-    tx: (fn) => driver.tx(fn),
-    read: (body) => driver.read(body),
+    tx: (fn, rows) => driver.tx(fn, rows),
+    read: (body, rows) => driver.read(body, rows),
+    inSharedOrder: () => driver.inSharedOrder,
     shared: peers,
     afterCommit: (done, orElse) => driver.afterCommit(done, orElse),
     durable: () => null,

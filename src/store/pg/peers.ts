@@ -18,6 +18,13 @@ const log = createLog("store");
 
 /** How often a daemon heartbeats its row (others call it dead after DEAD_AFTER_MS). */
 const HEARTBEAT_MS = 1000;
+/**
+ * Row bodies' "journal" NOTIFYs go at most this often: every commit meanwhile shares the next
+ * one. Each NOTIFY wakes every daemon's listener (work on the server and on each of them), so
+ * one per commit would cost the team more than the commits; a watcher elsewhere hears of a
+ * counter's change at most this much later.
+ */
+const JOURNAL_NOTIFY_EVERY_MS = 10;
 
 export class Peers implements SharedStore {
   /** This daemon's name among those sharing the store, new at every start. */
@@ -27,6 +34,9 @@ export class Peers implements SharedStore {
   /** The heartbeat's own connection (Bun's client reconnects it by itself), and whether a beat is on it. */
   private beater: SQL | undefined;
   private beating = false;
+  /** A "journal" NOTIFY is on its way, and whether another is due after it. */
+  private notifying = false;
+  private notifyAgain = false;
   private poked = false;
   /** The live daemons at the last heartbeat, as one string to compare. */
   private liveDaemons = "";
@@ -47,7 +57,41 @@ export class Peers implements SharedStore {
     // meanwhile is lost, which the version check at the next transaction makes up for.
     this.listener = new SQL(this.url, { max: 1, connectionTimeout: CONNECT_TIMEOUT_S });
     await this.listener.listen(protocol.channel, (payload: string) => {
-      if (payload !== this.daemonId) this.poke(true);
+      const [from, what] = payload.split(" ");
+      if (from === this.daemonId) return;
+      if (what === "journal") protocol.journalMoved = true;
+      this.poke(true);
+    });
+    this.driver.onRowsCommitted = () => this.rowsCommitted(protocol);
+  }
+
+  /**
+   * Row bodies here wrote the journal, in the shared order (docs/cluster.md, "Scaling out"):
+   * they moved no version and sent no NOTIFY in their transaction (a notifying transaction
+   * holds a database-wide lock through its commit, which would serialize every commit again).
+   * So: this daemon's next transaction catches the journal up (at once if a call here is
+   * blocked: a watcher may want the change), and the others are told once, outside any
+   * transaction, on the heartbeat's connection; commits meanwhile share one more NOTIFY.
+   */
+  private rowsCommitted(protocol: VersionProtocol): void {
+    protocol.journalMoved = true;
+    this.poke(true);
+    if (this.notifying) {
+      this.notifyAgain = true;
+      return;
+    }
+    this.notifying = true;
+    this.beater ??= new SQL(this.url, { max: 1, connectionTimeout: CONNECT_TIMEOUT_S });
+    const sent = this.beater
+      .unsafe("SELECT pg_notify($1, $2)", [protocol.channel, `${this.daemonId} journal`])
+      .catch((err: unknown) => log.debug(`a journal NOTIFY failed (the others catch up at their next call): ${errorMessage(err)}`));
+    const spaced = Bun.sleep(JOURNAL_NOTIFY_EVERY_MS);
+    void Promise.all([sent, spaced]).then(() => {
+      this.notifying = false;
+      if (this.notifyAgain && !this.driver.closed) {
+        this.notifyAgain = false;
+        this.rowsCommitted(protocol);
+      }
     });
   }
 

@@ -120,18 +120,21 @@ export class Journal {
     const revision = Number(inserted.lastInsertRowid);
     // A row body in the shared order (a shared store; docs/cluster.md, "Scaling out") leaves the
     // lines alone, and other daemons' row bodies may hold smaller revisions not committed yet:
-    // the watchers here are woken by the catch-up its commit asks for, in revision order. (The
-    // count check waits for a transaction in the global order too: two concurrent trims could
-    // lock the same rows in two orders.)
-    if (this.c.inSharedOrder()) return revision;
-    const line = this.waits.line("journal");
-    if (line.length > 0) {
-      // A copy: a grant takes the waiter out of the line being walked.
-      for (const w of [...line]) if (matches(w.req, kind, resource)) this.waits.grant(w, true);
+    // the watchers here are woken by the catch-up its commit asks for, in revision order.
+    if (!this.c.inSharedOrder()) {
+      const line = this.waits.line("journal");
+      if (line.length > 0) {
+        // A copy: a grant takes the waiter out of the line being walked.
+        for (const w of [...line]) if (matches(w.req, kind, resource)) this.waits.grant(w, true);
+      }
     }
     if (++this.sinceCountCheck >= COUNT_CHECK_EVERY) {
       this.sinceCountCheck = 0;
-      yield* this.trimByCount(revision, COUNT_SLACK);
+      // In the shared order a trim could wait for another daemon's trim while that one waits for
+      // a counter row this batch holds: PostgreSQL would break the cycle by failing a call. So
+      // it runs at once in a transaction of the global order of its own (the scheduler's).
+      if (this.c.inSharedOrder()) this.c.scheduler.at("journal:count", this.c.clock.now(), () => this.trimByCount(null, COUNT_SLACK));
+      else yield* this.trimByCount(revision, COUNT_SLACK);
     }
     return revision;
   }
@@ -263,7 +266,8 @@ export class Journal {
   }
 
   /** Keeps the newest maxEntries once there are more than maxEntries × slack (contiguous revisions). */
-  private *trimByCount(newest: number, slack: number): Tx<void> {
+  private *trimByCount(given: number | null, slack: number): Tx<void> {
+    const newest = given ?? (yield* this.revisionTx()); // null: scheduled, the newest by then
     if (newest - (yield* this.oldestTx()) + 1 <= this.maxEntries * slack) return;
     yield* run("DELETE FROM journal WHERE revision <= ?", newest - this.maxEntries);
   }

@@ -177,6 +177,26 @@ describePg("row bodies in the shared order", () => {
     expect(names).toEqual(["f1", "f3"]);
   });
 
+  test("a row body whose statement fails is the one refused; the others, whose statements it aborted, run again", async () => {
+    const holder = holding(a, "row-hold-3", 0.2);
+    await holder.started;
+    const body = (key: string, fail: boolean) => a.tx(function* () {
+      yield* run("INSERT INTO counters (name, value) VALUES (?, 1)", key);
+      if (fail) yield* get("SELECT 1 / (? - 1) AS x", 1); // division by zero: the server aborts the transaction
+      yield* run("UPDATE counters SET value = value + 1 WHERE name = ?", key);
+      return key;
+    }, { key });
+    const outcomes = await Promise.all([body("s1", false), body("s2", true), body("s3", false)].map((p) => p.then((v) => `ok ${v}`, (e: Error) => `failed: ${e.message}`)));
+    await holder.done;
+    expect(outcomes[0]).toBe("ok s1");
+    expect(outcomes[1]).toContain("division by zero");
+    expect(outcomes[2]).toBe("ok s3");
+    const rows = await b.tx(function* () {
+      return yield* all<{ name: string; value: number }>("SELECT name, value FROM counters WHERE name IN ('s1', 's2', 's3') ORDER BY name");
+    });
+    expect(rows).toEqual([{ name: "s1", value: 2 }, { name: "s3", value: 2 }]);
+  });
+
   test("row bodies of one batch run in the order of their keys, those of one key in the order asked", async () => {
     const ran: string[] = [];
     const holder = holding(a, "row-hold", 0.2);

@@ -17,9 +17,10 @@
 // takes the global order shared, so it overlaps other daemons' batches of row bodies, commit
 // included; it runs them in the order of their keys (their row locks then come in one order on
 // every daemon), reads no version, catches nothing up, flushes no lines and bumps no version.
-// When it wrote the journal, onRowsCommitted says so after its COMMIT. Its bodies have no
-// savepoints: one that fails is answered with its error, the transaction rolls back, and the
-// others run again in the next (so a row body may run more than once before it commits).
+// When it wrote the journal, onRowsCommitted says so after its COMMIT. Its bodies run side by
+// side, their statements pipelined on the connection (rowBodies), and have no savepoints: one
+// that fails is answered with its error, the transaction rolls back, and the others run again
+// in the next (so a row body may run more than once before it commits).
 import { AirlockError } from "../../errors.ts";
 import type { RunResult, Stmt, Tx } from "../tx.ts";
 import { type Connection, isConnectionError, type Link, outcomeUnknown, unavailable } from "./connection.ts";
@@ -174,7 +175,8 @@ export class PgDriver {
     this.inSharedOrder = rows;
     try {
       if (this.sync && !rows && (version !== this.sync.seen || opened.due)) await this.drive(l, this.sync.hooks.catchUp(changed), shared);
-      for (const job of jobs) {
+      if (rows && jobs.length > 1) await this.rowBodies(l, jobs, done);
+      else for (const job of jobs) {
         const hooks: Hook[] = [];
         if (this.savepoint) this.savepoint.due = true;
         this.statementFailed = false;
@@ -235,6 +237,30 @@ export class PgDriver {
       for (const h of hooks) h.done();
       job.resolve(out);
     }
+  }
+
+  /**
+   * The bodies of a batch of row bodies, side by side: each is started in key order and its
+   * statements are sent as it yields them, so the server receives them pipelined and runs them
+   * in the order sent (each body's first statement, which locks its row, comes in key order).
+   * None touches memory, so interleaving them is safe. When one fails, the first to fail is the
+   * culprit (a statement error makes the others' later statements fail too): thrown once all
+   * have settled, so the batch rolls back and the others run again without it.
+   */
+  private async rowBodies(l: Link, jobs: readonly Job[], done: { job: Job; out: unknown; hooks: Hook[] }[]): Promise<void> {
+    let first: Failed | undefined;
+    await Promise.all(
+      jobs.map(async (job) => {
+        const hooks: Hook[] = [];
+        try {
+          done.push({ job, out: await this.drive(l, this.step(hooks, job.fn), hooks), hooks });
+        } catch (err) {
+          if (first) first.hooks.push(...hooks);
+          else first = new Failed(err, hooks, l.lost ? undefined : job);
+        }
+      }),
+    );
+    if (first) throw first;
   }
 
   private async exec(l: Link, stmt: Stmt): Promise<unknown> {

@@ -36,7 +36,21 @@ export class Presence {
 
   async register(agentId: string, ttlMs: number, role?: string): Promise<number> {
     assertTtl(ttlMs);
-    return this.c.tx(() => this.registerTx(agentId, ttlMs, role));
+    // The heartbeat of an agent already registered is a row body (docs/cluster.md, "Scaling
+    // out"): one UPDATE of its row, so on a shared store heartbeats do not take the global
+    // order. Its timer is armed after the commit. Only a first registration (or one after the
+    // agent departed) is a transaction of the global order: it records agent.registered once.
+    const beat = await this.c.rowTx(agentId, () => this.beatTx(agentId, ttlMs, role));
+    return beat ?? (await this.c.tx(() => this.registerTx(agentId, ttlMs, role)));
+  }
+
+  /** A known agent's heartbeat: its new expiry, or null when it is not registered (any more). */
+  private *beatTx(agentId: string, ttlMs: number, role?: string): Tx<number | null> {
+    const expiresAt = this.c.clock.now() + ttlMs;
+    const r = yield* run("UPDATE agents SET expires_at = ?, role = COALESCE(?, role) WHERE agent_id = ?", expiresAt, role ?? null, agentId);
+    if (r.changes === 0) return null;
+    this.c.store.afterCommit(() => this.arm(agentId, expiresAt));
+    return expiresAt;
   }
 
   private *registerTx(agentId: string, ttlMs: number, role?: string): Tx<number> {
@@ -92,6 +106,8 @@ export class Presence {
   private *lapse(agentId: string): Tx<void> {
     const row = yield* get<AgentRow>("SELECT * FROM agents WHERE agent_id = ?", agentId);
     if (row && row.expires_at <= this.c.clock.now()) yield* this.depart(agentId, "lapsed");
+    // A heartbeat on another daemon moved it (heartbeats move no version): watch the new one.
+    else if (row) this.arm(agentId, row.expires_at);
   }
 
   private *depart(agentId: string, reason: DepartureReason): Tx<void> {

@@ -368,6 +368,25 @@ describePg("two daemons, one database", () => {
     }
   });
 
+  test("heartbeats on d2 keep alive an agent registered on d1 (they move no version); when they stop, its lock goes to a waiter on d1", async () => {
+    // ttl 2 s, a heartbeat every 0.5 s on d2 for 4 s: d1's timer for the first expiry fires
+    // meanwhile, finds the row moved, and watches the new one.
+    expect((await d1().call("register_agent", { agent_id: "beating", ttl_seconds: 2 })).registered).toBe(true);
+    const held = await d1().call("lock_resource", { name: "beat-lock", agent_id: "beating", ttl_seconds: 60 });
+    expect(held.locked).toBe(true);
+    const waiter = blocked(d1().call("lock_resource", { name: "beat-lock", agent_id: "beat-waiter", ttl_seconds: 60, wait_seconds: LONG_WAIT_S }));
+    for (let i = 0; i < 8; i++) {
+      expect((await d2().call("register_agent", { agent_id: "beating", ttl_seconds: 2 })).registered).toBe(true);
+      await Bun.sleep(500);
+    }
+    expect(waiter.settled()).toBe(false); // 4 s after a 2 s registration, still alive
+    expect(((await d1().call("list_agents")) as { agent_id: string }[]).map((a) => a.agent_id)).toContain("beating");
+    // The heartbeats stop: the lapse frees the lock, on whichever daemon fires first.
+    const got = await answered("the waiter on d1 once the heartbeats on d2 stopped", waiter.promise, 10_000);
+    expect(got.locked).toBe(true);
+    expect(got.fence).toBeGreaterThan(held.fence);
+  });
+
   test("a slot bound to a process on another machine is judged there only: no daemon here releases it, while one bound here is", async () => {
     // A real process of this machine holds a bound slot; then its row is made to say it runs
     // elsewhere (as a daemon on another machine would have written it) and the process ends.

@@ -29,84 +29,74 @@ function recorder() {
   return { calls, hooks, state };
 }
 
-describePg("the cluster version protocol between two stores", () => {
-  let db: { url: string; name: string; drop(): Promise<void> };
-  let a: PgStore;
-  let b: PgStore;
-  const ra = recorder();
-  const rb = recorder();
+/**
+ * Two stores on one fresh database, each attached as a daemon would attach it, with recording
+ * hooks; set up before the describe's tests and closed after them. `first` runs a transaction
+ * on each (in that order), so each has seen where the shared state stands.
+ */
+function twoStores(first: ("a" | "b")[]) {
+  const s = { db: undefined as unknown as { url: string; name: string; drop(): Promise<void> }, a: undefined as unknown as PgStore, b: undefined as unknown as PgStore, ra: recorder(), rb: recorder() };
   beforeAll(async () => {
-    db = await freshDatabase();
-    a = await openPgStore(db.url);
-    b = await openPgStore(db.url);
-    await a.shared.attach(new VersionSync(ra.hooks, a.shared.daemonId));
-    await b.shared.attach(new VersionSync(rb.hooks, b.shared.daemonId));
-    await b.tx(function* () {}); // b has seen where the shared state stands
+    s.db = await freshDatabase();
+    s.a = await openPgStore(s.db.url);
+    s.b = await openPgStore(s.db.url);
+    await s.a.shared.attach(new VersionSync(s.ra.hooks, s.a.shared.daemonId));
+    await s.b.shared.attach(new VersionSync(s.rb.hooks, s.b.shared.daemonId));
+    for (const which of first) await s[which].tx(function* () {});
   });
   afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await db?.drop();
+    await s.a?.close();
+    await s.b?.close();
+    await s.db?.drop();
   });
+  return s;
+}
+
+describePg("the cluster version protocol between two stores", () => {
+  const s = twoStores(["b"]); // b has seen where the shared state stands
+  const { ra, rb } = s;
 
   test("a store that just attached catches up in full, once", async () => {
     expect(rb.calls).toEqual([null]);
-    await b.tx(function* () {});
+    await s.b.tx(function* () {});
     expect(rb.calls).toEqual([null]);
   });
 
   test("the other's commit reaches this store's next transaction, naming the tables it wrote", async () => {
     rb.calls.length = 0;
-    await a.tx(function* () {
+    await s.a.tx(function* () {
       yield* run("INSERT INTO counters (name, value) VALUES (?, ?)", "sync", 1);
       yield* run("INSERT INTO notes (key, value, updated_at) VALUES (?, ?, ?)", "sync", "v", 0);
     });
-    await b.read((function* () {})()); // a read takes its turn in the global order, and catches up too
+    await s.b.read((function* () {})()); // a read takes its turn in the global order, and catches up too
     expect(rb.calls).toEqual([["counters", "notes"]]);
-    await b.tx(function* () {});
+    await s.b.tx(function* () {});
     expect(rb.calls).toEqual([["counters", "notes"]]);
   });
 
   test("a transaction that changed no row moves no version: the other does not catch up", async () => {
     rb.calls.length = 0;
-    await a.tx(function* () {
+    await s.a.tx(function* () {
       yield* run("DELETE FROM counters WHERE name = ?", "none");
       yield* run("UPDATE notes SET value = ? WHERE key = ?", "w", "none");
     });
-    await b.tx(function* () {});
+    await s.b.tx(function* () {});
     expect(rb.calls).toEqual([]);
   });
 
   test("a flush that wrote with no table named by a statement makes the other reread everything", async () => {
     rb.calls.length = 0;
     ra.state.flushWrites = true;
-    await a.tx(function* () {});
-    await b.tx(function* () {});
+    await s.a.tx(function* () {});
+    await s.b.tx(function* () {});
     expect(rb.calls).toEqual([null]);
   });
 });
 
 // Row bodies (docs/cluster.md, "Scaling out"): a batch of them takes the global order shared.
 describePg("row bodies in the shared order", () => {
-  let db: { url: string; name: string; drop(): Promise<void> };
-  let a: PgStore;
-  let b: PgStore;
-  const ra = recorder();
-  const rb = recorder();
-  beforeAll(async () => {
-    db = await freshDatabase();
-    a = await openPgStore(db.url);
-    b = await openPgStore(db.url);
-    await a.shared.attach(new VersionSync(ra.hooks, a.shared.daemonId));
-    await b.shared.attach(new VersionSync(rb.hooks, b.shared.daemonId));
-    await a.tx(function* () {});
-    await b.tx(function* () {});
-  });
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await db?.drop();
-  });
+  const s = twoStores(["a", "b"]);
+  const { rb } = s;
 
   /** A row body on `s` that holds its transaction open on the server, and says when it began. */
   function holding(s: PgStore, key: string, seconds: number) {
@@ -123,16 +113,16 @@ describePg("row bodies in the shared order", () => {
 
   test("row bodies of two daemons overlap; a transaction in the global order waits for them", async () => {
     const order: string[] = [];
-    const held = holding(a, "row-a", 1.5);
+    const held = holding(s.a, "row-a", 1.5);
     await held.started;
     const heldDone = held.done.then(() => order.push("a's row body (1.5 s on the server)"));
     // b's row body on another row runs while a's is open, so it ends first.
-    await b.tx(function* () {
+    await s.b.tx(function* () {
       yield* run("INSERT INTO counters (name, value) VALUES (?, 1)", "row-b");
     }, { key: "row-b" });
     order.push("b's row body");
     // A transaction in the global order on b waits until a's row body has committed.
-    const value = await b.tx(function* () {
+    const value = await s.b.tx(function* () {
       return (yield* get<{ value: number }>("SELECT value FROM counters WHERE name = ?", "row-a"))!.value;
     });
     order.push("b's transaction in the global order");
@@ -142,18 +132,18 @@ describePg("row bodies in the shared order", () => {
   });
 
   test("a batch of row bodies moves no version, so no other daemon is sent to catch up", async () => {
-    const version = () => b.tx(function* () {
+    const version = () => s.b.tx(function* () {
       return (yield* get<{ version: number }>("SELECT version FROM airlock_sync WHERE id = 1"))!.version;
     });
     const before = await version();
     rb.calls.length = 0;
-    await Promise.all(["r1", "r2", "r3"].map((key) => a.tx(function* () {
+    await Promise.all(["r1", "r2", "r3"].map((key) => s.a.tx(function* () {
       yield* run("INSERT INTO counters (name, value) VALUES (?, 1)", key);
     }, { key })));
     expect(await version()).toBe(before);
     expect(rb.calls).toEqual([]);
     // The same writes in the global order move it.
-    await a.tx(function* () {
+    await s.a.tx(function* () {
       yield* run("INSERT INTO counters (name, value) VALUES (?, 1)", "r4");
     });
     expect(await version()).toBe(before + 1);
@@ -161,9 +151,9 @@ describePg("row bodies in the shared order", () => {
   });
 
   test("a row body of a batch that fails is answered with its error; the others run again and commit", async () => {
-    const holder = holding(a, "row-hold-2", 0.2);
+    const holder = holding(s.a, "row-hold-2", 0.2);
     await holder.started;
-    const body = (key: string, fail: boolean) => a.tx(function* () {
+    const body = (key: string, fail: boolean) => s.a.tx(function* () {
       yield* run("INSERT INTO counters (name, value) VALUES (?, 1)", key);
       if (fail) throw new AirlockError("invalid_argument", `${key} refused`);
       return key;
@@ -171,16 +161,16 @@ describePg("row bodies in the shared order", () => {
     const outcomes = await Promise.all([body("f1", false), body("f2", true), body("f3", false)].map((p) => p.then((v) => `ok ${v}`, (e: Error) => e.message)));
     await holder.done;
     expect(outcomes).toEqual(["ok f1", "f2 refused", "ok f3"]);
-    const names = await b.tx(function* () {
+    const names = await s.b.tx(function* () {
       return (yield* all<{ name: string }>("SELECT name FROM counters WHERE name IN ('f1', 'f2', 'f3') ORDER BY name")).map((r) => r.name);
     });
     expect(names).toEqual(["f1", "f3"]);
   });
 
   test("a row body whose statement fails is the one refused; the others, whose statements it aborted, run again", async () => {
-    const holder = holding(a, "row-hold-3", 0.2);
+    const holder = holding(s.a, "row-hold-3", 0.2);
     await holder.started;
-    const body = (key: string, fail: boolean) => a.tx(function* () {
+    const body = (key: string, fail: boolean) => s.a.tx(function* () {
       yield* run("INSERT INTO counters (name, value) VALUES (?, 1)", key);
       if (fail) yield* get("SELECT 1 / (? - 1) AS x", 1); // division by zero: the server aborts the transaction
       yield* run("UPDATE counters SET value = value + 1 WHERE name = ?", key);
@@ -191,7 +181,7 @@ describePg("row bodies in the shared order", () => {
     expect(outcomes[0]).toBe("ok s1");
     expect(outcomes[1]).toContain("division by zero");
     expect(outcomes[2]).toBe("ok s3");
-    const rows = await b.tx(function* () {
+    const rows = await s.b.tx(function* () {
       return yield* all<{ name: string; value: number }>("SELECT name, value FROM counters WHERE name IN ('s1', 's2', 's3') ORDER BY name");
     });
     expect(rows).toEqual([{ name: "s1", value: 2 }, { name: "s3", value: 2 }]);
@@ -199,9 +189,9 @@ describePg("row bodies in the shared order", () => {
 
   test("row bodies of one batch run in the order of their keys, those of one key in the order asked", async () => {
     const ran: string[] = [];
-    const holder = holding(a, "row-hold", 0.2);
+    const holder = holding(s.a, "row-hold", 0.2);
     await holder.started;
-    const body = (key: string, tag: string) => a.tx(function* () {
+    const body = (key: string, tag: string) => s.a.tx(function* () {
       ran.push(tag);
       yield* run("INSERT INTO counters (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1", key);
     }, { key });

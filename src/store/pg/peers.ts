@@ -81,8 +81,7 @@ export class Peers implements SharedStore {
       return;
     }
     this.notifying = true;
-    this.beater ??= new SQL(this.url, { max: 1, connectionTimeout: CONNECT_TIMEOUT_S });
-    const sent = this.beater
+    const sent = this.side()
       .unsafe("SELECT pg_notify($1, $2)", [protocol.channel, `${this.daemonId} journal`])
       .catch((err: unknown) => log.debug(`a journal NOTIFY failed (the others catch up at their next call): ${errorMessage(err)}`));
     const spaced = Bun.sleep(JOURNAL_NOTIFY_EVERY_MS);
@@ -124,8 +123,7 @@ export class Peers implements SharedStore {
     if (this.driver.closed || this.beating) return; // one at a time: a slow one is not piled on
     this.beating = true;
     try {
-      this.beater ??= new SQL(this.url, { max: 1, connectionTimeout: CONNECT_TIMEOUT_S });
-      const sql = this.beater;
+      const sql = this.side();
       const sent = Date.now();
       // The daemon's row, and its machine's (which outlives it: see migration 004).
       const [beat] = (await sql.unsafe(
@@ -147,6 +145,12 @@ export class Peers implements SharedStore {
     } finally {
       this.beating = false;
     }
+  }
+
+  /** The heartbeat's connection, which the row bodies' journal NOTIFYs share. */
+  private side(): SQL {
+    this.beater ??= new SQL(this.url, { max: 1, connectionTimeout: CONNECT_TIMEOUT_S });
+    return this.beater;
   }
 
   /** Stops the heartbeat; if attached, deletes this daemon's row: the others forget it (its waiters' places) at once. */

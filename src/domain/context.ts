@@ -26,11 +26,11 @@ export interface Ctx {
   /**
    * A row body's transaction, or its read (store.ts, RowBody): on a shared store it runs in the
    * shared order, beside other daemons' row bodies. It must touch only rows no daemon mirrors
-   * in memory, with atomic statements, and lock at most the row `key` names. Due expiries run
-   * first, in a transaction of their own, as for any call.
+   * in memory, with atomic statements, and lock at most the one row of `table` that `key`
+   * names. Due expiries run first, in a transaction of their own, as for any call.
    */
-  rowTx<T>(key: string, fn: () => Tx<T>): Awaitable<T>;
-  rowRead<T>(key: string, fn: () => Tx<T>): Awaitable<T>;
+  rowTx<T>(table: string, key: string, fn: () => Tx<T>): Awaitable<T>;
+  rowRead<T>(table: string, key: string, fn: () => Tx<T>): Awaitable<T>;
   /** Whether the body running now is a row body in the shared order (never on SQLite). */
   inSharedOrder(): boolean;
   /**
@@ -91,11 +91,11 @@ export function createCtx(store: Store, clock: Clock): Ctx {
     read(fn) {
       return dueFirst(() => store.read(fn()));
     },
-    rowTx(key, fn) {
-      return dueFirst(() => store.tx(fn, { key }));
+    rowTx(table, key, fn) {
+      return dueFirst(() => store.tx(fn, { key: rowKey(table, key) }));
     },
-    rowRead(key, fn) {
-      return dueFirst(() => store.read(fn(), { key }));
+    rowRead(table, key, fn) {
+      return dueFirst(() => store.read(fn(), { key: rowKey(table, key) }));
     },
     inSharedOrder: () => store.inSharedOrder?.() ?? false,
     onceWaitsChanged(fn) {
@@ -130,6 +130,17 @@ export function createCtx(store: Store, clock: Clock): Ctx {
 }
 
 /** Remaining whole seconds until `at`, rounded up so that a live item never reports 0. */
+/**
+ * A row body's place in the order its batch locks rows in (store.ts, RowBody): the table, then
+ * the key, so two rows of different tables with the same key (a counter and an agent both named
+ * "twin") are never taken in the order they were asked on one daemon and the other way round on
+ * another, which PostgreSQL would end by failing one call as a deadlock. Table names never hold
+ * a ":", so no two rows share a place.
+ */
+function rowKey(table: string, key: string): string {
+  return `${table}:${key}`;
+}
+
 export function secondsUntil(at: number, now: number): number {
   return Math.max(0, Math.ceil((at - now) / 1000));
 }

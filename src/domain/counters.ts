@@ -13,7 +13,7 @@ export class Counters {
   async increment(name: string, by: number): Promise<number> {
     // A row body (docs/cluster.md, "Scaling out"): one atomic upsert of its own row and a
     // journal entry, nothing mirrored in memory, so daemons sharing a store run it side by side.
-    return this.c.rowTx(name, () => this.incrementTx(name, by));
+    return this.c.rowTx("counters", name, () => this.incrementTx(name, by));
   }
 
   private *incrementTx(name: string, by: number): Tx<number> {
@@ -34,6 +34,6 @@ export class Counters {
   }
 
   async get(name: string): Promise<number> {
-    return (await this.c.rowRead(name, () => get<{ value: number }>("SELECT value FROM counters WHERE name = ?", name)))?.value ?? 0;
+    return (await this.c.rowRead("counters", name, () => get<{ value: number }>("SELECT value FROM counters WHERE name = ?", name)))?.value ?? 0;
   }
 }

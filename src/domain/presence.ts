@@ -40,7 +40,7 @@ export class Presence {
     // out"): one UPDATE of its row, so on a shared store heartbeats do not take the global
     // order. Its timer is armed after the commit. Only a first registration (or one after the
     // agent departed) is a transaction of the global order: it records agent.registered once.
-    const beat = await this.c.rowTx(agentId, () => this.beatTx(agentId, ttlMs, role));
+    const beat = await this.c.rowTx("agents", agentId, () => this.beatTx(agentId, ttlMs, role));
     return beat ?? (await this.c.tx(() => this.registerTx(agentId, ttlMs, role)));
   }
 

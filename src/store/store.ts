@@ -12,7 +12,8 @@ export type StoreKind = "sqlite" | "postgres";
 /**
  * A row body (docs/cluster.md, "Scaling out"): it touches only rows that no daemon mirrors in
  * memory, each with one atomic statement, so on a shared store it runs in the shared order,
- * overlapping other daemons' row bodies. `key` names the row it locks: a batch of row bodies
+ * overlapping other daemons' row bodies. `key` names the row it locks, table included (two
+ * tables' rows never share a key: ctx.rowTx makes it from both): a batch of row bodies
  * runs them in key order, so two daemons' batches take their row locks in one order and
  * PostgreSQL never deadlocks. SQLite runs every body alike.
  */

@@ -387,6 +387,47 @@ describePg("two daemons, one database", () => {
     expect(got.fence).toBeGreaterThan(held.fence);
   });
 
+  test("a counter and an agent of the same name, on both daemons at once in opposite orders, never deadlock (row bodies lock rows in one order)", async () => {
+    // Row bodies run in the order of their keys, so two batches lock their rows in one order.
+    // A counter and an agent both named "twin" are two rows: were their keys the bare name,
+    // each batch would keep them in the order they were asked, and d1 (counter, then agent)
+    // and d2 (agent, then counter) could each hold one row and wait for the other, until
+    // PostgreSQL failed one call as a deadlock. Other counters keep both connections busy, so
+    // the pairs are gathered into batches.
+    expect((await d1().call("register_agent", { agent_id: "twin", ttl_seconds: 600 })).registered).toBe(true);
+    const ROUNDS = 400;
+    let busy = true;
+    const load = [d1(), d2()].flatMap((d, i) =>
+      Array.from({ length: 4 }, async (_, j) => {
+        while (busy) await d.call("increment_counter", { name: `twin-load-${i}-${j}` });
+      }),
+    );
+    const failures: string[] = [];
+    const values: number[] = [];
+    const counted = (what: string) => (r: { isError?: boolean; value?: number }) => {
+      if (r.isError) failures.push(`${what}: ${JSON.stringify(r)}`);
+      else values.push(r.value!);
+    };
+    const check = (what: string) => (r: { isError?: boolean }) => {
+      if (r.isError) failures.push(`${what}: ${JSON.stringify(r)}`);
+    };
+    try {
+      for (let round = 0; round < ROUNDS && failures.length === 0; round++) {
+        await Promise.all([
+          d1().call("increment_counter", { name: "twin" }).then(counted("d1 counter")),
+          d1().call("register_agent", { agent_id: "twin", ttl_seconds: 600 }).then(check("d1 heartbeat")),
+          d2().call("register_agent", { agent_id: "twin", ttl_seconds: 600 }).then(check("d2 heartbeat")),
+          d2().call("increment_counter", { name: "twin" }).then(counted("d2 counter")),
+        ]);
+      }
+    } finally {
+      busy = false;
+      await Promise.all(load);
+    }
+    expect(failures).toEqual([]);
+    expect(values.sort((a, b) => a - b)).toEqual(Array.from({ length: ROUNDS * 2 }, (_, i) => i + 1));
+  });
+
   test("a slot bound to a process on another machine is judged there only: no daemon here releases it, while one bound here is", async () => {
     // A real process of this machine holds a bound slot; then its row is made to say it runs
     // elsewhere (as a daemon on another machine would have written it) and the process ends.

@@ -132,9 +132,12 @@ export class Journal {
       this.sinceCountCheck = 0;
       // In the shared order a trim could wait for another daemon's trim while that one waits for
       // a counter row this batch holds: PostgreSQL would break the cycle by failing a call. So
-      // it runs at once in a transaction of the global order of its own (the scheduler's).
-      if (this.c.inSharedOrder()) this.c.scheduler.at("journal:count", this.c.clock.now(), () => this.trimByCount(null, COUNT_SLACK));
-      else yield* this.trimByCount(revision, COUNT_SLACK);
+      // the check (a read, which locks nothing) runs here, and only a trim that is due runs, at
+      // once, in a transaction of the global order of its own (the scheduler's): the global
+      // order waits for every row batch of every daemon, so one every few hundred calls would
+      // stall them all for nothing.
+      if (!this.c.inSharedOrder()) yield* this.trimByCount(revision, COUNT_SLACK);
+      else if (yield* this.overCount(revision, COUNT_SLACK)) this.c.scheduler.at("journal:count", this.c.clock.now(), () => this.trimByCount(null, COUNT_SLACK));
     }
     return revision;
   }
@@ -268,8 +271,13 @@ export class Journal {
   /** Keeps the newest maxEntries once there are more than maxEntries × slack (contiguous revisions). */
   private *trimByCount(given: number | null, slack: number): Tx<void> {
     const newest = given ?? (yield* this.revisionTx()); // null: scheduled, the newest by then
-    if (newest - (yield* this.oldestTx()) + 1 <= this.maxEntries * slack) return;
+    if (!(yield* this.overCount(newest, slack))) return;
     yield* run("DELETE FROM journal WHERE revision <= ?", newest - this.maxEntries);
+  }
+
+  /** Whether more than maxEntries × slack entries are kept, up to `newest` (contiguous revisions). */
+  private *overCount(newest: number, slack: number): Tx<boolean> {
+    return newest - (yield* this.oldestTx()) + 1 > this.maxEntries * slack;
   }
 
   private armTrim(): void {

@@ -2,6 +2,11 @@
 // gone for every read at once; the scheduler deletes its row at the exact deadline.
 // The journal gets each note's key and length, never its value: a note is another agent's
 // data, and the feed is read by every agent and kept for a week.
+// A note is one row that no daemon mirrors (its expiry timer is armed after the commit), so
+// every call on one note is a row body (docs/cluster.md, "Scaling out"): on a shared store,
+// calls on different notes overlap across daemons, and a compare-and-swap is one conditional
+// statement, decided by the row's lock. Only list_notes, which reads every row, takes the
+// global order.
 import { all, get, run, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
@@ -27,11 +32,11 @@ export class Notes {
 
   /** ttlMs ≤ 0 or absent: no expiry. */
   async set(key: string, value: string, author: string | undefined, ttlMs: number | undefined): Promise<void> {
-    await this.c.tx(() => this.write(key, value, author, ttlMs));
+    await this.c.rowTx("notes", key, () => this.write(key, value, author, ttlMs));
   }
 
   async get(key: string): Promise<Note | null> {
-    return this.c.read(() => get<Note>("SELECT * FROM notes WHERE key = ? AND (expires_at IS NULL OR expires_at > ?)", key, this.c.clock.now()));
+    return this.c.rowRead("notes", key, () => get<Note>("SELECT * FROM notes WHERE key = ? AND (expires_at IS NULL OR expires_at > ?)", key, this.c.clock.now()));
   }
 
   async list(): Promise<Note[]> {
@@ -39,7 +44,7 @@ export class Notes {
   }
 
   async delete(key: string): Promise<boolean> {
-    return this.c.tx(() => this.deleteTx(key));
+    return this.c.rowTx("notes", key, () => this.deleteTx(key));
   }
 
   private *deleteTx(key: string): Tx<boolean> {
@@ -51,39 +56,69 @@ export class Notes {
 
   /** Sets newValue only if the current value equals expected; absent or expired compares as "". */
   async swap(key: string, expected: string, newValue: string, author: string | undefined, ttlMs: number | undefined): Promise<boolean> {
-    return this.c.tx(() => this.swapTx(key, expected, newValue, author, ttlMs));
+    return this.c.rowTx("notes", key, () => this.swapTx(key, expected, newValue, author, ttlMs));
   }
 
+  /**
+   * One conditional statement, never a read and then a write: two swaps of one key side by side
+   * (other daemons' row bodies) are ordered by the row's lock, and the second is judged against
+   * the value the first wrote (PostgreSQL rechecks the condition on the newest row).
+   */
   private *swapTx(key: string, expected: string, newValue: string, author: string | undefined, ttlMs: number | undefined): Tx<boolean> {
-    const cur = yield* get<{ value: string }>("SELECT value FROM notes WHERE key = ? AND (expires_at IS NULL OR expires_at > ?)", key, this.c.clock.now());
-    if ((cur?.value ?? "") !== expected) return false;
-    yield* this.write(key, newValue, author, ttlMs);
+    const now = this.c.clock.now();
+    const expiresAt = expiryOf(now, ttlMs);
+    const swapped =
+      expected === ""
+        ? // Absent, expired or empty: each compares as "".
+          yield* run(
+            `INSERT INTO notes (key, value, author, updated_at, expires_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET ${OVERWRITE} ` +
+              "WHERE notes.value = '' OR notes.expires_at <= ?",
+            key,
+            newValue,
+            author ?? null,
+            now,
+            expiresAt,
+            now,
+          )
+        : yield* run(
+            "UPDATE notes SET value = ?, author = ?, updated_at = ?, expires_at = ? WHERE key = ? AND value = ? AND (expires_at IS NULL OR expires_at > ?)",
+            newValue,
+            author ?? null,
+            now,
+            expiresAt,
+            key,
+            expected,
+            now,
+          );
+    if (swapped.changes === 0) return false;
+    yield* this.written(key, newValue, author, expiresAt);
     return true;
   }
 
   private *write(key: string, value: string, author: string | undefined, ttlMs: number | undefined): Tx<void> {
     const now = this.c.clock.now();
-    const expiresAt = ttlMs !== undefined && ttlMs > 0 ? now + ttlMs : null;
-    yield* run(
-      "INSERT INTO notes (key, value, author, updated_at, expires_at) VALUES (?, ?, ?, ?, ?) " +
-        "ON CONFLICT(key) DO UPDATE SET value = excluded.value, author = excluded.author, " +
-        "updated_at = excluded.updated_at, expires_at = excluded.expires_at",
-      key,
-      value,
-      author ?? null,
-      now,
-      expiresAt,
-    );
+    const expiresAt = expiryOf(now, ttlMs);
+    yield* run(`INSERT INTO notes (key, value, author, updated_at, expires_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET ${OVERWRITE}`, key, value, author ?? null, now, expiresAt);
+    yield* this.written(key, value, author, expiresAt);
+  }
+
+  /** What follows a note's write: its record, and its expiry's timer. */
+  private *written(key: string, value: string, author: string | undefined, expiresAt: number | null): Tx<void> {
     yield* this.journal.record("note.set", key, { agentId: author, data: { length: value.length, ...(expiresAt !== null ? { expires_at: expiresAt } : {}) } });
     if (expiresAt !== null) yield* this.armNext();
   }
 
   // One scheduler entry for all notes, at the earliest expiry: notes have no waiters, so the
-  // deletion only reclaims space; reads already filter expired rows.
+  // deletion only reclaims space; reads already filter expired rows. Armed after the commit (a
+  // row body changes nothing in memory before it, and may run again). On a shared store each
+  // daemon arms it for the notes it has seen; a daemon that dies before firing is replaced by
+  // the catch-up every other daemon makes when it notices (refresh runs this again).
   private *armNext(): Tx<void> {
-    const row = yield* get<{ at: number | null }>("SELECT MIN(expires_at) AS at FROM notes");
-    if (row?.at == null) return this.c.scheduler.cancel("notes:expiry");
-    this.c.scheduler.at("notes:expiry", row.at, () => this.expire());
+    const at = (yield* get<{ at: number | null }>("SELECT MIN(expires_at) AS at FROM notes"))?.at ?? null;
+    this.c.store.afterCommit(() => {
+      if (at === null) this.c.scheduler.cancel("notes:expiry");
+      else this.c.scheduler.at("notes:expiry", at, () => this.expire());
+    });
   }
 
   private *expire(): Tx<void> {
@@ -92,3 +127,11 @@ export class Notes {
     yield* this.armNext();
   }
 }
+
+/** A note's expiry: ttlMs ≤ 0 or absent, none. */
+function expiryOf(now: number, ttlMs: number | undefined): number | null {
+  return ttlMs !== undefined && ttlMs > 0 ? now + ttlMs : null;
+}
+
+/** An upsert's update of every field from the row it would have inserted. */
+const OVERWRITE = "value = excluded.value, author = excluded.author, updated_at = excluded.updated_at, expires_at = excluded.expires_at";

@@ -428,6 +428,32 @@ describePg("two daemons, one database", () => {
     expect(values.sort((a, b) => a - b)).toEqual(Array.from({ length: ROUNDS * 2 }, (_, i) => i + 1));
   });
 
+  test("set_note_if on both daemons at once (row bodies, side by side): for each key exactly one contender wins each round, and both daemons read its value", async () => {
+    // Notes are row bodies: swaps on both daemons run beside each other, so only the row's
+    // lock orders two swaps of one key. Each round, eight contenders (four on each daemon) swap
+    // from the value the last round's winner wrote, on four keys at once.
+    const KEYS = 4;
+    const CONTENDERS = 8;
+    const current = Array.from({ length: KEYS }, () => "");
+    for (let round = 0; round < 12; round++) {
+      const swaps = await Promise.all(
+        Array.from({ length: KEYS * CONTENDERS }, async (_, n) => {
+          const k = n % KEYS;
+          const value = `r${round}-c${n}`;
+          const r = await (n % 2 === 0 ? d1() : d2()).call("set_note_if", { key: `cas-${k}`, expected_value: current[k], new_value: value, author: `c${n}` });
+          expect(r.isError).toBeUndefined();
+          return { k, value, swapped: r.swapped as boolean };
+        }),
+      );
+      for (let k = 0; k < KEYS; k++) {
+        const won = swaps.filter((s) => s.k === k && s.swapped);
+        expect(won.length).toBe(1);
+        current[k] = won[0]!.value;
+        for (const d of [d1(), d2()]) expect((await d.call("get_note", { key: `cas-${k}` })).value).toBe(current[k]);
+      }
+    }
+  });
+
   test("a slot bound to a process on another machine is judged there only: no daemon here releases it, while one bound here is", async () => {
     // A real process of this machine holds a bound slot; then its row is made to say it runs
     // elsewhere (as a daemon on another machine would have written it) and the process ends.

@@ -129,7 +129,6 @@ export function createCtx(store: Store, clock: Clock): Ctx {
   return ctx;
 }
 
-/** Remaining whole seconds until `at`, rounded up so that a live item never reports 0. */
 /**
  * A row body's place in the order its batch locks rows in (store.ts, RowBody): the table, then
  * the key, so two rows of different tables with the same key (a counter and an agent both named
@@ -141,6 +140,7 @@ function rowKey(table: string, key: string): string {
   return `${table}:${key}`;
 }
 
+/** Remaining whole seconds until `at`, rounded up so that a live item never reports 0. */
 export function secondsUntil(at: number, now: number): number {
   return Math.max(0, Math.ceil((at - now) / 1000));
 }

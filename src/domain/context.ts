@@ -34,6 +34,11 @@ export interface Ctx {
   /** Whether the body running now is a row body in the shared order (never on SQLite). */
   inSharedOrder(): boolean;
   /**
+   * Whether row bodies overlap other daemons' (a shared store). Elsewhere a row body is one more
+   * transaction like any other, so a call that tries one before a line body gains nothing there.
+   */
+  readonly rowsOverlap: boolean;
+  /**
    * A waiter queue whose detached waiters keep their place for graceMs; hooks give its policy.
    * Unless `quiet`, changes to its lines are announced to onWaitsChanged listeners.
    */
@@ -98,6 +103,7 @@ export function createCtx(store: Store, clock: Clock): Ctx {
       return dueFirst(() => store.read(fn(), { key: rowKey(table, key) }));
     },
     inSharedOrder: () => store.inSharedOrder?.() ?? false,
+    rowsOverlap: store.shared !== undefined,
     onceWaitsChanged(fn) {
       waitListeners.add(fn);
       return () => void waitListeners.delete(fn);

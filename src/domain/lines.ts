@@ -58,7 +58,22 @@ export class Lines {
       if (!shared && q.graceMs <= 0) continue;
       this.kept.set(q.name, q);
       q.onWaiterChanged = (w) => void this.dirty.set(w, q);
+      // On a shared store a row body reads the rows, not memory (which may not have caught up).
+      if (shared) q.storedLine = (key) => this.standsIn(q.name, key);
     }
+  }
+
+  /**
+   * Whether any daemon's waiter has a place in key's line of this queue, as the rows say. Read
+   * by a row body (docs/cluster.md, "Scaling out"): in the shared order no transaction that
+   * changes the lines runs, and every one flushed them before it committed, so the rows are
+   * every daemon's lines as they stand.
+   */
+  private *standsIn(queue: string, key: string): Tx<boolean> {
+    for (const r of yield* all<{ keys: string }>("SELECT keys FROM waiters WHERE queue = ?", queue)) {
+      if ((JSON.parse(r.keys) as string[]).includes(key)) return true;
+    }
+    return false;
   }
 
   /** Whether flush has anything to do: false on every transaction that left the lines alone. */

@@ -7,6 +7,10 @@
 // The journal gets lock.granted (hand-offs marked, with the fence), lock.renewed (the expiry
 // moved), lock.released and lock.expired: one record per name, a group's names included, so
 // a watcher of one resource sees every change to it.
+// Taking a free lock and releasing one, when nobody on any daemon stands in its line, are row
+// bodies (docs/cluster.md, "Scaling out"): on a shared store they overlap other daemons' calls
+// on other names. Every other case (a line, a wake_token, a group, a lock held or past its
+// expiry) is a line body, as before; the row body leaves it there having changed nothing.
 import { AirlockError } from "../errors.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx, secondsSince } from "./context.ts";
@@ -72,7 +76,10 @@ interface LockWait {
 }
 
 interface GrantOptions {
+  /** Only if nobody holds it live (an expired holder counts as gone). */
   ifFree?: boolean;
+  /** Only if it was released (an expired holder not yet expired counts as holding). */
+  ifReleased?: boolean;
 }
 
 /** What a waiter is handed: one grant per name it waited for. */
@@ -116,6 +123,14 @@ export class Locks implements WaitSource {
   }
 
   async acquire(req: AcquireRequest, signal?: AbortSignal): Promise<AcquireResult> {
+    assertTtl(req.ttlMs);
+    if (this.alone(req.name) && req.wakeToken === undefined) {
+      const self = this;
+      const alone = await this.c.rowTx("locks", req.name, function* () {
+        return (yield* self.waits.anyoneIn(req.name)) ? null : yield* self.grant(req.name, req.agentId, req.ttlMs, false, 1, { ifReleased: true });
+      });
+      if (alone) return alone;
+    }
     const r = await this.take([req.name], req, signal);
     return "grants" in r ? r.grants[req.name]! : r;
   }
@@ -197,6 +212,17 @@ export class Locks implements WaitSource {
       throw new AirlockError("invalid_argument", "missing lock_token or agent_id");
     }
     const self = this;
+    // Held by this token (or agent) and nobody in line: cleared in place, a row body. Else a
+    // line body decides (a hand-off, a refusal, an expiry that is due).
+    const alone = this.alone(name) && (await this.c.rowTx("locks", name, function* (): Tx<boolean> {
+      if (yield* self.waits.anyoneIn(name)) return false;
+      const by = token !== undefined ? "token = ?" : "agent_id = ?";
+      const row = yield* get<{ agent_id: string }>(`${CLEAR} WHERE name = ? AND ${by} AND expires_at > ? RETURNING agent_id`, name, token ?? agentId!, self.c.clock.now());
+      if (!row) return false;
+      yield* self.freed(name, "lock.released", row.agent_id, null);
+      return true;
+    }));
+    if (alone) return true;
     return this.c.tx(function* (): Tx<boolean> {
       const row = yield* self.holder(name);
       if (!row) return false;
@@ -320,6 +346,14 @@ export class Locks implements WaitSource {
     return { about: `lock:${row.name}`, from: row.agent_id, token: next, fence: moved.fence };
   }
 
+  /**
+   * Whether a call on this name tries a row body first: only where row bodies overlap, and not
+   * when this daemon already sees a line for it (then a line body decides at once).
+   */
+  private alone(name: string): boolean {
+    return this.c.rowsOverlap && this.waits.line(name).length === 0;
+  }
+
   /** The live holder row, if any. */
   private *holder(name: string): Tx<LockRow | null> {
     return yield* get<LockRow>("SELECT * FROM locks WHERE name = ? AND expires_at > ?", name, this.c.clock.now());
@@ -333,28 +367,15 @@ export class Locks implements WaitSource {
     const now = this.c.clock.now();
     const token = newToken();
     const expiresAt = now + ttlMs;
+    const upsert =
+      "INSERT INTO locks (name, agent_id, token, fence, acquired_at, expires_at) VALUES (?, ?, ?, 1, ?, ?) " +
+      "ON CONFLICT(name) DO UPDATE SET agent_id = excluded.agent_id, token = excluded.token, fence = locks.fence + 1, " +
+      "acquired_at = excluded.acquired_at, expires_at = excluded.expires_at";
     const row = o.ifFree
-      ? yield* get<{ fence: number }>(
-          "INSERT INTO locks (name, agent_id, token, fence, acquired_at, expires_at) VALUES (?, ?, ?, 1, ?, ?) " +
-            "ON CONFLICT(name) DO UPDATE SET agent_id = excluded.agent_id, token = excluded.token, fence = locks.fence + 1, " +
-            "acquired_at = excluded.acquired_at, expires_at = excluded.expires_at WHERE locks.expires_at IS NULL OR locks.expires_at <= ? RETURNING fence",
-          name,
-          agentId,
-          token,
-          now,
-          expiresAt,
-          now,
-        )
-      : yield* get<{ fence: number }>(
-          "INSERT INTO locks (name, agent_id, token, fence, acquired_at, expires_at) VALUES (?, ?, ?, 1, ?, ?) " +
-            "ON CONFLICT(name) DO UPDATE SET agent_id = excluded.agent_id, token = excluded.token, fence = locks.fence + 1, " +
-            "acquired_at = excluded.acquired_at, expires_at = excluded.expires_at RETURNING fence",
-          name,
-          agentId,
-          token,
-          now,
-          expiresAt,
-        );
+      ? yield* get<{ fence: number }>(`${upsert} WHERE locks.expires_at IS NULL OR locks.expires_at <= ? RETURNING fence`, name, agentId, token, now, expiresAt, now)
+      : o.ifReleased
+        ? yield* get<{ fence: number }>(`${upsert} WHERE locks.expires_at IS NULL RETURNING fence`, name, agentId, token, now, expiresAt)
+        : yield* get<{ fence: number }>(`${upsert} RETURNING fence`, name, agentId, token, now, expiresAt);
     if (!row) return null;
     const fence = row.fence;
     this.arm(name, expiresAt);
@@ -397,12 +418,20 @@ export class Locks implements WaitSource {
     // A single blocked waiter takes the row over at once (the grant rewrites it): no need to
     // clear it first on the path every waiter waits on.
     const next = this.waits.firstAttached(name);
-    if (next === undefined || next.keys.length > 1) {
-      yield* run("UPDATE locks SET agent_id = NULL, token = NULL, acquired_at = NULL, expires_at = NULL WHERE name = ?", name);
-    }
-    yield* this.journal.record(kind, name, { agentId: holder, reason });
-    this.c.scheduler.cancel(`lock:${name}`);
+    if (next === undefined || next.keys.length > 1) yield* run(`${CLEAR} WHERE name = ?`, name);
+    yield* this.freed(name, kind, holder, reason);
     yield* this.serve(name, true);
+  }
+
+  /**
+   * What follows clearing a holder: the record, and its expiry's timer cancelled (after the
+   * commit in a row body, which may roll back and run again; at once in a line body, where a
+   * hand-off in the same transaction arms the next holder's).
+   */
+  private *freed(name: string, kind: "lock.released" | "lock.expired", holder: string, reason: string | null): Tx<void> {
+    yield* this.journal.record(kind, name, { agentId: holder, reason });
+    if (this.c.inSharedOrder()) this.c.store.afterCommit(() => this.c.scheduler.cancel(`lock:${name}`));
+    else this.c.scheduler.cancel(`lock:${name}`);
   }
 
   /**
@@ -460,3 +489,6 @@ export interface LockView extends LockRow {
 export function byteSortedUnique(names: string[]): string[] {
   return [...new Set(names)].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
 }
+
+/** Clears a lock's holder; its row keeps the fence. */
+const CLEAR = "UPDATE locks SET agent_id = NULL, token = NULL, acquired_at = NULL, expires_at = NULL";

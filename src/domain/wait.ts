@@ -72,6 +72,8 @@ export class WaitQueue<Req, R> {
   onForeignGrant: ForeignGrant | undefined;
   /** Set by the lines (src/domain/lines.ts): a waiter joined, left or changed, so its row may differ. */
   onWaiterChanged: ((w: Waiter<Req, R>) => void) | undefined;
+  /** Set by the lines on a shared store: whether any daemon's waiter stands in key's line, by the rows. */
+  storedLine: ((key: string) => Tx<boolean>) | undefined;
   private readonly lines = new Map<string, Waiter<Req, R>[]>();
   private readonly byToken = new Map<string, Waiter<Req, R>>();
   private readonly byAgent = new Map<string, Waiter<Req, R>>();
@@ -131,6 +133,16 @@ export class WaitQueue<Req, R> {
   /** key's line, earliest first. */
   line(key: string): readonly Waiter<Req, R>[] {
     return this.lines.get(key) ?? [];
+  }
+
+  /**
+   * Whether anyone stands in key's line, attached or not: here, or (on a shared store, where
+   * memory may lag in a row body) on any daemon, as the rows say. A row body that finds nobody
+   * may act as if the line were empty; one that finds somebody leaves the call to a line body.
+   */
+  *anyoneIn(key: string): Tx<boolean> {
+    if (this.line(key).length > 0) return true;
+    return this.storedLine ? yield* this.storedLine(key) : false;
   }
 
   /** The earliest waiter in key's line whose call is blocked now and whose client is still there. */

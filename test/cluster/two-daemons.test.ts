@@ -453,6 +453,47 @@ describePg("two daemons, one database", () => {
     }
   });
 
+  test("locks on distinct names, taken and released on both daemons with nobody in line, are row bodies: they move no version; a line still hands off across daemons", async () => {
+    const version = async () => Number((await storeQuery<{ version: string }>(c.db, "SELECT version FROM airlock_sync WHERE id = 1"))[0]!.version);
+    const agents = Array.from({ length: 16 }, (_, i) => `alone-agent-${i}`);
+    // A first call of an agent registers it, in the global order: done before counting.
+    for (const id of ["intruder", ...agents]) await d1().call("register_agent", { agent_id: id, ttl_seconds: 600 });
+    const before = await version();
+    const fences = await Promise.all(
+      agents.map(async (agent, i) => {
+        const d = i % 2 === 0 ? d1() : d2();
+        const got: number[] = [];
+        for (let n = 0; n < 5; n++) {
+          const g = await d.call("lock_resource", { name: `alone-${i}`, agent_id: agent, ttl_seconds: 60 });
+          expect(g.locked).toBe(true);
+          got.push(g.fence);
+          expect((await d.call("unlock_resource", { name: `alone-${i}`, lock_token: g.lock_token })).released).toBe(true);
+        }
+        return got;
+      }),
+    );
+    for (const got of fences) expect(got).toEqual([1, 2, 3, 4, 5]);
+    // 80 locks taken and released (a batch with a line body in it would have moved it).
+    expect(await version()).toBe(before);
+
+    // The line bodies still see what the row bodies did: the other daemon refuses a lock held
+    // that way, and a second release of its token is refused.
+    const g = await d1().call("lock_resource", { name: "alone-0", agent_id: agents[0], ttl_seconds: 60 });
+    expect(g).toMatchObject({ locked: true, fence: 6 });
+    expect(await d2().call("lock_resource", { name: "alone-0", agent_id: "intruder", ttl_seconds: 60 })).toMatchObject({ locked: false, held_by: agents[0] });
+    expect((await d1().call("unlock_resource", { name: "alone-0", lock_token: g.lock_token })).released).toBe(true);
+    expect((await d2().call("unlock_resource", { name: "alone-0", lock_token: g.lock_token })).released).toBe(false);
+
+    // With a waiter on d2, d1's release of a lock it took as a row body is a line body: a hand-off.
+    const held = await d1().call("lock_resource", { name: "alone-then-line", agent_id: "first", ttl_seconds: 60 });
+    expect(held.locked).toBe(true);
+    const waiter = blocked(d2().call("lock_resource", { name: "alone-then-line", agent_id: "second", ttl_seconds: 60, wait_seconds: LONG_WAIT_S }));
+    await until("the waiter on d2 in line", async () => (await lockEntry(d1(), "alone-then-line"))?.queue_depth === 1, 5000);
+    expect((await d1().call("unlock_resource", { name: "alone-then-line", lock_token: held.lock_token })).released).toBe(true);
+    const got = await answered("the waiter on d2 after d1's release", waiter.promise, 10_000);
+    expect(got).toMatchObject({ locked: true, fence: held.fence + 1 });
+  });
+
   test("a slot bound to a process on another machine is judged there only: no daemon here releases it, while one bound here is", async () => {
     // A real process of this machine holds a bound slot; then its row is made to say it runs
     // elsewhere (as a daemon on another machine would have written it) and the process ends.

@@ -12,6 +12,10 @@
 // their own database), and every round times each of them in turn, the order rotating from one
 // round to the next, so that all see the same moments of a shared machine. A warm-up round each,
 // then the median of three rounds of a fixed length.
+// A third case, distinct locks, has each client take and release a lock of its own
+// (lock_resource, then unlock_resource, nobody ever in line: row bodies on a shared store), on
+// the daemon setups only: it asks whether lock calls scale with daemons the way counters do,
+// in pairs a second, against one daemon.
 // Nothing is pinned here: three daemons must be able to use both cores, and the bench's client
 // side (fetch's HTTP thread, the SQL client) floats with them.
 // The clients run in the bench process, not in spawned client processes: on 2 cores a client
@@ -46,7 +50,7 @@ export type ThroughputRow = {
   clientBusy?: number;
 };
 
-type Case = "distinct" | "hot";
+type Case = "distinct" | "hot" | "locks";
 /** A setup under load: one client's operation, true when it succeeded. */
 type Target = { name: string; op(kase: Case, client: number): Promise<boolean> };
 type Round = { rate: number; errors: number; busy: number };
@@ -94,7 +98,13 @@ function daemons(ds: DaemonProcess[]): Target {
   return {
     name: `${ds.length} daemon${ds.length > 1 ? "s" : ""}`,
     op: async (kase, c) => {
-      const r = await ds[c % ds.length]!.call("increment_counter", { name: name(kase, c) });
+      const d = ds[c % ds.length]!;
+      if (kase === "locks") {
+        const g = await d.call("lock_resource", { name: `bench:tput:lock:${c}`, agent_id: `bench-tput-${c}`, ttl_seconds: 60 });
+        if (g.isError || g.locked !== true) return false;
+        return (await d.call("unlock_resource", { name: `bench:tput:lock:${c}`, lock_token: g.lock_token })).released === true;
+      }
+      const r = await d.call("increment_counter", { name: name(kase, c) });
       return !r.isError && typeof r.value === "number";
     },
   };
@@ -115,7 +125,7 @@ async function floors(url: string): Promise<{ targets: Target[]; close(): Promis
   const oneQuery: Target = {
     name: "floor, one query",
     op: async (kase, c) => {
-      await conns[c]!.unsafe(texts[kase][c]!);
+      await conns[c]!.unsafe(texts[kase === "hot" ? "hot" : "distinct"][c]!);
       return true;
     },
   };
@@ -163,19 +173,21 @@ export async function throughput(o: ThroughputOptions): Promise<void> {
       started.push(...ds);
       setups.push(daemons(ds));
     }
-    for (const kase of ["distinct", "hot"] as const) {
-      for (const t of setups) await round(t, kase, o.warmUpMs);
-      const got = setups.map(() => [] as Round[]);
+    for (const kase of ["distinct", "hot", "locks"] as const) {
+      const timed = kase === "locks" ? setups.slice(FLOORS) : setups;
+      for (const t of timed) await round(t, kase, o.warmUpMs);
+      const got = timed.map(() => [] as Round[]);
       for (let r = 0; r < ROUNDS; r++) {
-        for (let i = 0; i < setups.length; i++) {
-          const k = (i + r) % setups.length;
-          const x = await round(setups[k]!, kase, o.roundMs);
+        for (let i = 0; i < timed.length; i++) {
+          const k = (i + r) % timed.length;
+          const x = await round(timed[k]!, kase, o.roundMs);
           got[k]!.push(x);
           const flag = x.errors ? `, ${x.errors} FAILED` : "";
-          console.error(`throughput ${kase}, ${setups[k]!.name}, round ${r + 1}: ${x.rate.toFixed(0)}/s${flag}, bench thread ${(x.busy * 100).toFixed(0)}% busy`);
+          console.error(`throughput ${kase}, ${timed[k]!.name}, round ${r + 1}: ${x.rate.toFixed(0)}/s${flag}, bench thread ${(x.busy * 100).toFixed(0)}% busy`);
         }
       }
-      report(o.add, kase, setups, got, o.roundMs);
+      if (kase === "locks") reportLocks(o.add, timed, got, o.roundMs);
+      else report(o.add, kase, setups, got, o.roundMs);
     }
   } finally {
     await Promise.all(started.map((d) => d.kill()));
@@ -187,17 +199,7 @@ export async function throughput(o: ThroughputOptions): Promise<void> {
 function report(add: (r: ThroughputRow) => void, kase: Case, setups: Target[], got: Round[][], roundMs: number) {
   const what = kase === "hot" ? "one hot counter" : "distinct counters";
   const of = `median of ${ROUNDS} × ${(roundMs / 1000).toFixed(1)} s`;
-  const row = (k: number) => {
-    const rs = got[k]!;
-    const errors = rs.reduce((s, r) => s + r.errors, 0);
-    const roundsWithErrors = rs.filter((r) => r.errors > 0).length;
-    const clientBusy = Math.max(...rs.map((r) => r.busy));
-    const flags = [
-      ...(errors ? [`${errors} failed in ${roundsWithErrors} of ${ROUNDS} rounds`] : []),
-      ...(clientBusy > CLIENT_BUSY ? [`bench thread ${(clientBusy * 100).toFixed(0)}% busy: client-bound?`] : []),
-    ];
-    return { value: median(rs.map((r) => r.rate)), flag: flags.length ? ` [${flags.join("; ")}]` : "", extra: { rounds: ROUNDS, errors, roundsWithErrors, clientBusy } };
-  };
+  const row = rowOf(got);
   const common = { mode: "postgres", part: "throughput" };
   const rows = [0, 1].map(row);
   const forms = ["one query (BEGIN; UPDATE; COMMIT in one simple query)", "sql.begin (BEGIN, UPDATE, COMMIT: three round trips)"];
@@ -218,4 +220,35 @@ function report(add: (r: ThroughputRow) => void, kase: Case, setups: Target[], g
     const d = row(k);
     add({ ...common, metric: `${what}: ${setups[k]!.name} vs 1 daemon${d.flag}${one.flag}`, value: d.value, unit: "ops/s", baseline: "1 daemon", baselineValue: one.value });
   }
+}
+
+/** The lock pairs: 1–3 daemons, and 2 and 3 against 1. */
+function reportLocks(add: (r: ThroughputRow) => void, setups: Target[], got: Round[][], roundMs: number) {
+  const of = `median of ${ROUNDS} × ${(roundMs / 1000).toFixed(1)} s`;
+  const row = rowOf(got);
+  const common = { mode: "postgres", part: "throughput" };
+  const one = row(0);
+  for (let k = 0; k < setups.length; k++) {
+    const d = row(k);
+    add({ ...common, metric: `lock_resource + unlock_resource, ${CLIENTS} clients, distinct locks, ${setups[k]!.name} (${of})${d.flag}`, value: d.value, unit: "pairs/s", ...d.extra });
+  }
+  for (let k = 1; k < setups.length; k++) {
+    const d = row(k);
+    add({ ...common, metric: `distinct locks: ${setups[k]!.name} vs 1 daemon${d.flag}${one.flag}`, value: d.value, unit: "pairs/s", baseline: "1 daemon", baselineValue: one.value });
+  }
+}
+
+/** One setup's rounds: the median rate, its flags, and the extra fields of its row. */
+function rowOf(got: Round[][]) {
+  return (k: number) => {
+    const rs = got[k]!;
+    const errors = rs.reduce((s, r) => s + r.errors, 0);
+    const roundsWithErrors = rs.filter((r) => r.errors > 0).length;
+    const clientBusy = Math.max(...rs.map((r) => r.busy));
+    const flags = [
+      ...(errors ? [`${errors} failed in ${roundsWithErrors} of ${ROUNDS} rounds`] : []),
+      ...(clientBusy > CLIENT_BUSY ? [`bench thread ${(clientBusy * 100).toFixed(0)}% busy: client-bound?`] : []),
+    ];
+    return { value: median(rs.map((r) => r.rate)), flag: flags.length ? ` [${flags.join("; ")}]` : "", extra: { rounds: ROUNDS, errors, roundsWithErrors, clientBusy } };
+  };
 }

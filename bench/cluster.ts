@@ -18,8 +18,8 @@
 //    increment_counter on distinct counters and on one hot counter, against 1, 2 and 3 daemons
 //    on one database, and against PostgreSQL's own floor (32 connections sending single-row
 //    UPDATE transactions, as one simple query and through sql.begin; the daemons against the
-//    higher) in the same run. --only throughput runs this part alone (about 105 s; --quick
-//    about 40 s).
+//    higher) in the same run; then lock_resource + unlock_resource on distinct locks, 1, 2 and 3
+//    daemons. --only throughput runs this part alone (about 150 s; --quick about 55 s).
 // For parts 1 and 2, where taskset exists, the bench pins itself to the first CPU and the daemons
 // to the last one (--float leaves everything floating). Part 3 pins nothing: its daemons, and the
 // bench, float, since three daemons pinned to one CPU could not use the second. The PostgreSQL

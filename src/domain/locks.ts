@@ -238,6 +238,17 @@ export class Locks implements WaitSource {
     }
     assertTtl(ttlMs);
     const self = this;
+    // Held live by this token (or agent): the expiry moves in place, a row body (the lines are
+    // not read: a renewal hands nothing on). Else a line body says why not.
+    const moved =
+      this.c.rowsOverlap &&
+      (await this.c.rowTx("locks", name, function* (): Tx<RenewResult | null> {
+        const now = self.c.clock.now();
+        const by = token !== undefined ? "token = ?" : "agent_id = ?";
+        const row = yield* get<{ agent_id: string; fence: number }>(`UPDATE locks SET expires_at = ? WHERE name = ? AND ${by} AND expires_at > ? RETURNING agent_id, fence`, now + ttlMs, name, token ?? agentId!, now);
+        return row ? yield* self.renewed(name, row, now + ttlMs) : null;
+      }));
+    if (moved) return moved;
     return this.c.tx(function* (): Tx<RenewResult> {
       const row = yield* self.holder(name);
       if (!row) return { renewed: false, error: "store: lock not found" };
@@ -245,10 +256,19 @@ export class Locks implements WaitSource {
       if (token === undefined && row.agent_id !== agentId) return { renewed: false, error: "store: lock not owned by supplied agent_id" };
       const expiresAt = self.c.clock.now() + ttlMs;
       yield* run("UPDATE locks SET expires_at = ? WHERE name = ?", expiresAt, name);
-      self.arm(name, expiresAt);
-      yield* self.journal.record("lock.renewed", name, { agentId: row.agent_id, data: { fence: row.fence, expires_at: expiresAt } });
-      return { renewed: true, expiresAt };
+      return yield* self.renewed(name, row, expiresAt);
     });
+  }
+
+  /**
+   * What follows moving a holder's expiry: its timer (after the commit in a row body, which may
+   * roll back and run again), and the record.
+   */
+  private *renewed(name: string, row: { agent_id: string; fence: number }, expiresAt: number): Tx<RenewResult> {
+    if (this.c.inSharedOrder()) this.c.store.afterCommit(() => this.arm(name, expiresAt));
+    else this.arm(name, expiresAt);
+    yield* this.journal.record("lock.renewed", name, { agentId: row.agent_id, data: { fence: row.fence, expires_at: expiresAt } });
+    return { renewed: true, expiresAt };
   }
 
   /**

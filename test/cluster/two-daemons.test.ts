@@ -494,6 +494,27 @@ describePg("two daemons, one database", () => {
     expect(got).toMatchObject({ locked: true, fence: held.fence + 1 });
   });
 
+  test("renew_lock on d2 of a lock taken on d1 is a row body (no version moves); d1's timer finds the row moved, and the renewed expiry hands the lock to a waiter on d1", async () => {
+    const version = async () => Number((await storeQuery<{ version: string }>(c.db, "SELECT version FROM airlock_sync WHERE id = 1"))[0]!.version);
+    const held = await d1().call("lock_resource", { name: "renewed-elsewhere", agent_id: "renewer", ttl_seconds: 2 });
+    expect(held.locked).toBe(true);
+    const waiter = blocked(d1().call("lock_resource", { name: "renewed-elsewhere", agent_id: "renew-waiter", ttl_seconds: 60, wait_seconds: LONG_WAIT_S }));
+    await until("the waiter on d1 in line", async () => (await lockEntry(d1(), "renewed-elsewhere"))?.queue_depth === 1, 5000);
+    const before = await version();
+    const renewed = await d2().call("renew_lock", { name: "renewed-elsewhere", lock_token: held.lock_token, ttl_seconds: 4 });
+    expect(renewed.renewed).toBe(true);
+    expect(await version()).toBe(before);
+    // Past the first expiry (2 s): d1's timer fired, found the row moved, and did nothing.
+    await Bun.sleep(2500);
+    expect(waiter.settled()).toBe(false);
+    expect((await lockEntry(d1(), "renewed-elsewhere"))?.agent_id).toBe("renewer");
+    // The renewed expiry, armed on d2, frees it to d1's waiter.
+    const got = await answered("the waiter on d1 once the renewed lock expired", waiter.promise, 10_000);
+    expect(got).toMatchObject({ locked: true, fence: held.fence + 1 });
+    // A wrong token is refused by the line body, with its reason.
+    expect(await d2().call("renew_lock", { name: "renewed-elsewhere", lock_token: held.lock_token, ttl_seconds: 4 })).toMatchObject({ renewed: false, error: "store: lock not owned by supplied token" });
+  });
+
   test("a slot bound to a process on another machine is judged there only: no daemon here releases it, while one bound here is", async () => {
     // A real process of this machine holds a bound slot; then its row is made to say it runs
     // elsewhere (as a daemon on another machine would have written it) and the process ends.

@@ -2,8 +2,9 @@
 // cycle whose agents are all blocked right now; a cycle through agents between calls is one that
 // would deadlock if they blocked, naming them. Rendered from snapshots built by hand, so each
 // kind (and an older daemon's undivided list) is shown exactly.
+// Times are clock times, with their date only when it is not today.
 import { describe, expect, test } from "bun:test";
-import { renderCycles, renderStatus } from "../../src/cli/format.ts";
+import { clock, renderCycles, renderStatus } from "../../src/cli/format.ts";
 import { wouldDeadlockLabel } from "../../src/domain/deadlock.ts";
 import type { Snapshot, WaitGraphView } from "../../src/domain/snapshot.ts";
 
@@ -50,5 +51,14 @@ describe("status: the two kinds of cycle", () => {
   test("an older daemon's undivided cycles are shown without calling them deadlocks", () => {
     const old = { edges: [], cycles: [[step("a", "b", "y"), step("b", "a", "x")]] } as unknown as WaitGraphView;
     expect(renderCycles(old).map(plain)).toEqual(["cycle: a → (y) → b → (x) → a  (an older daemon: blocked or between calls unknown)"]);
+  });
+});
+
+describe("clock times", () => {
+  test("a time of today is its clock time; one of another day (either side of midnight) carries its date", () => {
+    const now = new Date(2026, 11, 1, 23, 58, 32);
+    expect(clock(new Date(2026, 11, 1, 23, 59, 0).getTime(), now)).toBe("23:59:00");
+    expect(clock(new Date(2026, 11, 2, 0, 0, 32).getTime(), now)).toBe("2026-12-02 00:00:32");
+    expect(clock(new Date(2026, 10, 30, 9, 5, 7).getTime(), now)).toBe("2026-11-30 09:05:07");
   });
 });

@@ -7,10 +7,11 @@
 // The journal gets lock.granted (hand-offs marked, with the fence), lock.renewed (the expiry
 // moved), lock.released and lock.expired: one record per name, a group's names included, so
 // a watcher of one resource sees every change to it.
-// Taking a free lock and releasing one, when nobody on any daemon stands in its line, are row
-// bodies (docs/cluster.md, "Scaling out"): on a shared store they overlap other daemons' calls
-// on other names. Every other case (a line, a wake_token, a group, a lock held or past its
-// expiry) is a line body, as before; the row body leaves it there having changed nothing.
+// Taking a free lock and releasing one, when nobody on any daemon stands in its line, and
+// renewing one, are row bodies (docs/cluster.md, "Scaling out"): on a shared store they overlap
+// other daemons' calls on other names. Every other case (a line, a wake_token, a group, a lock
+// held or past its expiry, a refusal) is a line body, as before; the row body leaves it there
+// having changed nothing.
 import { AirlockError } from "../errors.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx, secondsSince } from "./context.ts";
@@ -261,12 +262,10 @@ export class Locks implements WaitSource {
   }
 
   /**
-   * What follows moving a holder's expiry: its timer (after the commit in a row body, which may
-   * roll back and run again), and the record.
+   * What follows moving a holder's expiry: its timer, and the record.
    */
   private *renewed(name: string, row: { agent_id: string; fence: number }, expiresAt: number): Tx<RenewResult> {
-    if (this.c.inSharedOrder()) this.c.store.afterCommit(() => this.arm(name, expiresAt));
-    else this.arm(name, expiresAt);
+    this.timer(name, expiresAt);
     yield* this.journal.record("lock.renewed", name, { agentId: row.agent_id, data: { fence: row.fence, expires_at: expiresAt } });
     return { renewed: true, expiresAt };
   }
@@ -398,7 +397,7 @@ export class Locks implements WaitSource {
         : yield* get<{ fence: number }>(`${upsert} RETURNING fence`, name, agentId, token, now, expiresAt);
     if (!row) return null;
     const fence = row.fence;
-    this.arm(name, expiresAt);
+    this.timer(name, expiresAt);
     const data: Record<string, unknown> = { fence, expires_at: expiresAt };
     if (handOff) data.hand_off = true;
     if (group > 1) data.group = group;
@@ -443,15 +442,10 @@ export class Locks implements WaitSource {
     yield* this.serve(name, true);
   }
 
-  /**
-   * What follows clearing a holder: the record, and its expiry's timer cancelled (after the
-   * commit in a row body, which may roll back and run again; at once in a line body, where a
-   * hand-off in the same transaction arms the next holder's).
-   */
+  /** What follows clearing a holder: the record, and its expiry's timer cancelled. */
   private *freed(name: string, kind: "lock.released" | "lock.expired", holder: string, reason: string | null): Tx<void> {
     yield* this.journal.record(kind, name, { agentId: holder, reason });
-    if (this.c.inSharedOrder()) this.c.store.afterCommit(() => this.c.scheduler.cancel(`lock:${name}`));
-    else this.c.scheduler.cancel(`lock:${name}`);
+    this.timer(name, null);
   }
 
   /**
@@ -493,6 +487,18 @@ export class Locks implements WaitSource {
 
   private arm(name: string, expiresAt: number): void {
     this.c.scheduler.at(`lock:${name}`, expiresAt, () => this.expire(name));
+  }
+
+  /**
+   * A holder's expiry timer, armed (or, with null, cancelled) as the transaction sets it: at
+   * once in a line body, where a hand-off later in the same transaction arms the next holder's;
+   * after the commit in a row body, which changes nothing in memory before it (it may roll back
+   * and run again).
+   */
+  private timer(name: string, expiresAt: number | null): void {
+    const set = () => (expiresAt === null ? this.c.scheduler.cancel(`lock:${name}`) : this.arm(name, expiresAt));
+    if (this.c.inSharedOrder()) this.c.store.afterCommit(set);
+    else set();
   }
 
   private *expire(name: string): Tx<void> {

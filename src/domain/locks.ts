@@ -15,7 +15,8 @@
 import { AirlockError } from "../errors.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx, secondsSince } from "./context.ts";
-import { type Deadlock, type Wait, type WaitEdge, type WaitGraph, type WaitSource } from "./deadlock.ts";
+import { type Wait, type WaitEdge, type WaitGraph, type WaitSource } from "./deadlock.ts";
+import type { AcquireRequest, AcquireResult, Denied, Grant, GroupRequest, LockRow, LockView, MultiResult, RenewResult } from "./lock-types.ts";
 import type { Journal } from "./journal.ts";
 import { type HandedOver, refuseOwnHandOver } from "./primitive.ts";
 import { newToken } from "./tokens.ts";
@@ -27,49 +28,7 @@ import { isBlocked, type Outcome, type Waiter } from "./waiter.ts";
 // holding their place longer costs nobody anything but memory.
 export const LOCK_WAKE_GRACE_MS = 120_000;
 
-export interface LockRow {
-  name: string;
-  agent_id: string;
-  token: string;
-  fence: number;
-  acquired_at: number;
-  expires_at: number;
-}
-
-export interface Grant {
-  locked: true;
-  token: string;
-  fence: number;
-  expiresAt: number;
-}
-
-export interface Denied {
-  locked: false;
-  heldBy: string;
-  expiresAt: number;
-  /** Present when the caller holds a place in line. */
-  wake?: { token: string; position: number };
-  /** Waiting would have closed this cycle: answered at once, and the caller holds no place. */
-  deadlock?: Deadlock;
-}
-
-export type AcquireResult = Grant | Denied;
-
-export interface AcquireRequest {
-  name: string;
-  agentId: string;
-  ttlMs: number;
-  waitMs: number;
-  wakeToken?: string | undefined;
-}
-
-export interface GroupRequest {
-  names: string[];
-  agentId: string;
-  ttlMs: number;
-  waitMs?: number | undefined;
-  wakeToken?: string | undefined;
-}
+export type { AcquireRequest, AcquireResult, Denied, Grant, GroupRequest, LockRow, LockView, MultiResult, RenewResult } from "./lock-types.ts";
 
 interface LockWait {
   agentId: string;
@@ -86,18 +45,6 @@ interface GrantOptions {
 /** What a waiter is handed: one grant per name it waited for. */
 type Grants = Record<string, Grant>;
 type LockWaiter = Waiter<LockWait, Grants>;
-
-export type RenewResult = { renewed: true; expiresAt: number } | { renewed: false; error: string };
-
-export interface MultiResult {
-  locked: boolean;
-  tokens?: Record<string, string>;
-  fences?: Record<string, number>;
-  expiresAt?: number;
-  heldBy?: string;
-  wake?: { token: string; position: number };
-  deadlock?: Deadlock;
-}
 
 export class Locks implements WaitSource {
   readonly waits: WaitQueue<LockWait, Grants>;
@@ -507,9 +454,6 @@ export class Locks implements WaitSource {
   }
 }
 
-export interface LockView extends LockRow {
-  waiters: { agentId: string; attached: boolean; waitingSeconds: number }[];
-}
 
 /** Deduplicated names in byte order of their UTF-8 encoding (Go's string order). */
 export function byteSortedUnique(names: string[]): string[] {

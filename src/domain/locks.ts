@@ -164,8 +164,8 @@ export class Locks implements WaitSource {
     // line body decides (a hand-off, a refusal, an expiry that is due).
     const alone = this.alone(name) && (await this.c.rowTx("locks", name, function* (): Tx<boolean> {
       if (yield* self.waits.anyoneIn(name)) return false;
-      const by = token !== undefined ? "token = ?" : "agent_id = ?";
-      const row = yield* get<{ agent_id: string }>(`${CLEAR} WHERE name = ? AND ${by} AND expires_at > ? RETURNING agent_id`, name, token ?? agentId!, self.c.clock.now());
+      const [by, holder] = heldLiveBy(token, agentId!);
+      const row = yield* get<{ agent_id: string }>(`${CLEAR} WHERE name = ? AND ${by} RETURNING agent_id`, name, holder, self.c.clock.now());
       if (!row) return false;
       yield* self.freed(name, "lock.released", row.agent_id, null);
       return true;
@@ -192,8 +192,8 @@ export class Locks implements WaitSource {
       this.c.rowsOverlap &&
       (await this.c.rowTx("locks", name, function* (): Tx<RenewResult | null> {
         const now = self.c.clock.now();
-        const by = token !== undefined ? "token = ?" : "agent_id = ?";
-        const row = yield* get<{ agent_id: string; fence: number }>(`UPDATE locks SET expires_at = ? WHERE name = ? AND ${by} AND expires_at > ? RETURNING agent_id, fence`, now + ttlMs, name, token ?? agentId!, now);
+        const [by, holder] = heldLiveBy(token, agentId!);
+        const row = yield* get<{ agent_id: string; fence: number }>(`UPDATE locks SET expires_at = ? WHERE name = ? AND ${by} RETURNING agent_id, fence`, now + ttlMs, name, holder, now);
         return row ? yield* self.renewed(name, row, now + ttlMs) : null;
       }));
     if (moved) return moved;
@@ -458,6 +458,14 @@ export class Locks implements WaitSource {
 /** Deduplicated names in byte order of their UTF-8 encoding (Go's string order). */
 export function byteSortedUnique(names: string[]): string[] {
   return [...new Set(names)].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+}
+
+/**
+ * A row body's condition that the lock is held live by this token or, without one, by this
+ * agent (v1): the SQL, which takes the holder and then now, and the holder.
+ */
+function heldLiveBy(token: string | undefined, agentId: string): [string, string] {
+  return token !== undefined ? ["token = ? AND expires_at > ?", token] : ["agent_id = ? AND expires_at > ?", agentId];
 }
 
 /** Clears a lock's holder; its row keeps the fence. */

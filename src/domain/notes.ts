@@ -71,8 +71,7 @@ export class Notes {
       expected === ""
         ? // Absent, expired or empty: each compares as "".
           yield* run(
-            `INSERT INTO notes (key, value, author, updated_at, expires_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET ${OVERWRITE} ` +
-              "WHERE notes.value = '' OR notes.expires_at <= ?",
+            `${UPSERT} WHERE notes.value = '' OR notes.expires_at <= ?`,
             key,
             newValue,
             author ?? null,
@@ -98,7 +97,7 @@ export class Notes {
   private *write(key: string, value: string, author: string | undefined, ttlMs: number | undefined): Tx<void> {
     const now = this.c.clock.now();
     const expiresAt = expiryOf(now, ttlMs);
-    yield* run(`INSERT INTO notes (key, value, author, updated_at, expires_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET ${OVERWRITE}`, key, value, author ?? null, now, expiresAt);
+    yield* run(UPSERT, key, value, author ?? null, now, expiresAt);
     yield* this.written(key, value, author, expiresAt);
   }
 
@@ -133,5 +132,7 @@ function expiryOf(now: number, ttlMs: number | undefined): number | null {
   return ttlMs !== undefined && ttlMs > 0 ? now + ttlMs : null;
 }
 
-/** An upsert's update of every field from the row it would have inserted. */
-const OVERWRITE = "value = excluded.value, author = excluded.author, updated_at = excluded.updated_at, expires_at = excluded.expires_at";
+/** A note written whole: inserted, or every field of the row overwritten. */
+const UPSERT =
+  "INSERT INTO notes (key, value, author, updated_at, expires_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET " +
+  "value = excluded.value, author = excluded.author, updated_at = excluded.updated_at, expires_at = excluded.expires_at";

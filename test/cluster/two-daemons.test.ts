@@ -501,7 +501,7 @@ describePg("two daemons, one database", () => {
     const waiter = blocked(d1().call("lock_resource", { name: "renewed-elsewhere", agent_id: "renew-waiter", ttl_seconds: 60, wait_seconds: LONG_WAIT_S }));
     await until("the waiter on d1 in line", async () => (await lockEntry(d1(), "renewed-elsewhere"))?.queue_depth === 1, 5000);
     const before = await version();
-    const renewed = await d2().call("renew_lock", { name: "renewed-elsewhere", lock_token: held.lock_token, ttl_seconds: 4 });
+    const renewed = await d2().call("renew_lock", { name: "renewed-elsewhere", lock_token: held.lock_token, ttl_seconds: 8 });
     expect(renewed.renewed).toBe(true);
     expect(await version()).toBe(before);
     // Past the first expiry (2 s): d1's timer fired, found the row moved, and did nothing.

@@ -70,10 +70,10 @@ export class Lines {
    * every daemon's lines as they stand.
    */
   private *standsIn(queue: string, key: string): Tx<boolean> {
-    for (const r of yield* all<{ keys: string }>("SELECT keys FROM waiters WHERE queue = ?", queue)) {
-      if ((JSON.parse(r.keys) as string[]).includes(key)) return true;
-    }
-    return false;
+    // Only the rows whose keys hold the key's JSON text come back (a place in another name's
+    // line costs the server a comparison, not a row sent and parsed here); the parse decides.
+    const rows = yield* all<{ keys: string }>("SELECT keys FROM waiters WHERE queue = ? AND keys LIKE ? ESCAPE '!'", queue, containing(JSON.stringify(key)));
+    return rows.some((r) => (JSON.parse(r.keys) as string[]).includes(key));
   }
 
   /** Whether flush has anything to do: false on every transaction that left the lines alone. */
@@ -250,6 +250,17 @@ export function fromRow(q: AnyQueue, r: WaiterRow): SharedWaiter<unknown> {
     daemon: r.daemon,
     graceEnds: r.grace_ends === null ? undefined : Number(r.grace_ends),
   };
+}
+
+/**
+ * A LIKE pattern that matches every text containing `text` (`!` escapes LIKE's wildcards and
+ * itself). A place's keys are stored as JSON.stringify of its names, so a row whose line holds
+ * a name contains that name's JSON text: the pattern never misses one. It may match a row that
+ * does not (a quote escaped inside a longer name; SQLite's LIKE ignores ASCII case), so the
+ * caller checks what it matched.
+ */
+export function containing(text: string): string {
+  return `%${text.replace(/[!%_]/g, (c) => `!${c}`)}%`;
 }
 
 /** A row's identity for flush's comparison: every field, in one order (SQLite's 0/1 read as a boolean). */

@@ -55,7 +55,7 @@ export class Cluster implements ClusterHooks {
     private readonly lines: Lines,
     private readonly journal: Journal,
     /** Each primitive's refresh (drop caches, re-arm timers from the rows), and the tables it reads. */
-    private readonly refreshers: readonly { tables: readonly string[]; refresh: () => Tx<void> }[],
+    private readonly refreshers: readonly { tables: readonly string[]; refresh: () => Tx<unknown> }[],
   ) {
     for (const q of queues.values()) {
       q.onForeignGrant = (w, value) => {

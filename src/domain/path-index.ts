@@ -147,13 +147,16 @@ export class RoomIndex {
 export class PathIndex {
   private readonly rooms = new Map<string, RoomIndex>();
 
-  clear(): void {
-    this.rooms.clear();
-  }
-
   /** The indexed claim with this token in the room, if any. */
   find(room: string, token: string): Claim | undefined {
     return this.rooms.get(room)?.claims.get(token);
+  }
+
+  /** Every indexed claim, of every room, by token. */
+  byToken(): Map<string, Claim> {
+    const all = new Map<string, Claim>();
+    for (const idx of this.rooms.values()) for (const [token, claim] of idx.claims) all.set(token, claim);
+    return all;
   }
 
   claimsIn(room: string): Claim[] {

@@ -20,7 +20,9 @@ import { type Deadlock, type Wait, type WaitGraph, type WaitSource } from "./dea
 import { nextFence } from "./fences.ts";
 import { type CheckBudget, checkBudget, type CompiledGlob, compileGlob, normalizePattern, overlap } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
+import { reconcile, type Reconciled } from "./mirror.ts";
 import { type Claim, type Conflict, PathIndex } from "./path-index.ts";
+import { claimText, type PathClaimRow, toClaim } from "./path-rows.ts";
 import { PathMoves } from "./path-moves.ts";
 import type { Presence } from "./presence.ts";
 import { newToken } from "./tokens.ts";
@@ -34,18 +36,6 @@ export const PATH_WAKE_GRACE_MS = 120_000;
 // The role register_agent must have given an agent for it to force-release others' claims.
 export const LEAD_ROLE = "lead";
 const QUEUED_REASON = "queued ahead of you";
-
-export interface PathClaimRow {
-  token: string;
-  room: string;
-  agent_id: string;
-  /** JSON array of normalized patterns. */
-  paths: string;
-  reason: string | null;
-  fence: number;
-  acquired_at: number;
-  expires_at: number;
-}
 
 export interface ClaimRequest {
   agentId: string;
@@ -147,20 +137,24 @@ export class Paths implements WaitSource {
     });
   }
 
-  /** Another daemon changed the shared store: the index is rebuilt from the rows. */
-  *refresh(): Tx<void> {
-    this.index.clear();
-    yield* this.load();
+  /**
+   * Another daemon changed the shared store: the index follows the rows, and only the claims
+   * that are new or changed are compiled, indexed and armed again (mirror.ts). What it did.
+   */
+  *refresh(): Tx<Reconciled> {
+    const rows = (yield* all<PathClaimRow>("SELECT * FROM path_claims")).map(toClaim);
+    return reconcile(rows, this.index.byToken(), (c) => c.token, (c, m) => claimText(c) === claimText(m), (c) => this.indexed(c), (_, m) => this.index.remove(m));
   }
 
   /** Indexes the stored claims and arms their expiry (createKernel runs every primitive's load). */
   *load(): Tx<void> {
-    for (const row of yield* all<PathClaimRow>("SELECT * FROM path_claims")) {
-      const claim = toClaim(row);
-      const caseInsensitive = roomIsCaseInsensitive(claim.room);
-      this.index.add(claim, claim.paths.map((p) => compileGlob(p, { caseInsensitive })));
-      this.arm(claim);
-    }
+    for (const row of yield* all<PathClaimRow>("SELECT * FROM path_claims")) this.indexed(toClaim(row));
+  }
+
+  private indexed(claim: Claim): void {
+    const caseInsensitive = roomIsCaseInsensitive(claim.room);
+    this.index.add(claim, claim.paths.map((p) => compileGlob(p, { caseInsensitive })));
+    this.arm(claim);
   }
 
   async claim(req: ClaimRequest, signal?: AbortSignal): Promise<ClaimResult> {
@@ -477,19 +471,6 @@ export class Paths implements WaitSource {
     const row = yield* get<PathClaimRow>("SELECT * FROM path_claims WHERE token = ?", token);
     if (row && row.expires_at <= this.c.clock.now()) yield* this.free(this.index.find(row.room, row.token) ?? toClaim(row), "path.expired", null);
   }
-}
-
-function toClaim(row: PathClaimRow): Claim {
-  return {
-    token: row.token,
-    room: row.room,
-    agentId: row.agent_id,
-    paths: JSON.parse(row.paths) as string[],
-    reason: row.reason,
-    fence: row.fence,
-    acquiredAt: row.acquired_at,
-    expiresAt: row.expires_at,
-  };
 }
 
 function samePaths(a: readonly CompiledGlob[], b: readonly CompiledGlob[]): boolean {

@@ -18,7 +18,7 @@ export interface Primitive {
   /** At start, before any call: the stored state loaded (timers armed, lines rebuilt). */
   load?(): Tx<void>;
   /** A shared store: memory brought up to the rows other daemons wrote. None: it keeps nothing. */
-  refresh?(): Tx<void>;
+  refresh?(): Tx<unknown>;
   /** Inside the transaction in which an agent departs: what the agent held goes (what it reports is not used). */
   depart?(agentId: string, reason: DepartureReason): Tx<unknown>;
   /** Its blocked calls, answered (as aborted) at close. */

@@ -16,6 +16,7 @@ import { all, get, run, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import { checkBudget, compileGlob, MAX_PATTERN_LENGTH, normalizePattern } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
+import { reconcile, type Reconciled } from "./mirror.ts";
 import { type Claim, type Conflict, PathIndex } from "./path-index.ts";
 import { roomIsCaseInsensitive } from "./paths.ts";
 import type { DepartureReason } from "./presence.ts";
@@ -93,11 +94,17 @@ export class Worktrees {
     for (const row of yield* all<WorktreeRow>("SELECT * FROM worktrees")) this.remember(toWorktree(row));
   }
 
-  /** Another daemon wrote the table: memory rebuilt from the rows. */
-  *refresh(): Tx<void> {
-    this.index.clear();
-    this.trees.clear();
-    yield* this.load();
+  /**
+   * Another daemon wrote the table: memory follows the rows, and only the reports that are new
+   * or changed are indexed again (mirror.ts). What it did.
+   */
+  *refresh(): Tx<Reconciled> {
+    const rows = (yield* all<WorktreeRow>("SELECT * FROM worktrees")).map(toWorktree);
+    return reconcile(rows, this.trees, (t) => keyOf(t.agentId, t.room), (t, m) => treeText(t) === treeText(m), (t) => this.remember(t), (key, m) => {
+      this.index.remove(asClaim(m));
+      this.trees.delete(key);
+      this.c.scheduler.cancel(`worktree:${key}`);
+    });
   }
 
   async report(req: ReportRequest): Promise<Worktree> {
@@ -290,6 +297,9 @@ function changed(a: Worktree, b: Worktree): boolean {
   const paths = (t: Worktree) => t.touched.map((x) => x.path).join("\u0000");
   return a.branch !== b.branch || a.head !== b.head || a.dirty.join("\u0000") !== b.dirty.join("\u0000") || paths(a) !== paths(b);
 }
+
+/** Everything a report's row says, as one text: two reports of one agent and room are the same when these are. */
+const treeText = (t: Worktree) => JSON.stringify([t.branch, t.head, t.dirty, t.touched, t.reportedAt, t.expiresAt]);
 
 function toWorktree(r: WorktreeRow): Worktree {
   const touched = JSON.parse(r.touched) as Record<string, number>;

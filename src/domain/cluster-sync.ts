@@ -16,6 +16,8 @@ const ORDER_LOCK = "7019267304284449570";
 const CHANNEL = "airlock";
 /** How many versions keep their record of tables; a daemon further behind rereads everything. */
 const CHANGES_KEPT = 1000;
+/** How many row versions keep the keys of deleted rows (airlock_gone); a daemon further behind reads its tables whole. */
+const GONE_KEPT = 100_000;
 
 export class VersionSync implements VersionProtocol {
   readonly channel = CHANNEL;
@@ -51,7 +53,8 @@ export class VersionSync implements VersionProtocol {
     return (
       `BEGIN; SELECT pg_advisory_xact_lock(${ORDER_LOCK}); SELECT s.version, ` +
       `(SELECT min(c.version) FROM airlock_changes c WHERE c.version > ${since}) AS first, ` +
-      `(SELECT string_agg(c.tables, ',') FROM airlock_changes c WHERE c.version > ${since}) AS tables FROM airlock_sync s WHERE s.id = 1`
+      `(SELECT string_agg(c.tables, ',') FROM airlock_changes c WHERE c.version > ${since}) AS tables, s.gone_floor, ` +
+      `(SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM airlock_row_ver) AS row_ver FROM airlock_sync s WHERE s.id = 1`
     );
   }
 
@@ -65,7 +68,7 @@ export class VersionSync implements VersionProtocol {
   }
 
   opened(results: unknown): Opened {
-    const row = (results as { version: string; first: string | null; tables: string | null }[][])[2]![0]!;
+    const row = (results as { version: string; first: string | null; tables: string | null; gone_floor: string; row_ver: string }[][])[2]![0]!;
     const version = Number(row.version);
     // Known only when this daemon knows where it stood and no version since was trimmed.
     const known = this.seen >= 0 && (version === this.seen || Number(row.first) === this.seen + 1);
@@ -74,7 +77,7 @@ export class VersionSync implements VersionProtocol {
     const due = this.journalMoved;
     this.journalMoved = false;
     if (due && changed) changed.add("journal");
-    return { version, changed: changed?.has("*") ? null : changed, due };
+    return { version, changed: changed?.has("*") ? null : changed, due, rows: { ver: Number(row.row_ver), floor: Number(row.gone_floor) } };
   }
 
   /**
@@ -86,10 +89,14 @@ export class VersionSync implements VersionProtocol {
   bumpText(written: ReadonlySet<string>, flushed: boolean): string | undefined {
     if (!flushed && written.size === 0) return undefined;
     const tables = [...written].filter((t) => /^([a-z_]+|\*)$/.test(t)).join(",");
+    // The keys of deleted rows are kept for GONE_KEPT row versions; gone_floor moves with the
+    // trim, and a daemon that applied less than that reads its tables whole (cluster.ts).
     return (
-      `WITH b AS (UPDATE airlock_sync SET version = version + 1 WHERE id = 1 RETURNING version), ` +
+      `WITH b AS (UPDATE airlock_sync SET version = version + 1, gone_floor = GREATEST(gone_floor, ` +
+      `(SELECT last_value FROM airlock_row_ver) - ${GONE_KEPT}) WHERE id = 1 RETURNING version, gone_floor), ` +
       `c AS (INSERT INTO airlock_changes (version, tables) SELECT version, '${tables || "*"}' FROM b), ` +
-      `d AS (DELETE FROM airlock_changes WHERE version <= (SELECT version FROM b) - ${CHANGES_KEPT}) ` +
+      `d AS (DELETE FROM airlock_changes WHERE version <= (SELECT version FROM b) - ${CHANGES_KEPT}), ` +
+      `g AS (DELETE FROM airlock_gone WHERE ver <= (SELECT gone_floor FROM b)) ` +
       `SELECT version, pg_notify('${CHANNEL}', '${this.daemonId}') FROM b`
     );
   }

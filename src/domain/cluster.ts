@@ -19,7 +19,7 @@
 //   grant it never answered is handed back. Once its row is gone (it stopped, or was dead for
 //   FORGET_AFTER_MS) its waiters stay in line, detached, with their grace (lines.ts): its
 //   agents resume them on any daemon, and the first daemon there when a grace ends expires it.
-import { type ClusterHooks, DEAD_AFTER_MS } from "../store/store.ts";
+import { type ClusterHooks, DEAD_AFTER_MS, type RowVersions } from "../store/store.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
 import type { Journal } from "./journal.ts";
 import { fromRow, type Lines, type WaiterRow } from "./lines.ts";
@@ -48,14 +48,20 @@ type AnyWaiter = Waiter<unknown, unknown>;
 export class Cluster implements ClusterHooks {
   /** Grants to other daemons' waiters made by the running transaction, for flush. */
   private grants: GrantRow[] = [];
+  /** The row version read at the last catch-up: every change up to it is applied (-1: not known). */
+  private applied = -1;
 
   constructor(
     private readonly me: string,
     private readonly queues: ReadonlyMap<string, AnyQueue>,
     private readonly lines: Lines,
     private readonly journal: Journal,
-    /** Each primitive's refresh (drop caches, re-arm timers from the rows), and the tables it reads. */
-    private readonly refreshers: readonly { tables: readonly string[]; refresh: () => Tx<unknown> }[],
+    /**
+     * Each primitive's refresh (drop caches, re-arm timers from the rows), and the tables it
+     * reads. `since`: the row version this daemon has applied every change up to, when a delta
+     * will do (docs/cluster.md, "Catch-up by deltas"); null: read the tables whole.
+     */
+    private readonly refreshers: readonly { tables: readonly string[]; refresh: (since: number | null) => Tx<unknown> }[],
   ) {
     for (const q of queues.values()) {
       q.onForeignGrant = (w, value) => {
@@ -69,12 +75,17 @@ export class Cluster implements ClusterHooks {
    * names the tables those transactions wrote (null: unknown, so everything is reread); only
    * what they touched is reread.
    */
-  *catchUp(changed: ReadonlySet<string> | null): Tx<void> {
+  *catchUp(changed: ReadonlySet<string> | null, rows?: RowVersions): Tx<void> {
     const touched = (...tables: string[]) => changed === null || tables.some((t) => changed.has(t));
     const lines = touched("waiters", "daemons");
     const grants = touched("grants", "daemons");
     if (lines || grants) yield* this.catchUpLines(lines, grants);
-    for (const { tables, refresh } of this.refreshers) if (touched(...tables)) yield* refresh();
+    // Every change another daemon made since this one last caught up is in a version it missed
+    // (changed names their tables), so the rows above the row version read then are all a
+    // refresh needs; unless that is not known, or the keys of deleted rows were trimmed past it.
+    const since = changed !== null && rows && this.applied >= 0 && this.applied >= rows.floor ? this.applied : null;
+    for (const { tables, refresh } of this.refreshers) if (touched(...tables)) yield* refresh(since);
+    if (rows) this.applied = rows.ver;
     if (touched("journal")) yield* this.journal.catchUp();
   }
 
@@ -134,6 +145,7 @@ export class Cluster implements ClusterHooks {
   forget(): void {
     this.lines.forget();
     this.grants = [];
+    this.applied = -1;
   }
 
   /** The daemons with a recent heartbeat, this one included (whose call tasks are not orphans). */

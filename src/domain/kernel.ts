@@ -126,9 +126,10 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
     },
     {
       name: "paths",
-      tables: ["path_claims", "fences"],
+      // airlock_gone: the keys of deleted claims, for a catch-up by deltas (a shared store's only).
+      tables: ["path_claims", "fences", "airlock_gone"],
       load: () => paths.load(),
-      refresh: () => paths.refresh(),
+      refresh: (since) => paths.refresh(since),
       depart: (a, reason) => paths.releaseAllOf(a, reason === "lapsed" ? "presence lapsed" : "agent unregistered"),
       waits: paths.waits,
       knows: (a) => paths.moves.knows(a),
@@ -142,9 +143,9 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
     // The touched paths are indexed in memory (check_paths' edited_by): rebuilt when another daemon reports.
     {
       name: "worktrees",
-      tables: ["worktrees"],
+      tables: ["worktrees", "airlock_gone"],
       load: () => worktrees.load(),
-      refresh: () => worktrees.refresh(),
+      refresh: (since) => worktrees.refresh(since),
       depart: (a, reason) => worktrees.depart(a, reason),
       knows: (a) => worktrees.knows(a),
     },

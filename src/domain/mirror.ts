@@ -5,7 +5,10 @@
 // rows with the memory itself (not with a record of what was last read, which this daemon's own
 // changes would leave behind) and touches only the entries that differ: a row that is new or
 // changed is put, an entry that no row has any more is dropped, and the rest stay as they are,
-// their timers included.
+// their timers included. On a table that carries row versions the catch-up reads only the rows
+// and the deleted keys above what it applied (a delta), and reconcile takes those alone.
+
+import { all, type Tx } from "../store/tx.ts";
 
 /** How many entries a reconcile put and dropped (the rest were already the rows). */
 export interface Reconciled {
@@ -15,7 +18,9 @@ export interface Reconciled {
 
 /**
  * Brings `memory` (keyed as `key` keys the rows) up to `rows`: `put` for each row with no entry
- * or an entry that is not the `same`, `drop` for each entry whose key no row has.
+ * or an entry that is not the `same`, `drop` for each entry whose key no row has. With `gone`,
+ * `rows` are only the rows that changed (a delta: every other entry is left alone) and `gone`
+ * the keys deleted meanwhile; an entry is dropped when its key is gone and no row brings it back.
  */
 export function reconcile<R, M>(
   rows: Iterable<R>,
@@ -24,6 +29,7 @@ export function reconcile<R, M>(
   same: (row: R, entry: M) => boolean,
   put: (row: R) => void,
   drop: (key: string, entry: M) => void,
+  gone?: Iterable<string>,
 ): Reconciled {
   const seen = new Set<string>();
   const puts: R[] = [];
@@ -33,9 +39,23 @@ export function reconcile<R, M>(
     const entry = memory.get(k);
     if (entry === undefined || !same(row, entry)) puts.push(row);
   }
-  const drops = [...memory].filter(([k]) => !seen.has(k));
+  const candidates = gone === undefined ? memory.keys() : gone;
+  const drops: [string, M][] = [];
+  for (const k of new Set(candidates)) {
+    const entry = memory.get(k);
+    if (entry !== undefined && !seen.has(k)) drops.push([k, entry]);
+  }
   // Drops first: a put never meets an entry that is about to go.
   for (const [k, entry] of drops) drop(k, entry);
   for (const row of puts) put(row);
   return { put: puts.length, dropped: drops.length };
+}
+
+/**
+ * The keys of `table`'s rows deleted after row version `since` (each as its key's columns, in
+ * order), as the PostgreSQL store's trigger keeps them (store/migrations/pg/010-row-versions.sql).
+ */
+export function* goneSince(table: string, since: number): Tx<string[][]> {
+  const rows = yield* all<{ key: string }>("SELECT key FROM airlock_gone WHERE tbl = ? AND ver > ?", table, since);
+  return rows.map((r) => JSON.parse(r.key) as string[]);
 }

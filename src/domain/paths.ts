@@ -20,7 +20,7 @@ import { type Deadlock, type Wait, type WaitGraph, type WaitSource } from "./dea
 import { nextFence } from "./fences.ts";
 import { type CheckBudget, checkBudget, type CompiledGlob, compileGlob, normalizePattern, overlap } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
-import { reconcile, type Reconciled } from "./mirror.ts";
+import { goneSince, reconcile, type Reconciled } from "./mirror.ts";
 import { type Claim, type Conflict, PathIndex } from "./path-index.ts";
 import { claimText, type PathClaimRow, toClaim } from "./path-rows.ts";
 import { PathMoves } from "./path-moves.ts";
@@ -139,11 +139,13 @@ export class Paths implements WaitSource {
 
   /**
    * Another daemon changed the shared store: the index follows the rows, and only the claims
-   * that are new or changed are compiled, indexed and armed again (mirror.ts). What it did.
+   * that are new or changed are compiled, indexed and armed again (mirror.ts); with `since`,
+   * only the rows and deleted keys above that row version are read. What it did.
    */
-  *refresh(): Tx<Reconciled> {
-    const rows = (yield* all<PathClaimRow>("SELECT * FROM path_claims")).map(toClaim);
-    return reconcile(rows, this.index.byToken(), (c) => c.token, (c, m) => claimText(c) === claimText(m), (c) => this.indexed(c), (_, m) => this.index.remove(m));
+  *refresh(since: number | null = null): Tx<Reconciled> {
+    const rows = since === null ? yield* all<PathClaimRow>("SELECT * FROM path_claims") : yield* all<PathClaimRow>("SELECT * FROM path_claims WHERE ver > ?", since);
+    const gone = since === null ? undefined : (yield* goneSince("path_claims", since)).map(([token]) => token!);
+    return reconcile(rows.map(toClaim), this.index.byToken(), (c) => c.token, (c, m) => claimText(c) === claimText(m), (c) => this.indexed(c), (_, m) => this.index.remove(m), gone);
   }
 
   /** Indexes the stored claims and arms their expiry (createKernel runs every primitive's load). */

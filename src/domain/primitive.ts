@@ -17,8 +17,13 @@ export interface Primitive {
   readonly tables: readonly string[];
   /** At start, before any call: the stored state loaded (timers armed, lines rebuilt). */
   load?(): Tx<void>;
-  /** A shared store: memory brought up to the rows other daemons wrote. None: it keeps nothing. */
-  refresh?(): Tx<unknown>;
+  /**
+   * A shared store: memory brought up to the rows other daemons wrote. None: it keeps nothing.
+   * `since`: every change up to this row version is applied already, so the rows and deleted
+   * keys above it are all that changed, for a table that carries row versions (docs/cluster.md,
+   * "Catch-up by deltas"); null: read it whole.
+   */
+  refresh?(since: number | null): Tx<unknown>;
   /** Inside the transaction in which an agent departs: what the agent held goes (what it reports is not used). */
   depart?(agentId: string, reason: DepartureReason): Tx<unknown>;
   /** Its blocked calls, answered (as aborted) at close. */

@@ -16,7 +16,7 @@ import { all, get, run, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import { checkBudget, compileGlob, MAX_PATTERN_LENGTH, normalizePattern } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
-import { reconcile, type Reconciled } from "./mirror.ts";
+import { goneSince, reconcile, type Reconciled } from "./mirror.ts";
 import { type Claim, type Conflict, PathIndex } from "./path-index.ts";
 import { roomIsCaseInsensitive } from "./paths.ts";
 import type { DepartureReason } from "./presence.ts";
@@ -96,15 +96,18 @@ export class Worktrees {
 
   /**
    * Another daemon wrote the table: memory follows the rows, and only the reports that are new
-   * or changed are indexed again (mirror.ts). What it did.
+   * or changed are indexed again (mirror.ts); with `since`, only the rows and deleted keys
+   * above that row version are read. What it did.
    */
-  *refresh(): Tx<Reconciled> {
-    const rows = (yield* all<WorktreeRow>("SELECT * FROM worktrees")).map(toWorktree);
-    return reconcile(rows, this.trees, (t) => keyOf(t.agentId, t.room), (t, m) => treeText(t) === treeText(m), (t) => this.remember(t), (key, m) => {
+  *refresh(since: number | null = null): Tx<Reconciled> {
+    const rows = since === null ? yield* all<WorktreeRow>("SELECT * FROM worktrees") : yield* all<WorktreeRow>("SELECT * FROM worktrees WHERE ver > ?", since);
+    const gone = since === null ? undefined : (yield* goneSince("worktrees", since)).map(([agentId, room]) => keyOf(agentId!, room!));
+    const forget = (key: string, m: Worktree) => {
       this.index.remove(asClaim(m));
       this.trees.delete(key);
       this.c.scheduler.cancel(`worktree:${key}`);
-    });
+    };
+    return reconcile(rows.map(toWorktree), this.trees, (t) => keyOf(t.agentId, t.room), (t, m) => treeText(t) === treeText(m), (t) => this.remember(t), forget, gone);
   }
 
   async report(req: ReportRequest): Promise<Worktree> {

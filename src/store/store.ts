@@ -65,7 +65,7 @@ export interface ClusterHooks {
    * Runs first, when another daemon has committed since this one last looked: `changed` names
    * the tables those transactions wrote, or is null when that is not known (reread them all).
    */
-  catchUp(changed: ReadonlySet<string> | null): Tx<void>;
+  catchUp(changed: ReadonlySet<string> | null, rows?: RowVersions): Tx<void>;
   /** Runs last (not in a batch of row bodies, which leave the lines alone); says whether it wrote anything. */
   flush(): Tx<boolean>;
   /** A transaction failed after flush ran: what it believed written may not be. */
@@ -84,6 +84,16 @@ export interface Opened {
   changed: ReadonlySet<string> | null;
   /** A catch-up is due though the version did not move (row bodies wrote the journal). */
   due?: boolean;
+  /**
+   * The row versions (docs/cluster.md, "Catch-up by deltas"): the newest handed out, and the
+   * one up to which the keys of deleted rows may have been trimmed.
+   */
+  rows?: RowVersions;
+}
+
+export interface RowVersions {
+  ver: number;
+  floor: number;
 }
 
 /**

@@ -20,6 +20,7 @@ const ONLY_POSTGRES: Readonly<Record<string, string>> = {
   daemons: "each daemon's heartbeat on a shared store",
   grants: "a grant to another daemon's blocked call, until that daemon answers it",
   hosts: "when each machine last had a live daemon, for slots bound to processes on a machine gone for long",
+  airlock_gone: "the keys of deleted rows above a row version, for another daemon's catch-up by deltas (docs/cluster.md)",
 };
 
 /** Tables SQLite has and PostgreSQL has not, on purpose. */
@@ -32,6 +33,10 @@ const ACCEPTED: readonly Accepted[] = [
     only: "postgres",
     why: "SQLite's implicit rowid, written out: slots granted in the same millisecond are ordered by insertion (ORDER BY acquired_at, rowid)",
   },
+  ...["path_claims", "worktrees"].flatMap((t): Accepted[] => [
+    { what: `${t}.ver`, only: "postgres", why: "the row version a trigger stamps, read by another daemon's catch-up by deltas; one daemon per SQLite file has no catch-up" },
+    { what: `${t} index ${t}_ver (ver)`, only: "postgres", why: "the catch-up by deltas reads the rows above a row version" },
+  ]),
 ];
 
 function sqliteFresh(): Schema {

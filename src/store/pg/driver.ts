@@ -174,7 +174,7 @@ export class PgDriver {
     this.savepoint = jobs.length > 1 && !rows ? { due: true, open: false } : null;
     this.inSharedOrder = rows;
     try {
-      if (this.sync && !rows && (version !== this.sync.seen || opened.due)) await this.drive(l, this.sync.hooks.catchUp(changed), shared);
+      if (this.sync && !rows && (version !== this.sync.seen || opened.due)) await this.drive(l, this.sync.hooks.catchUp(changed, opened.rows), shared);
       if (rows && jobs.length > 1) await this.rowBodies(l, jobs, done);
       else for (const job of jobs) {
         const hooks: Hook[] = [];

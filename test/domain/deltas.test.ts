@@ -1,0 +1,97 @@
+// A catch-up by deltas on a shared store (docs/cluster.md, "Catch-up by deltas"), with two
+// kernels of their own on one PostgreSQL database (AIRLOCK_TEST_PG; skipped without it): the
+// path index and the working trees of one daemon follow the other's claims, renewals, releases
+// and reports by reading only the rows and the deleted keys above the row version it applied.
+// What proves that only those are read: a change made with the stamping trigger switched off
+// (so it carries no new row version) is not seen by a delta, and is seen by the next catch-up
+// that has to read the table whole (the deleted keys trimmed past what it applied).
+import { afterEach, expect, test } from "bun:test";
+import { ManualClock } from "../../src/domain/clock.ts";
+import { createKernel, type Kernel } from "../../src/domain/kernel.ts";
+import { openPgStore } from "../../src/store/pg/index.ts";
+import { describePg, freshDatabase, withClient } from "../helpers/pg.ts";
+
+const START = Date.now();
+const R = "github.com/acme/app";
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+async function setUp(): Promise<{ url: string; x: Kernel; y: Kernel; sql: (text: string) => Promise<unknown> }> {
+  const db = await freshDatabase();
+  cleanups.push(() => db.drop());
+  const kernels: Kernel[] = [];
+  for (let i = 0; i < 2; i++) {
+    const store = await openPgStore(db.url);
+    const kernel = await createKernel({ store, clock: new ManualClock(START) });
+    cleanups.push(async () => {
+      kernel.close();
+      await store.close();
+    });
+    kernels.push(kernel);
+  }
+  return { url: db.url, x: kernels[0]!, y: kernels[1]!, sql: (text) => withClient(db.url, (c) => c.unsafe(text)) };
+}
+
+/** What y's index says of a path: each conflict's holder, reason and expiry. */
+async function seen(k: Kernel, path: string) {
+  const r = await k.paths.check({ paths: [path], room: R, agentId: "checker" });
+  return r.conflicts.map((c) => [c.heldBy, c.reason, c.expiresAt]);
+}
+
+describePg("a catch-up by deltas", () => {
+  test("the path index reads only the claims and released keys above what it applied; a whole read when the deleted keys were trimmed past it", async () => {
+    const { x, y, sql } = await setUp();
+    const tokens: string[] = [];
+    for (let a = 0; a < 8; a++) {
+      const r = await x.paths.claim({ agentId: `agent-${a}`, paths: [`svc${a}/**`], room: R, ttlMs: 600_000, reason: "first" });
+      if (!r.granted) throw new Error("expected a grant");
+      tokens.push(r.token);
+    }
+    const expiry = START + 600_000;
+    expect(await seen(y, "svc2/a.ts")).toEqual([["agent-2", "first", expiry]]); // y's first catch-up reads everything
+
+    // A change that carries no new row version: only a whole read can see it.
+    await sql(`ALTER TABLE path_claims DISABLE TRIGGER path_claims_stamp; UPDATE path_claims SET reason = 'unstamped' WHERE token = '${tokens[2]}'; ALTER TABLE path_claims ENABLE TRIGGER path_claims_stamp`);
+    expect((await x.paths.renew(tokens[3]!, 900_000)).renewed).toBe(true);
+    expect(await x.paths.release(tokens[5]!)).toBe(true);
+    expect(await x.paths.claim({ agentId: "agent-x", paths: ["docs/**"], room: R, ttlMs: 600_000, reason: "new" })).toMatchObject({ granted: true });
+
+    expect(await seen(y, "docs/a.md")).toEqual([["agent-x", "new", expiry]]);
+    expect(await seen(y, "svc3/a.ts")).toEqual([["agent-3", "first", START + 900_000]]);
+    expect(await seen(y, "svc5/a.ts")).toEqual([]);
+    expect(await seen(y, "svc2/a.ts")).toEqual([["agent-2", "first", expiry]]); // the delta did not read it
+
+    // The deleted keys trimmed past what y applied (up to this release's): its next catch-up
+    // cannot trust them, and reads the table whole.
+    expect(await x.paths.release(tokens[6]!)).toBe(true);
+    await sql("UPDATE airlock_sync SET gone_floor = (SELECT last_value FROM airlock_row_ver)");
+    expect(await seen(y, "svc6/a.ts")).toEqual([]);
+    expect(await seen(y, "svc2/a.ts")).toEqual([["agent-2", "unstamped", expiry]]);
+
+    // The next version's bump trims the keys at or below the floor (the two releases' keys).
+    const kept = () => sql("SELECT count(*)::int AS n FROM airlock_gone WHERE ver <= (SELECT gone_floor FROM airlock_sync)");
+    expect(await kept()).toEqual([{ n: 2 }]);
+    expect((await x.paths.renew(tokens[0]!, 600_000)).renewed).toBe(true);
+    expect(await kept()).toEqual([{ n: 0 }]);
+  });
+
+  test("the working trees read only the reports and dropped keys above what they applied", async () => {
+    const { x, y, sql } = await setUp();
+    for (const a of ["A", "B", "C"]) await x.worktrees.report({ agentId: a, room: R, branch: `feat-${a}`, dirty: [`src/${a}.ts`], touched: [`src/${a}.ts`] });
+    const who = (p: string) => y.worktrees.editedBy(R, [p], "checker").map((e) => [e.agentId, e.branch]);
+    await y.paths.check({ paths: ["x"], room: R }); // a transaction on y: its first catch-up, in full
+    expect(who("src/A.ts")).toEqual([["A", "feat-A"]]);
+
+    await sql(`ALTER TABLE worktrees DISABLE TRIGGER worktrees_stamp; UPDATE worktrees SET branch = 'unstamped' WHERE agent_id = 'A'; ALTER TABLE worktrees ENABLE TRIGGER worktrees_stamp`);
+    await sql("DELETE FROM worktrees WHERE agent_id = 'C'"); // its key is kept, as any delete's
+    await x.worktrees.report({ agentId: "B", room: R, branch: "feat-B2", dirty: ["src/B2.ts"], touched: ["src/B2.ts"] });
+
+    await y.paths.check({ paths: ["x"], room: R });
+    expect(who("src/B2.ts")).toEqual([["B", "feat-B2"]]);
+    expect(who("src/B.ts")).toEqual([]);
+    expect(who("src/C.ts")).toEqual([]);
+    expect(who("src/A.ts")).toEqual([["A", "feat-A"]]); // the delta did not read it
+  });
+});

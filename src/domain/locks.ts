@@ -454,7 +454,6 @@ export class Locks implements WaitSource {
   }
 }
 
-
 /** Deduplicated names in byte order of their UTF-8 encoding (Go's string order). */
 export function byteSortedUnique(names: string[]): string[] {
   return [...new Set(names)].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));

@@ -146,6 +146,8 @@ export class RoomIndex {
 /** The rooms' indexes; a room's goes when its last claim does. */
 export class PathIndex {
   private readonly rooms = new Map<string, RoomIndex>();
+  /** Every indexed claim, of every room, by token (kept as claims come and go). */
+  private readonly tokens = new Map<string, Claim>();
 
   /** The indexed claim with this token in the room, if any. */
   find(room: string, token: string): Claim | undefined {
@@ -153,10 +155,8 @@ export class PathIndex {
   }
 
   /** Every indexed claim, of every room, by token. */
-  byToken(): Map<string, Claim> {
-    const all = new Map<string, Claim>();
-    for (const idx of this.rooms.values()) for (const [token, claim] of idx.claims) all.set(token, claim);
-    return all;
+  get byToken(): ReadonlyMap<string, Claim> {
+    return this.tokens;
   }
 
   claimsIn(room: string): Claim[] {
@@ -168,12 +168,14 @@ export class PathIndex {
     let idx = this.rooms.get(claim.room);
     if (!idx) this.rooms.set(claim.room, (idx = new RoomIndex(globs[0]?.caseInsensitive ?? false)));
     idx.add(claim, globs);
+    this.tokens.set(claim.token, claim);
   }
 
   remove(claim: Claim): void {
     const idx = this.rooms.get(claim.room);
-    if (!idx) return;
+    if (!idx?.claims.has(claim.token)) return;
     idx.remove(claim.token);
+    this.tokens.delete(claim.token);
     if (idx.claims.size === 0) this.rooms.delete(claim.room);
   }
 

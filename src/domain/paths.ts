@@ -145,7 +145,7 @@ export class Paths implements WaitSource {
   *refresh(since: number | null = null): Tx<Reconciled> {
     const rows = since === null ? yield* all<PathClaimRow>("SELECT * FROM path_claims") : yield* all<PathClaimRow>("SELECT * FROM path_claims WHERE ver > ?", since);
     const gone = since === null ? undefined : (yield* goneSince("path_claims", since)).map(([token]) => token!);
-    return reconcile(rows.map(toClaim), this.index.byToken(), (c) => c.token, (c, m) => claimText(c) === claimText(m), (c) => this.indexed(c), (_, m) => this.index.remove(m), gone);
+    return reconcile(rows.map(toClaim), this.index.byToken, (c) => c.token, (c, m) => claimText(c) === claimText(m), (c) => this.indexed(c), (_, m) => this.index.remove(m), gone);
   }
 
   /** Indexes the stored claims and arms their expiry (createKernel runs every primitive's load). */

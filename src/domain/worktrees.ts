@@ -102,12 +102,7 @@ export class Worktrees {
   *refresh(since: number | null = null): Tx<Reconciled> {
     const rows = since === null ? yield* all<WorktreeRow>("SELECT * FROM worktrees") : yield* all<WorktreeRow>("SELECT * FROM worktrees WHERE ver > ?", since);
     const gone = since === null ? undefined : (yield* goneSince("worktrees", since)).map(([agentId, room]) => keyOf(agentId!, room!));
-    const forget = (key: string, m: Worktree) => {
-      this.index.remove(asClaim(m));
-      this.trees.delete(key);
-      this.c.scheduler.cancel(`worktree:${key}`);
-    };
-    return reconcile(rows.map(toWorktree), this.trees, (t) => keyOf(t.agentId, t.room), (t, m) => treeText(t) === treeText(m), (t) => this.remember(t), forget, gone);
+    return reconcile(rows.map(toWorktree), this.trees, (t) => keyOf(t.agentId, t.room), (t, m) => treeText(t) === treeText(m), (t) => this.remember(t), (key) => this.forget(key), gone);
   }
 
   async report(req: ReportRequest): Promise<Worktree> {
@@ -235,11 +230,16 @@ export class Worktrees {
   private *drop(tree: Worktree, reason: DepartureReason | "expired"): Tx<void> {
     const key = keyOf(tree.agentId, tree.room);
     yield* run("DELETE FROM worktrees WHERE agent_id = ? AND room = ?", tree.agentId, tree.room);
+    this.forget(key);
+    yield* this.journal.record("worktree.dropped", tree.room, { agentId: tree.agentId, reason, data: { touched_count: tree.touched.length } });
+  }
+
+  /** Memory lets go of a report: its touched paths leave the index, its expiry is disarmed. */
+  private forget(key: string): void {
     const known = this.trees.get(key);
     if (known) this.index.remove(asClaim(known));
     this.trees.delete(key);
     this.c.scheduler.cancel(`worktree:${key}`);
-    yield* this.journal.record("worktree.dropped", tree.room, { agentId: tree.agentId, reason, data: { touched_count: tree.touched.length } });
   }
 
   private *expire(agentId: string, room: string): Tx<void> {

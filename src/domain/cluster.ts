@@ -4,8 +4,9 @@
 // as they do on one daemon. What each daemon keeps in memory needs this module:
 // - the waiter lines: kept in the table `waiters` (src/domain/lines.ts, the one stored form
 //   SQLite uses too), every daemon's waiters in one order. Each transaction that another daemon
-//   committed since this one last looked starts with a catch-up that reloads them (catchUp),
-//   and each transaction ends by writing down what changed here (flush). So a freeing
+//   committed since this one last looked starts with a catch-up that brings them up to the rows
+//   (catchUp: only the places that changed, when that is known), and each transaction ends by
+//   writing down what changed here (flush). So a freeing
 //   transaction on any daemon sees the earliest attached waiter wherever it is, and the same
 //   policies (FIFO, reservations, offers, pauses) apply across daemons;
 // - a grant to another daemon's waiter: written into `grants` (flush), and the store's NOTIFY
@@ -77,20 +78,21 @@ export class Cluster implements ClusterHooks {
    */
   *catchUp(changed: ReadonlySet<string> | null, rows?: RowVersions): Tx<void> {
     const touched = (...tables: string[]) => changed === null || tables.some((t) => changed.has(t));
+    // Every change another daemon made since this one last caught up is in a version it missed
+    // (changed names their tables), so the rows above the row version read then are all the
+    // lines and a refresh need; unless that is not known, or the keys of deleted rows were
+    // trimmed past it.
+    const since = changed !== null && rows && this.applied >= 0 && this.applied >= rows.floor ? this.applied : null;
     const lines = touched("waiters", "daemons");
     const grants = touched("grants", "daemons");
-    if (lines || grants) yield* this.catchUpLines(lines, grants);
-    // Every change another daemon made since this one last caught up is in a version it missed
-    // (changed names their tables), so the rows above the row version read then are all a
-    // refresh needs; unless that is not known, or the keys of deleted rows were trimmed past it.
-    const since = changed !== null && rows && this.applied >= 0 && this.applied >= rows.floor ? this.applied : null;
+    if (lines || grants) yield* this.catchUpLines(lines, grants, since);
     for (const { tables, refresh } of this.refreshers) if (touched(...tables)) yield* refresh(since);
     if (rows) this.applied = rows.ver;
     if (touched("journal")) yield* this.journal.catchUp();
   }
 
   /** Grants to answer or hand back, then (if they changed) the lines. */
-  private *catchUpLines(lines: boolean, grants: boolean): Tx<void> {
+  private *catchUpLines(lines: boolean, grants: boolean, since: number | null): Tx<void> {
     // A daemon dead for FORGET_AFTER_MS is forgotten: its waiters' graces start (lines.ts).
     const forgotten = lines ? yield* all<{ id: string }>(`DELETE FROM daemons WHERE seen_at < ${DB_NOW} - ? AND id <> ? RETURNING id`, FORGET_AFTER_MS, this.me) : [];
     // Every daemon this store knows, and whether its heartbeat is recent.
@@ -114,7 +116,7 @@ export class Cluster implements ClusterHooks {
       }
     }
 
-    if (lines) yield* this.lines.reload(live, known);
+    if (lines) yield* this.lines.reload(live, known, since);
   }
 
   /** Writes down how this transaction changed the lines, and its grants to other daemons; whether it wrote anything. */

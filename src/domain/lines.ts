@@ -4,7 +4,8 @@
 // transaction ends by writing down the rows its changes made differ (flush: only those), so:
 // - SQLite's restart loads them (load): every place whose call can outlive it (locks, path
 //   claims, slot requests: a grace > 0) comes back detached, its grace where it stood;
-// - a shared store's catch-up reloads every daemon's (reload, from src/domain/cluster.ts), and
+// - a shared store's catch-up brings them up to every daemon's (reload, from src/domain/cluster.ts:
+//   the places stamped since the row version it applied, and the tokens of those that left), and
 //   a place whose daemon has left (it stopped, or was dead and forgotten) stays in line,
 //   detached, with its grace: any daemon its agent calls resumes it, and whichever daemon
 //   gets there first expires it when the grace ends (the others find it gone).
@@ -12,6 +13,7 @@
 // now: SQLite does not store it (nothing would come back), and a departed daemon's places in
 // it leave at once.
 import { all, run, type Tx } from "../store/tx.ts";
+import { goneSince } from "./mirror.ts";
 import type { WaitQueue } from "./wait.ts";
 import type { SharedWaiter, Waiter } from "./waiter.ts";
 
@@ -34,6 +36,13 @@ export interface WaiterRow {
 type AnyQueue = WaitQueue<unknown, unknown>;
 type AnyWaiter = Waiter<unknown, unknown>;
 
+/** Stored places read for the lines: by queue, the daemons they belong to, and (a delta) the tokens deleted. */
+interface Read {
+  byQueue: Map<string, SharedWaiter<unknown>[]>;
+  inRows: Set<string>;
+  gone?: string[];
+}
+
 export class Lines {
   /** The queues whose lines are stored, by name. */
   private readonly kept = new Map<string, AnyQueue>();
@@ -44,6 +53,8 @@ export class Lines {
   /** Compare every waiter (after a reload); resync: first reread what the rows hold (after a rollback). */
   private rescan = false;
   private resync = false;
+  /** The live and known daemons at the last reload: a delta holds only while they stay the same. */
+  private daemons = "";
   private closed = false;
 
   constructor(
@@ -87,7 +98,7 @@ export class Lines {
    * stopped) one grace from now. Rows of lines not kept (grace 0, unknown) go.
    */
   *load(): Tx<void> {
-    const { byQueue, daemons } = yield* this.readRows();
+    const { byQueue, inRows: daemons } = yield* this.readRows();
     // Every row is another daemon's (its last run's), none of whose calls block now.
     for (const q of this.kept.values()) {
       q.reload(byQueue.get(q.name) ?? [], "", daemons);
@@ -103,21 +114,37 @@ export class Lines {
    * A shared store's catch-up: the lines become the rows, as every daemon left them. `live`:
    * daemons with a recent heartbeat (the others' calls count as detached); `known`: daemons
    * with a row. A place whose daemon has left keeps its place detached, with its grace.
+   * `since`: every change up to this row version is applied here already (cluster.ts), so the
+   * places stamped above it and the tokens deleted above it are all that changed; unless the
+   * daemons' liveness moved since the last reload (every place of theirs is judged again then)
+   * or memory and the rows may disagree, which a whole reload settles.
    */
-  *reload(live: ReadonlySet<string>, known: ReadonlySet<string>): Tx<void> {
-    const { byQueue, daemons } = yield* this.readRows();
-    const dead = new Set([...daemons].filter((d) => !live.has(d)));
-    for (const q of this.kept.values()) q.reload(byQueue.get(q.name) ?? [], this.me, dead);
-    this.dirty.clear();
-    this.rescan = true;
-    this.resync = false;
+  *reload(live: ReadonlySet<string>, known: ReadonlySet<string>, since: number | null = null): Tx<void> {
+    const daemons = JSON.stringify([[...live].sort(), [...known].sort()]);
+    const delta = since !== null && !this.resync && daemons === this.daemons;
+    this.daemons = daemons;
+    const { byQueue, inRows, gone } = delta ? yield* this.readDelta(since) : yield* this.readRows();
+    const dead = new Set([...inRows].filter((d) => !live.has(d)));
+    const placed: [AnyQueue, AnyWaiter][] = [];
+    let whole = true;
     for (const q of this.kept.values()) {
-      for (const w of [...q.all()]) {
-        if (w.daemon === undefined || known.has(w.daemon)) continue;
-        // Its grace started with the first daemon that saw it gone (stored since), or now.
-        if (q.graceMs <= 0) yield* q.expireForeign(w);
-        else q.keep(w, false, w.graceEnds);
-      }
+      const rows = byQueue.get(q.name) ?? [];
+      if (delta && rows.length === 0 && gone!.length === 0) continue;
+      if (!q.reload(rows, this.me, dead, gone)) whole = false;
+      for (const w of delta ? rows.flatMap((r) => q.get(r.token) ?? []) : [...q.all()]) placed.push([q, w]);
+    }
+    if (!whole) return yield* this.reload(live, known); // a delta met what only a whole reload settles
+    if (!delta) {
+      // Every place is compared with its row at the flush (a delta's are dirty already: they were linked).
+      this.dirty.clear();
+      this.rescan = true;
+      this.resync = false;
+    }
+    for (const [q, w] of placed) {
+      if (w.daemon === undefined || known.has(w.daemon) || q.get(w.token) !== w) continue;
+      // Its grace started with the first daemon that saw it gone (stored since), or now.
+      if (q.graceMs <= 0) yield* q.expireForeign(w);
+      else q.keep(w, false, w.graceEnds);
     }
   }
 
@@ -190,20 +217,31 @@ export class Lines {
    * Every stored place, in arrival order: what flush takes as written (so a rescan drops the
    * rows of lines not kept), each kept queue's places, and the daemons they belong to.
    */
-  private *readRows(): Tx<{ byQueue: Map<string, SharedWaiter<unknown>[]>; daemons: Set<string> }> {
-    const byQueue = new Map<string, SharedWaiter<unknown>[]>();
-    const daemons = new Set<string>();
+  private *readRows(): Tx<Read> {
     this.written = new Map();
-    for (const r of yield* all<WaiterRow>("SELECT * FROM waiters ORDER BY ord")) {
+    return this.byQueue(yield* all<WaiterRow>("SELECT * FROM waiters ORDER BY ord"));
+  }
+
+  /** The places stamped above row version `since`, and the tokens deleted above it (the trigger's: migration 011). */
+  private *readDelta(since: number): Tx<Read> {
+    const gone = (yield* goneSince("waiters", since)).map(([token]) => token!);
+    for (const token of gone) this.written.delete(token);
+    return { ...this.byQueue(yield* all<WaiterRow>("SELECT * FROM waiters WHERE ver > ? ORDER BY ord", since)), gone };
+  }
+
+  private byQueue(rows: readonly WaiterRow[]): Read {
+    const byQueue = new Map<string, SharedWaiter<unknown>[]>();
+    const inRows = new Set<string>();
+    for (const r of rows) {
       this.written.set(r.token, rowText(r));
       const q = this.kept.get(r.queue);
       if (!q) continue;
-      daemons.add(r.daemon);
+      inRows.add(r.daemon);
       let line = byQueue.get(r.queue);
       if (!line) byQueue.set(r.queue, (line = []));
       line.push(fromRow(q, r));
     }
-    return { byQueue, daemons };
+    return { byQueue, inRows };
   }
 
   private *write(q: AnyQueue, w: AnyWaiter): Tx<boolean> {

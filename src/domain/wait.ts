@@ -348,23 +348,37 @@ export class WaitQueue<Req, R> {
    * left them. This daemon's own waiters keep their objects (their blocked calls, and whether
    * they block, which only this daemon knows); one missing from the rows was taken out of
    * line elsewhere (its agent departed, a newer call on another daemon took its place) and
-   * its call is answered as aborted.
+   * its call is answered as aborted. With `gone`, the rows are only the places that changed
+   * since the last reload (a delta, docs/cluster.md "Catch-up by deltas": every other place
+   * stays as it is) and `gone` the tokens of the places deleted meanwhile. False: a row of this
+   * daemon's that memory does not hold (a failed transaction wrote it), which only a whole
+   * reload settles (the caller's).
    */
-  reload(rows: readonly SharedWaiter<Req>[], me: string, dead: ReadonlySet<string>): void {
+  reload(rows: readonly SharedWaiter<Req>[], me: string, dead: ReadonlySet<string>, gone?: Iterable<string>): boolean {
+    // The places the rows replace or remove: every place, or those the delta names.
+    const out = gone === undefined ? [...this.byToken.values()] : [...new Set([...gone, ...rows.map((r) => r.token)])].flatMap((t) => this.byToken.get(t) ?? []);
     const mine = new Map<string, Waiter<Req, R>>();
-    for (const w of this.byToken.values()) {
+    for (const w of out) {
       if (w.daemon === undefined) mine.set(w.token, w);
       else this.o.scheduler.cancel(this.graceKey(w)); // its row makes a new object, with its own grace
     }
-    this.lines.clear();
-    this.byToken.clear();
-    this.byAgent.clear();
-    this.ofAgent.clear();
+    if (gone === undefined) {
+      this.lines.clear();
+      this.byToken.clear();
+      this.byAgent.clear();
+      this.ofAgent.clear();
+    } else {
+      for (const w of out) this.unlink(w); // each one is written down again, if its row differs (lines.ts)
+    }
+    let whole = true;
     for (const r of rows) {
       let w: Waiter<Req, R> | undefined;
       if (r.daemon === me) {
         w = mine.get(r.token);
-        if (!w) continue; // written by this daemon in a transaction that then failed
+        if (!w) {
+          whole = false; // written by this daemon in a transaction that then failed
+          continue;
+        }
         mine.delete(r.token);
         Object.assign(w, { req: r.req, order: r.order, since: r.since });
       } else {
@@ -379,6 +393,7 @@ export class WaitQueue<Req, R> {
       w.settle?.({ kind: "aborted" });
     }
     this.o.onChange?.();
+    return whole || gone === undefined;
   }
 
   /** A waiter of a daemon that has left leaves the line, as a detached one whose grace ended. */

@@ -1,7 +1,8 @@
 // A catch-up by deltas on a shared store (docs/cluster.md, "Catch-up by deltas"), with two
 // kernels of their own on one PostgreSQL database (AIRLOCK_TEST_PG; skipped without it): the
-// path index and the working trees of one daemon follow the other's claims, renewals, releases
-// and reports by reading only the rows and the deleted keys above the row version it applied.
+// path index, the working trees and the waiter lines of one daemon follow the other's claims,
+// renewals, releases, reports and places in line by reading only the rows and the deleted keys
+// above the row version it applied.
 // What proves that only those are read: a change made with the stamping trigger switched off
 // (so it carries no new row version) is not seen by a delta, and is seen by the next catch-up
 // that has to read the table whole (the deleted keys trimmed past what it applied).
@@ -93,5 +94,31 @@ describePg("a catch-up by deltas", () => {
     expect(who("src/B.ts")).toEqual([]);
     expect(who("src/C.ts")).toEqual([]);
     expect(who("src/A.ts")).toEqual([["A", "feat-A"]]); // the delta did not read it
+  });
+
+  test("the waiter lines read only the places and left tokens above what they applied; a whole read when the left tokens were trimmed past it", async () => {
+    const { x, y, sql } = await setUp();
+    const line = async (k: Kernel) => ((await k.pools.list()).find((p) => p.pool === "p")?.waiters ?? []).map((w) => w.agentId);
+    await x.pools.configure({ pool: "p", capacity: 1, expectedVersion: 0, author: "t", reason: "r" });
+    expect(await x.pools.acquire({ agentId: "A", pool: "p", waitMs: 0, ttlMs: 3600_000 })).toMatchObject({ granted: true });
+    const tokens = new Map<string, string>();
+    for (const a of ["B", "C", "D"]) {
+      const r = await x.pools.acquire({ agentId: a, pool: "p", waitMs: 0 });
+      if (r.granted) throw new Error(`${a} must queue behind A`);
+      tokens.set(a, r.wakeToken);
+    }
+    expect(await line(y)).toEqual(["B", "C", "D"]); // y's first catch-up reads every place
+
+    // A change that carries no new row version: only a whole read can see it.
+    await sql(`ALTER TABLE waiters DISABLE TRIGGER waiters_stamp; UPDATE waiters SET agent_id = 'unstamped' WHERE token = '${tokens.get("B")}'; ALTER TABLE waiters ENABLE TRIGGER waiters_stamp`);
+    await x.presence.unregister("C"); // C's place leaves
+    expect(await x.pools.acquire({ agentId: "E", pool: "p", waitMs: 0 })).toMatchObject({ granted: false, position: 3 });
+    expect(await line(y)).toEqual(["B", "D", "E"]); // the delta did not read B's row
+
+    // The left tokens trimmed past what y applied: its next catch-up reads the lines whole.
+    await x.presence.unregister("D");
+    await sql("UPDATE airlock_sync SET gone_floor = (SELECT last_value FROM airlock_row_ver)");
+    expect(await line(y)).toEqual(["unstamped", "E"]);
+    expect(await line(x)).toEqual(["B", "E"]); // x's memory was never reread
   });
 });

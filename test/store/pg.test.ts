@@ -402,7 +402,7 @@ describePg("PostgreSQL store", () => {
           ...args,
         );
       });
-    const read = () => store.read(get<Record<string, unknown>>("SELECT * FROM waiters WHERE token = ?", "req-13"));
+    const read = () => store.read(get<Record<string, unknown>>("SELECT token, queue, keys, agent_id, req, ord, since, attached, daemon, grace_ends FROM waiters WHERE token = ?", "req-13"));
     await upsert();
     const row = {
       token: "req-13",

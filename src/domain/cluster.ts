@@ -49,8 +49,11 @@ type AnyWaiter = Waiter<unknown, unknown>;
 export class Cluster implements ClusterHooks {
   /** Grants to other daemons' waiters made by the running transaction, for flush. */
   private grants: GrantRow[] = [];
-  /** The row version read at the last catch-up: every change up to it is applied (-1: not known). */
-  private applied = -1;
+  /**
+   * For the lines and each refresh, the row version read at the catch-up that last ran it:
+   * every change up to it is applied there (none: not known, read whole).
+   */
+  private readonly applied = new Map<object, number>();
 
   constructor(
     private readonly me: string,
@@ -59,8 +62,8 @@ export class Cluster implements ClusterHooks {
     private readonly journal: Journal,
     /**
      * Each primitive's refresh (drop caches, re-arm timers from the rows), and the tables it
-     * reads. `since`: the row version this daemon has applied every change up to, when a delta
-     * will do (docs/cluster.md, "Catch-up by deltas"); null: read the tables whole.
+     * reads. `since`: the row version up to which it has applied every change, when a delta will
+     * do (docs/cluster.md, "Catch-up by deltas"); null: read the tables whole.
      */
     private readonly refreshers: readonly { tables: readonly string[]; refresh: (since: number | null) => Tx<unknown> }[],
   ) {
@@ -78,16 +81,25 @@ export class Cluster implements ClusterHooks {
    */
   *catchUp(changed: ReadonlySet<string> | null, rows?: RowVersions): Tx<void> {
     const touched = (...tables: string[]) => changed === null || tables.some((t) => changed.has(t));
-    // Every change another daemon made since this one last caught up is in a version it missed
-    // (changed names their tables), so the rows above the row version read then are all the
-    // lines and a refresh need; unless that is not known, or the keys of deleted rows were
+    // A catch-up holds the order exclusively, so no transaction that stamps rows is in flight
+    // when it reads the row version: every write after it, of any daemon, a row body's too, is
+    // stamped above it. So the rows above the version read when a reader (the lines, a refresh)
+    // last ran are all it needs; unless that is not known, or the keys of deleted rows were
     // trimmed past it.
-    const since = changed !== null && rows && this.applied >= 0 && this.applied >= rows.floor ? this.applied : null;
+    const since = (reader: object) => {
+      const applied = this.applied.get(reader);
+      return changed !== null && rows && applied !== undefined && applied >= rows.floor ? applied : null;
+    };
+    const ran = (reader: object) => void (rows ? this.applied.set(reader, rows.ver) : this.applied.delete(reader));
     const lines = touched("waiters", "daemons");
     const grants = touched("grants", "daemons");
-    if (lines || grants) yield* this.catchUpLines(lines, grants, since);
-    for (const { tables, refresh } of this.refreshers) if (touched(...tables)) yield* refresh(since);
-    if (rows) this.applied = rows.ver;
+    if (lines || grants) yield* this.catchUpLines(lines, grants, since(this.lines));
+    if (lines) ran(this.lines);
+    for (const r of this.refreshers) {
+      if (!touched(...r.tables)) continue;
+      yield* r.refresh(since(r));
+      ran(r);
+    }
     if (touched("journal")) yield* this.journal.catchUp();
   }
 
@@ -147,7 +159,7 @@ export class Cluster implements ClusterHooks {
   forget(): void {
     this.lines.forget();
     this.grants = [];
-    this.applied = -1;
+    this.applied.clear();
   }
 
   /** The daemons with a recent heartbeat, this one included (whose call tasks are not orphans). */

@@ -14,6 +14,7 @@
 // it leave at once.
 import { all, run, type Tx } from "../store/tx.ts";
 import { goneSince } from "./mirror.ts";
+import { rowsSince } from "./row-versions.ts";
 import type { WaitQueue } from "./wait.ts";
 import type { SharedWaiter, Waiter } from "./waiter.ts";
 
@@ -219,14 +220,14 @@ export class Lines {
    */
   private *readRows(): Tx<Read> {
     this.written = new Map();
-    return this.byQueue(yield* all<WaiterRow>("SELECT * FROM waiters ORDER BY ord"));
+    return this.byQueue(yield* rowsSince<WaiterRow>("waiters", null, undefined, "ord"));
   }
 
   /** The places stamped above row version `since`, and the tokens deleted above it (the trigger's: migration 011). */
   private *readDelta(since: number): Tx<Read> {
     const gone = (yield* goneSince("waiters", since)).map(([token]) => token!);
     for (const token of gone) this.written.delete(token);
-    return { ...this.byQueue(yield* all<WaiterRow>("SELECT * FROM waiters WHERE ver > ? ORDER BY ord", since)), gone };
+    return { ...this.byQueue(yield* rowsSince<WaiterRow>("waiters", since, undefined, "ord")), gone };
   }
 
   private byQueue(rows: readonly WaiterRow[]): Read {

@@ -22,6 +22,7 @@ import { type HandedOver, refuseOwnHandOver } from "./primitive.ts";
 import { newToken } from "./tokens.ts";
 import type { WaitQueue } from "./wait.ts";
 import { isBlocked, type Outcome, type Waiter } from "./waiter.ts";
+import { rowsSince } from "./row-versions.ts";
 
 // A waiter whose call timed out re-polls straight away in the recipes; two minutes also covers
 // an agent that thinks for a while between calls. Detached lock waiters are passed over, so
@@ -66,8 +67,12 @@ export class Locks implements WaitSource {
   }
 
   /** Arms every held lock's expiry (createKernel runs every primitive's load). */
-  *load(): Tx<void> {
-    for (const row of yield* all<LockRow>("SELECT * FROM locks WHERE agent_id IS NOT NULL")) this.arm(row.name, row.expires_at);
+  /** Every held lock's expiry armed; with `since` (a catch-up by deltas), only the rows stamped above it, a released one's timer cancelled. */
+  *load(since: number | null = null): Tx<void> {
+    for (const row of yield* rowsSince<LockRow>("locks", since, "agent_id IS NOT NULL")) {
+      if (row.agent_id === null) this.c.scheduler.cancel(`lock:${row.name}`);
+      else this.arm(row.name, row.expires_at);
+    }
   }
 
   async acquire(req: AcquireRequest, signal?: AbortSignal): Promise<AcquireResult> {

@@ -20,7 +20,8 @@ import { type Deadlock, type Wait, type WaitGraph, type WaitSource } from "./dea
 import { nextFence } from "./fences.ts";
 import { type CheckBudget, checkBudget, type CompiledGlob, compileGlob, normalizePattern, overlap } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
-import { goneSince, reconcile, type Reconciled } from "./mirror.ts";
+import { goneSince, type Reconciled, reconcile } from "./mirror.ts";
+import { rowsSince } from "./row-versions.ts";
 import { type Claim, type Conflict, PathIndex } from "./path-index.ts";
 import { claimText, type PathClaimRow, toClaim } from "./path-rows.ts";
 import { PathMoves } from "./path-moves.ts";
@@ -143,7 +144,7 @@ export class Paths implements WaitSource {
    * only the rows and deleted keys above that row version are read. What it did.
    */
   *refresh(since: number | null = null): Tx<Reconciled> {
-    const rows = since === null ? yield* all<PathClaimRow>("SELECT * FROM path_claims") : yield* all<PathClaimRow>("SELECT * FROM path_claims WHERE ver > ?", since);
+    const rows = yield* rowsSince<PathClaimRow>("path_claims", since);
     const gone = since === null ? undefined : (yield* goneSince("path_claims", since)).map(([token]) => token!);
     return reconcile(rows.map(toClaim), this.index.byToken, (c) => c.token, (c, m) => claimText(c) === claimText(m), (c) => this.indexed(c), (_, m) => this.index.remove(m), gone);
   }

@@ -5,6 +5,7 @@
 import { get, all, run, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
+import { rowsSince } from "./row-versions.ts";
 
 export interface AgentRow {
   agent_id: string;
@@ -25,8 +26,9 @@ export class Presence {
   ) {}
 
   /** Arms every stored agent's heartbeat (createKernel runs every primitive's load). */
-  *load(): Tx<void> {
-    for (const row of yield* all<AgentRow>("SELECT * FROM agents")) this.arm(row.agent_id, row.expires_at);
+  /** Every agent's lapse armed; with `since` (a catch-up by deltas), only the rows stamped above it. */
+  *load(since: number | null = null): Tx<void> {
+    for (const row of yield* rowsSince<AgentRow>("agents", since)) this.arm(row.agent_id, row.expires_at);
   }
 
   /** Hooks run inside the departing transaction, in registration order. */

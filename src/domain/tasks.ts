@@ -13,6 +13,7 @@ import type { Journal } from "./journal.ts";
 import { newToken } from "./tokens.ts";
 import type { WaitQueue } from "./wait.ts";
 import type { Outcome } from "./waiter.ts";
+import { rowsSince } from "./row-versions.ts";
 
 // Finished tasks stay visible in list_tasks for a week, then are purged so the table does
 // not grow without bound on a queue that runs for months.
@@ -67,9 +68,12 @@ export class Tasks {
   }
 
   /** At start: leases re-armed, and the purge of finished tasks (createKernel runs every primitive's load). */
-  *load(): Tx<void> {
-    const leased = yield* all<TaskRow>("SELECT * FROM tasks WHERE state = 'claimed'");
-    for (const t of leased) this.arm(t.id, t.lease_expires_at!);
+  /** Every lease's lapse armed; with `since` (a catch-up by deltas), only the rows stamped above it, an ended lease's timer cancelled. */
+  *load(since: number | null = null): Tx<void> {
+    for (const t of yield* rowsSince<TaskRow>("tasks", since, "state = 'claimed'")) {
+      if (t.state === "claimed") this.arm(t.id, t.lease_expires_at!);
+      else this.c.scheduler.cancel(`task:${t.id}`);
+    }
     yield* this.armPurge();
   }
 

@@ -16,7 +16,8 @@ import { all, get, run, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import { checkBudget, compileGlob, MAX_PATTERN_LENGTH, normalizePattern } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
-import { goneSince, reconcile, type Reconciled } from "./mirror.ts";
+import { goneSince, type Reconciled, reconcile } from "./mirror.ts";
+import { rowsSince } from "./row-versions.ts";
 import { type Claim, type Conflict, PathIndex } from "./path-index.ts";
 import { roomIsCaseInsensitive } from "./paths.ts";
 import type { DepartureReason } from "./presence.ts";
@@ -100,7 +101,7 @@ export class Worktrees {
    * above that row version are read. What it did.
    */
   *refresh(since: number | null = null): Tx<Reconciled> {
-    const rows = since === null ? yield* all<WorktreeRow>("SELECT * FROM worktrees") : yield* all<WorktreeRow>("SELECT * FROM worktrees WHERE ver > ?", since);
+    const rows = yield* rowsSince<WorktreeRow>("worktrees", since);
     const gone = since === null ? undefined : (yield* goneSince("worktrees", since)).map(([agentId, room]) => keyOf(agentId!, room!));
     return reconcile(rows.map(toWorktree), this.trees, (t) => keyOf(t.agentId, t.room), (t, m) => treeText(t) === treeText(m), (t) => this.remember(t), (key) => this.forget(key), gone);
   }

@@ -2,7 +2,8 @@
 // kernels of their own on one PostgreSQL database (AIRLOCK_TEST_PG; skipped without it): the
 // path index, the working trees and the waiter lines of one daemon follow the other's claims,
 // renewals, releases, reports and places in line by reading only the rows and the deleted keys
-// above the row version it applied.
+// above the row version it applied, and its lock timers re-arm only the locks stamped above it
+// (a row body's write among them).
 // What proves that only those are read: a change made with the stamping trigger switched off
 // (so it carries no new row version) is not seen by a delta, and is seen by the next catch-up
 // that has to read the table whole (the deleted keys trimmed past what it applied).
@@ -11,6 +12,7 @@ import { ManualClock } from "../../src/domain/clock.ts";
 import { createKernel, type Kernel } from "../../src/domain/kernel.ts";
 import { openPgStore } from "../../src/store/pg/index.ts";
 import { describePg, freshDatabase, withClient } from "../helpers/pg.ts";
+import { until } from "../helpers/until.ts";
 
 const START = Date.now();
 const R = "github.com/acme/app";
@@ -19,20 +21,23 @@ afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-async function setUp(): Promise<{ url: string; x: Kernel; y: Kernel; sql: (text: string) => Promise<unknown> }> {
+async function setUp(): Promise<{ url: string; x: Kernel; y: Kernel; yClock: ManualClock; sql: (text: string) => Promise<unknown> }> {
   const db = await freshDatabase();
   cleanups.push(() => db.drop());
   const kernels: Kernel[] = [];
+  const clocks: ManualClock[] = [];
   for (let i = 0; i < 2; i++) {
     const store = await openPgStore(db.url);
-    const kernel = await createKernel({ store, clock: new ManualClock(START) });
+    const clock = new ManualClock(START);
+    const kernel = await createKernel({ store, clock });
     cleanups.push(async () => {
       kernel.close();
       await store.close();
     });
     kernels.push(kernel);
+    clocks.push(clock);
   }
-  return { url: db.url, x: kernels[0]!, y: kernels[1]!, sql: (text) => withClient(db.url, (c) => c.unsafe(text)) };
+  return { url: db.url, x: kernels[0]!, y: kernels[1]!, yClock: clocks[1]!, sql: (text) => withClient(db.url, (c) => c.unsafe(text)) };
 }
 
 /** What y's index says of a path: each conflict's holder, reason and expiry. */
@@ -104,7 +109,7 @@ describePg("a catch-up by deltas", () => {
     const tokens = new Map<string, string>();
     for (const a of ["B", "C", "D"]) {
       const r = await x.pools.acquire({ agentId: a, pool: "p", waitMs: 0 });
-      if (r.granted) throw new Error(`${a} must queue behind A`);
+      if (r.granted || r.wakeToken === undefined) throw new Error(`${a} must queue behind A, with a wake_token`);
       tokens.set(a, r.wakeToken);
     }
     expect(await line(y)).toEqual(["B", "C", "D"]); // y's first catch-up reads every place
@@ -120,5 +125,32 @@ describePg("a catch-up by deltas", () => {
     await sql("UPDATE airlock_sync SET gone_floor = (SELECT last_value FROM airlock_row_ver)");
     expect(await line(y)).toEqual(["unstamped", "E"]);
     expect(await line(x)).toEqual(["B", "E"]); // x's memory was never reread
+  });
+
+  test("the lock timers re-arm only the locks stamped above what they applied, a row body's lock among them", async () => {
+    const { x, y, yClock, sql } = await setUp();
+    const expired = async () => (await y.journal.since(0)).filter((e) => e.kind === "lock.expired").map((e) => e.resource);
+    expect(await x.locks.acquire({ name: "L1", agentId: "A", ttlMs: 60_000, waitMs: 0 })).toMatchObject({ locked: true }); // a row body: no version moves
+    expect(await x.locks.acquireMany({ names: ["G0"], agentId: "C", ttlMs: 600_000 })).toMatchObject({ locked: true }); // a line body: the version names locks
+    expect((await y.locks.list()).map((l) => l.name)).toEqual(["G0", "L1"]); // y's catch-up: L1's expiry armed at +60 s
+
+    // An expiry moved to +10 s with no new row version: only a whole read can see it.
+    await sql("ALTER TABLE locks DISABLE TRIGGER locks_stamp; UPDATE locks SET expires_at = expires_at - 50000 WHERE name = 'L1'; ALTER TABLE locks ENABLE TRIGGER locks_stamp");
+    expect(await x.locks.acquire({ name: "R2", agentId: "B", ttlMs: 30_000, waitMs: 0 })).toMatchObject({ locked: true });
+    expect(await x.locks.acquireMany({ names: ["G"], agentId: "C", ttlMs: 600_000 })).toMatchObject({ locked: true });
+    await y.locks.list(); // y's catch-up: the delta holds R2 and G, not L1
+
+    // Timers fire in deadline order: had y armed L1 at +10 s, it would expire before R2 (+30 s).
+    yClock.advance(30_000);
+    await until("R2 expired on y", async () => (await expired()).includes("R2"), 10_000);
+    expect(await expired()).toEqual(["R2"]);
+
+    // The deleted keys trimmed past what y applied: its next catch-up that names locks reads them whole.
+    await sql("UPDATE airlock_sync SET gone_floor = (SELECT last_value FROM airlock_row_ver)");
+    expect(await x.locks.acquireMany({ names: ["G2"], agentId: "C", ttlMs: 600_000 })).toMatchObject({ locked: true });
+    await y.locks.list();
+    yClock.advance(1);
+    await until("L1 expired on y", async () => (await expired()).includes("L1"), 10_000);
+    expect(await expired()).toEqual(["R2", "L1"]);
   });
 });

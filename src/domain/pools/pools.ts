@@ -41,6 +41,7 @@ import {
   type Want,
 } from "./types.ts";
 import { poolView, refusal, waitOf } from "./views.ts";
+import { rowsSince } from "../row-versions.ts";
 
 export class Pools implements WaitSource {
   readonly waits: WaitQueue<SlotWait, SlotGrant>;
@@ -452,11 +453,13 @@ export class Pools implements WaitSource {
    * every holder's expiry and every offer's deadline is armed here too (whichever daemon gets
    * there first acts).
    */
-  *refresh(): Tx<void> {
+  *refresh(since: number | null = null): Tx<void> {
     this.rows.clear();
     const me = hostname();
-    for (const s of yield* all<SlotRow>("SELECT * FROM slots")) {
+    // With since (a catch-up by deltas, docs/cluster.md): only the slots stamped above it.
+    for (const s of yield* rowsSince<SlotRow>("slots", since)) {
       if (s.expires_at !== null) this.armSlot(s.token, s.expires_at);
+      else this.c.scheduler.cancel(`slot:${s.token}`);
       const host = bindingOf(s)?.host;
       if (host !== undefined && host !== me) this.process.watchHosts();
     }

@@ -11,15 +11,17 @@
 //   (wait_seconds 0: the place is kept, its grace restarted, and it is now the polling daemon's,
 //   so its row is written again), with 300 places in other names' lines (each a holder and a
 //   waiter whose wait timed out) against none: the waiter lines.
-//   bun bench/catch-up.ts [--what paths|lines] [--pg URL] [--pairs 400]
+// - timers: a lock group of one fresh name taken (a line body, which writes `locks`) and
+//   released, with 300 other locks held against none: the locks' expiry timers.
+//   bun bench/catch-up.ts [--what paths|lines|timers] [--pg URL] [--pairs 400]
 import { parseArgs } from "node:util";
 import { pgServer } from "./pg-server.ts";
 
-const USAGE = "bun bench/catch-up.ts [--what paths|lines] [--pg postgres://user@host:port/db] [--pairs 400]";
+const USAGE = "bun bench/catch-up.ts [--what paths|lines|timers] [--pg postgres://user@host:port/db] [--pairs 400]";
 const { values } = parseArgs({ options: { what: { type: "string" }, pg: { type: "string" }, pairs: { type: "string" } } });
 const WHAT = values.what ?? "paths";
-if (WHAT !== "paths" && WHAT !== "lines") {
-  console.error(`--what must be paths or lines, not ${JSON.stringify(WHAT)}\nusage: ${USAGE}`);
+if (WHAT !== "paths" && WHAT !== "lines" && WHAT !== "timers") {
+  console.error(`--what must be paths, lines or timers, not ${JSON.stringify(WHAT)}\nusage: ${USAGE}`);
   process.exit(2);
 }
 pgServer(values.pg, USAGE);
@@ -34,7 +36,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
 /** What every database holds before the pairs (lines: the polled place and its wake_token). */
 async function prepare(d: Daemon): Promise<string> {
-  if (WHAT === "paths") return "";
+  if (WHAT !== "lines") return "";
   await d.call("lock_resource", { name: "polled", agent_id: "holder", ttl_seconds: 3600 });
   const w = await d.call("lock_resource", { name: "polled", agent_id: "poller", wait_seconds: 1 });
   if (w.locked !== false || typeof w.wake_token !== "string") throw new Error(`expected a place in line: ${JSON.stringify(w)}`);
@@ -55,6 +57,7 @@ async function crowd(d: Daemon): Promise<void> {
       Array.from({ length: Math.min(50, WAITERS - i) }, async (_, k) => {
         const name = `held-${i + k}`;
         await d.call("lock_resource", { name, agent_id: `holder-${i + k}`, ttl_seconds: 3600 });
+        if (WHAT === "timers") return;
         const w = await d.call("lock_resource", { name, agent_id: `waiter-${i + k}`, wait_seconds: 1 });
         if (w.locked !== false || typeof w.wake_token !== "string") throw new Error(`expected a place in line: ${JSON.stringify(w)}`);
       }),
@@ -72,6 +75,10 @@ async function pair(d: Daemon): Promise<number> {
     const g = await d.call("claim_paths", { agent_id: `fresh-${i}`, paths: [`services/common/tmp-${i}/**`], room: ROOM });
     if (g.granted !== true) throw new Error(`expected a grant: ${JSON.stringify(g)}`);
     await d.call("release_paths", { claim_token: g.claim_token });
+  } else if (WHAT === "timers") {
+    const g = await d.call("lock_resources", { names: [`group-${i}`], agent_id: `g-${i}` });
+    if (g.locked !== true) throw new Error(`expected the group: ${JSON.stringify(g)}`);
+    await d.call("unlock_resource", { name: `group-${i}`, lock_token: g.tokens[`group-${i}`] });
   } else {
     const w = await d.call("lock_resource", { name: "polled", agent_id: "poller", wake_token: tokens.get(d), wait_seconds: 0 });
     if (w.locked !== false || w.queue_position !== 1) throw new Error(`expected the place kept: ${JSON.stringify(w)}`);
@@ -95,8 +102,8 @@ try {
   }
   const c = median(times.crowded);
   const e = median(times.empty);
-  const what = WHAT === "paths" ? "claim_paths + release_paths" : "a place in line polled with its wake_token";
-  const crowded = WHAT === "paths" ? "a room of 1,000 claims" : `${WAITERS} places in other names' lines`;
+  const what = { paths: "claim_paths + release_paths", lines: "a place in line polled with its wake_token", timers: "lock_resources of one name + unlock_resource" }[WHAT];
+  const crowded = { paths: "a room of 1,000 claims", lines: `${WAITERS} places in other names' lines`, timers: `${WAITERS} other locks held` }[WHAT];
   console.log(`${what}, alternating between two daemons, p50 of ${PAIRS}: ${c.toFixed(3)} ms with ${crowded}, ${e.toFixed(3)} ms with none: ${(c / e).toFixed(2)}×`);
 } finally {
   await Promise.all(daemons.map((d) => d.kill()));

@@ -19,10 +19,10 @@ import { type Wait, type WaitEdge, type WaitGraph, type WaitSource } from "./dea
 import type { AcquireRequest, AcquireResult, Denied, Grant, GroupRequest, LockRow, LockView, MultiResult, RenewResult } from "./lock-types.ts";
 import type { Journal } from "./journal.ts";
 import { type HandedOver, refuseOwnHandOver } from "./primitive.ts";
+import { rowsSince } from "./row-versions.ts";
 import { newToken } from "./tokens.ts";
 import type { WaitQueue } from "./wait.ts";
 import { isBlocked, type Outcome, type Waiter } from "./waiter.ts";
-import { rowsSince } from "./row-versions.ts";
 
 // A waiter whose call timed out re-polls straight away in the recipes; two minutes also covers
 // an agent that thinks for a while between calls. Detached lock waiters are passed over, so
@@ -66,8 +66,10 @@ export class Locks implements WaitSource {
     });
   }
 
-  /** Arms every held lock's expiry (createKernel runs every primitive's load). */
-  /** Every held lock's expiry armed; with `since` (a catch-up by deltas), only the rows stamped above it, a released one's timer cancelled. */
+  /**
+   * Arms every held lock's expiry (createKernel runs every primitive's load); with `since` (a
+   * catch-up by deltas), only the locks stamped above it, a released one's timer cancelled.
+   */
   *load(since: number | null = null): Tx<void> {
     for (const row of yield* rowsSince<LockRow>("locks", since, "agent_id IS NOT NULL")) {
       if (row.agent_id === null) this.c.scheduler.cancel(`lock:${row.name}`);

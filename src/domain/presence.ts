@@ -25,8 +25,10 @@ export class Presence {
     private readonly journal: Journal,
   ) {}
 
-  /** Arms every stored agent's heartbeat (createKernel runs every primitive's load). */
-  /** Every agent's lapse armed; with `since` (a catch-up by deltas), only the rows stamped above it. */
+  /**
+   * Arms every stored agent's heartbeat (createKernel runs every primitive's load); with `since`
+   * (a catch-up by deltas), only the agents stamped above it.
+   */
   *load(since: number | null = null): Tx<void> {
     for (const row of yield* rowsSince<AgentRow>("agents", since)) this.arm(row.agent_id, row.expires_at);
   }

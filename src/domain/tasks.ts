@@ -10,10 +10,10 @@ import { AirlockError } from "../errors.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
+import { rowsSince } from "./row-versions.ts";
 import { newToken } from "./tokens.ts";
 import type { WaitQueue } from "./wait.ts";
 import type { Outcome } from "./waiter.ts";
-import { rowsSince } from "./row-versions.ts";
 
 // Finished tasks stay visible in list_tasks for a week, then are purged so the table does
 // not grow without bound on a queue that runs for months.
@@ -67,8 +67,11 @@ export class Tasks {
     this.waits = c.waitQueue("task", 0, { revoke: (_w, g) => this.unclaim(g) });
   }
 
-  /** At start: leases re-armed, and the purge of finished tasks (createKernel runs every primitive's load). */
-  /** Every lease's lapse armed; with `since` (a catch-up by deltas), only the rows stamped above it, an ended lease's timer cancelled. */
+  /**
+   * At start: leases re-armed, and the purge of finished tasks (createKernel runs every
+   * primitive's load); with `since` (a catch-up by deltas), only the tasks stamped above it, an
+   * ended lease's timer cancelled.
+   */
   *load(since: number | null = null): Tx<void> {
     for (const t of yield* rowsSince<TaskRow>("tasks", since, "state = 'claimed'")) {
       if (t.state === "claimed") this.arm(t.id, t.lease_expires_at!);

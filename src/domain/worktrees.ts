@@ -17,10 +17,10 @@ import type { Ctx } from "./context.ts";
 import { checkBudget, compileGlob, MAX_PATTERN_LENGTH, normalizePattern } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
 import { goneSince, type Reconciled, reconcile } from "./mirror.ts";
-import { rowsSince } from "./row-versions.ts";
 import { type Claim, type Conflict, PathIndex } from "./path-index.ts";
 import { roomIsCaseInsensitive } from "./paths.ts";
 import type { DepartureReason } from "./presence.ts";
+import { rowsSince } from "./row-versions.ts";
 
 // SPEC §13: a report names what one checkout holds uncommitted; a tree with more is summarised
 // by its first 2,000 paths (the hooks cap `git status` there too).

@@ -15,6 +15,7 @@ import type { Wait, WaitGraph, WaitSource } from "../deadlock.ts";
 import type { Journal } from "../journal.ts";
 import { assertTtl, type Ctx } from "../context.ts";
 import { type HandedOver, refuseOwnHandOver } from "../primitive.ts";
+import { rowsSince } from "../row-versions.ts";
 import { newToken } from "../tokens.ts";
 import type { WaitQueue } from "../wait.ts";
 import { isBlocked, type Outcome } from "../waiter.ts";
@@ -41,7 +42,6 @@ import {
   type Want,
 } from "./types.ts";
 import { poolView, refusal, waitOf } from "./views.ts";
-import { rowsSince } from "../row-versions.ts";
 
 export class Pools implements WaitSource {
   readonly waits: WaitQueue<SlotWait, SlotGrant>;

@@ -31,6 +31,16 @@ export interface Ctx {
    */
   rowTx<T>(table: string, key: string, fn: () => Tx<T>): Awaitable<T>;
   rowRead<T>(table: string, key: string, fn: () => Tx<T>): Awaitable<T>;
+  /**
+   * A call that needs its line only when someone stands in it (docs/cluster.md, "Scaling out"):
+   * on a shared store, when neither memory nor the stored lines show anyone in `key`'s line of
+   * `q`, `fn` runs as a row body of `table`'s row `key`, and its answer stands unless it is null.
+   * Null (someone is in line, or fn found the row not as it needs it): the caller runs its line
+   * body, which decides as it always did. Null at once, not a promise, where no row body is
+   * tried (not a shared store, or a line here already): the caller's line body then starts in
+   * the same turn, as it did before row bodies existed.
+   */
+  rowIfAlone<T>(q: { line(key: string): readonly unknown[]; anyoneIn(key: string): Tx<boolean> }, table: string, key: string, fn: () => Tx<T | null>): Promise<T | null> | null;
   /** Whether the body running now is a row body in the shared order (never on SQLite). */
   inSharedOrder(): boolean;
   /**
@@ -101,6 +111,16 @@ export function createCtx(store: Store, clock: Clock): Ctx {
     },
     rowRead(table, key, fn) {
       return dueFirst(() => store.read(fn(), { key: rowKey(table, key) }));
+    },
+    rowIfAlone(q, table, key, fn) {
+      // In the shared order no transaction that changes the lines runs, and each one wrote them
+      // down before it committed: the stored lines are every daemon's (lines.ts, standsIn).
+      if (!ctx.rowsOverlap || q.line(key).length > 0) return null;
+      return Promise.resolve(
+        ctx.rowTx(table, key, function* () {
+          return (yield* q.anyoneIn(key)) ? null : yield* fn();
+        }),
+      );
     },
     inSharedOrder: () => store.inSharedOrder?.() ?? false,
     rowsOverlap: store.shared !== undefined,

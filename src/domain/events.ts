@@ -1,6 +1,9 @@
 // Generation-counted events. A waiter passes the generation it last saw and returns as soon as
 // the stored generation is strictly greater, so a signal between two calls is never missed.
 // A signal wakes every waiter (broadcast); clear resets to 0 and wakes them without firing.
+// On a shared store an event nobody waits for is a row: a signal or clear then runs as a row
+// body (docs/cluster.md, "Scaling out"), beside other daemons' calls, and a read of the
+// generation too; only a line to wake needs the line body.
 import { all, get, run, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
@@ -24,16 +27,23 @@ export class Events {
   }
 
   async signal(name: string): Promise<number> {
-    return this.c.tx(() => this.signalTx(name));
+    const tried = this.c.rowIfAlone(this.waits, "events", name, () => this.fire(name));
+    return (tried && (await tried)) ?? this.c.tx(() => this.signalTx(name));
   }
 
-  private *signalTx(name: string): Tx<number> {
+  /** The generation moved on, and journalled: all a signal does when nobody waits. */
+  private *fire(name: string): Tx<number> {
     const row = yield* get<{ generation: number }>(
       "INSERT INTO events (name, generation) VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET generation = events.generation + 1 RETURNING generation",
       name,
     );
     const generation = row!.generation;
     yield* this.journal.record("event.signaled", name, { data: { generation } });
+    return generation;
+  }
+
+  private *signalTx(name: string): Tx<number> {
+    const generation = yield* this.fire(name);
     for (const w of [...this.waits.line(name)]) {
       if (generation > w.req.lastSeen) this.waits.grant(w, { generation, fired: true });
     }
@@ -41,17 +51,24 @@ export class Events {
   }
 
   async clear(name: string): Promise<void> {
-    await this.c.tx(() => this.clearTx(name));
+    const tried = this.c.rowIfAlone(this.waits, "events", name, () => this.reset(name));
+    if (!(tried && (await tried))) await this.c.tx(() => this.clearTx(name));
+  }
+
+  /** The generation back to 0, and journalled: all a clear does when nobody waits. */
+  private *reset(name: string): Tx<true> {
+    yield* run("DELETE FROM events WHERE name = ?", name);
+    yield* this.journal.record("event.cleared", name);
+    return true;
   }
 
   private *clearTx(name: string): Tx<void> {
-    yield* run("DELETE FROM events WHERE name = ?", name);
-    yield* this.journal.record("event.cleared", name);
+    yield* this.reset(name);
     for (const w of [...this.waits.line(name)]) this.waits.grant(w, { generation: 0, fired: false });
   }
 
   async generation(name: string): Promise<number> {
-    return this.c.read(() => this.generationTx(name));
+    return this.c.rowRead("events", name, () => this.generationTx(name));
   }
 
   private *generationTx(name: string): Tx<number> {
@@ -59,10 +76,15 @@ export class Events {
   }
 
   async wait(name: string, lastSeen: number, waitMs: number, signal?: AbortSignal): Promise<EventState> {
+    if (waitMs <= 0) {
+      // A look, not a wait: the row alone answers it.
+      const generation = await this.generation(name);
+      return { generation, fired: generation > lastSeen };
+    }
     const self = this;
     const first = await this.c.tx(function* (): Tx<{ done: EventState } | { blocked: Promise<Outcome<EventState>> }> {
       const generation = yield* self.generationTx(name);
-      if (generation > lastSeen || waitMs <= 0) return { done: { generation, fired: generation > lastSeen } };
+      if (generation > lastSeen) return { done: { generation, fired: true } };
       return { blocked: self.waits.block(self.waits.enqueue(name, { lastSeen }), self.c.clock.now() + waitMs, signal) };
     });
     if ("done" in first) return first.done;

@@ -79,11 +79,9 @@ export class Locks implements WaitSource {
 
   async acquire(req: AcquireRequest, signal?: AbortSignal): Promise<AcquireResult> {
     assertTtl(req.ttlMs);
-    if (this.alone(req.name) && req.wakeToken === undefined) {
-      const self = this;
-      const alone = await this.c.rowTx("locks", req.name, function* () {
-        return (yield* self.waits.anyoneIn(req.name)) ? null : yield* self.grant(req.name, req.agentId, req.ttlMs, false, 1, { ifReleased: true });
-      });
+    if (req.wakeToken === undefined) {
+      const tried = this.c.rowIfAlone(this.waits, "locks", req.name, () => this.grant(req.name, req.agentId, req.ttlMs, false, 1, { ifReleased: true }));
+      const alone = tried && (await tried);
       if (alone) return alone;
     }
     const r = await this.take([req.name], req, signal);
@@ -169,15 +167,14 @@ export class Locks implements WaitSource {
     const self = this;
     // Held by this token (or agent) and nobody in line: cleared in place, a row body. Else a
     // line body decides (a hand-off, a refusal, an expiry that is due).
-    const alone = this.alone(name) && (await this.c.rowTx("locks", name, function* (): Tx<boolean> {
-      if (yield* self.waits.anyoneIn(name)) return false;
+    const tried = this.c.rowIfAlone(this.waits, "locks", name, function* (): Tx<true | null> {
       const [by, holder] = heldLiveBy(token, agentId!);
       const row = yield* get<{ agent_id: string }>(`${CLEAR} WHERE name = ? AND ${by} RETURNING agent_id`, name, holder, self.c.clock.now());
-      if (!row) return false;
+      if (!row) return null;
       yield* self.freed(name, "lock.released", row.agent_id, null);
       return true;
-    }));
-    if (alone) return true;
+    });
+    if (tried && (await tried)) return true;
     return this.c.tx(function* (): Tx<boolean> {
       const row = yield* self.holder(name);
       if (!row) return false;
@@ -317,14 +314,6 @@ export class Locks implements WaitSource {
     ))!;
     yield* this.journal.record("lock.handed_over", row.name, { agentId: row.agent_id, data: { to: toAgent, fence: moved.fence, expires_at: row.expires_at } });
     return { about: `lock:${row.name}`, from: row.agent_id, token: next, fence: moved.fence };
-  }
-
-  /**
-   * Whether a call on this name tries a row body first: only where row bodies overlap, and not
-   * when this daemon already sees a line for it (then a line body decides at once).
-   */
-  private alone(name: string): boolean {
-    return this.c.rowsOverlap && this.waits.line(name).length === 0;
   }
 
   /** The live holder row, if any. */

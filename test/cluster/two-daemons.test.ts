@@ -238,6 +238,27 @@ describePg("two daemons, one database", () => {
     expect(await answered("the event waiter on d1 after a signal on d2", w.promise)).toEqual({ generation: sig.generation, fired: true });
   });
 
+  test("signal_event and clear_event with nobody waiting are row bodies on both daemons (no version moves): each generation is handed out once, and a look (wait_seconds 0) reads the row", async () => {
+    const version = async () => Number((await storeQuery<{ version: string }>(c.db, "SELECT version FROM airlock_sync WHERE id = 1"))[0]!.version);
+    expect(await d1().call("signal_event", { name: "ev-rows" })).toEqual({ generation: 1 });
+    const before = await version();
+    const generations = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? d1() : d2()).call("signal_event", { name: "ev-rows" }).then((r) => r.generation as number)));
+    expect(generations.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 2));
+    expect(await d2().call("wait_for_event", { name: "ev-rows", last_seen_generation: 20, wait_seconds: 0 })).toEqual({ generation: 21, fired: true });
+    expect(await d1().call("wait_for_event", { name: "ev-rows", last_seen_generation: 21, wait_seconds: 0 })).toEqual({ generation: 21, fired: false });
+    expect(await d2().call("clear_event", { name: "ev-rows" })).toEqual({ cleared: true });
+    expect(await d1().call("wait_for_event", { name: "ev-rows", last_seen_generation: 0, wait_seconds: 0 })).toEqual({ generation: 0, fired: false });
+    expect(await version()).toBe(before); // 20 signals, two looks and a clear: none was a line body
+
+    // With a waiter blocked on d2, a signal on d1 (whose memory has not seen that line) wakes it:
+    // the row body finds the stored line and leaves the call to the line body.
+    expect(await d2().call("signal_event", { name: "ev-rows" })).toEqual({ generation: 1 }); // status lists events that exist
+    const w = blocked(d2().call("wait_for_event", { name: "ev-rows", last_seen_generation: 1, wait_seconds: LONG_WAIT_S }));
+    await until("the event waiter blocked on d2", async () => (await eventWaiters(d2(), "ev-rows")) === 1);
+    expect(await d1().call("signal_event", { name: "ev-rows" })).toEqual({ generation: 2 });
+    expect(await answered("the event waiter on d2 after a signal on d1", w.promise)).toEqual({ generation: 2, fired: true });
+  });
+
   test("claim_next_task blocked on d1 gets the task pushed on d2; a blocked claimer on d2 whose client left never keeps one", async () => {
     const q = "cross-q";
     // A task pushed and claimed first: status lists (and counts the waiters of) queues with tasks.

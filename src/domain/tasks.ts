@@ -81,10 +81,20 @@ export class Tasks {
   }
 
   async push(req: PushRequest): Promise<number> {
-    return this.c.tx(() => this.pushTx(req));
+    // A row body when no claimer waits on the queue (docs/cluster.md, "Scaling out"): one insert
+    // and its journal entry. A claimer in line needs the line body, which hands the task over.
+    const tried = this.c.rowIfAlone(this.waits, "tasks", req.queue, () => this.insert(req));
+    return (tried && (await tried)) ?? this.c.tx(() => this.pushTx(req));
   }
 
   private *pushTx(req: PushRequest): Tx<number> {
+    const id = yield* this.insert(req);
+    yield* this.offer(req.queue);
+    return id;
+  }
+
+  /** The task stored, pending, and journalled: all a push does when nobody waits to claim. */
+  private *insert(req: PushRequest): Tx<number> {
     const row = (yield* get<{ id: number }>(
       "INSERT INTO tasks (queue, payload, author, priority, state, max_attempts, created_at) VALUES (?, ?, ?, ?, 'pending', ?, ?) RETURNING id",
       req.queue,
@@ -95,7 +105,6 @@ export class Tasks {
       this.c.clock.now(),
     ))!;
     yield* this.journal.record("task.pushed", req.queue, { agentId: req.author, data: { id: row.id, priority: req.priority } });
-    yield* this.offer(req.queue);
     return row.id;
   }
 
@@ -116,7 +125,9 @@ export class Tasks {
   }
 
   async complete(id: number, leaseToken: string): Promise<boolean> {
-    return this.c.tx(() => this.completeTx(id, leaseToken));
+    // A row body (docs/cluster.md, "Scaling out"): one conditional update of the task's row and
+    // its journal entry; a finished task goes to nobody in line. Timers change after the commit.
+    return this.c.rowTx("tasks", String(id), () => this.completeTx(id, leaseToken));
   }
 
   private *completeTx(id: number, leaseToken: string): Tx<boolean> {
@@ -129,7 +140,7 @@ export class Tasks {
     );
     if (!r) return false;
     yield* this.journal.record("task.completed", r.queue, { agentId: r.lease_agent, data: { id } });
-    this.c.scheduler.cancel(`task:${id}`);
+    this.c.store.afterCommit(() => this.c.scheduler.cancel(`task:${id}`));
     yield* this.armPurge();
     return true;
   }
@@ -265,11 +276,14 @@ export class Tasks {
     if (t && t.lease_expires_at! <= this.c.clock.now()) yield* this.release(t, true, "task.expired", "lease lapsed");
   }
 
+  /** The purge armed for the oldest finished task, after the commit (a row body may run again). */
   private *armPurge(): Tx<void> {
     const row = yield* get<{ at: number | null }>("SELECT MIN(finished_at) AS at FROM tasks WHERE finished_at IS NOT NULL");
-    if (row?.at == null) return this.c.scheduler.cancel("tasks:purge");
-    if (this.c.scheduler.has("tasks:purge")) return; // an earlier purge is armed; it re-arms itself
-    this.c.scheduler.at("tasks:purge", row.at + TASK_RETENTION_MS, () => this.purge());
+    this.c.store.afterCommit(() => {
+      if (row?.at == null) return this.c.scheduler.cancel("tasks:purge");
+      if (this.c.scheduler.has("tasks:purge")) return; // an earlier purge is armed; it re-arms itself
+      this.c.scheduler.at("tasks:purge", row.at + TASK_RETENTION_MS, () => this.purge());
+    });
   }
 
   private *purge(): Tx<void> {

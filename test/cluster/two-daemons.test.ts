@@ -259,6 +259,29 @@ describePg("two daemons, one database", () => {
     expect(await answered("the event waiter on d2 after a signal on d1", w.promise)).toEqual({ generation: 2, fired: true });
   });
 
+  test("push_task with no claimer waiting and complete_task are row bodies on both daemons (no version moves); the claims between them are line bodies and each task is claimed once", async () => {
+    const version = async () => Number((await storeQuery<{ version: string }>(c.db, "SELECT version FROM airlock_sync WHERE id = 1"))[0]!.version);
+    const q = "rows-q";
+    const before = await version();
+    const ids = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? d1() : d2()).call("push_task", { queue: q, payload: `job-${i}` }).then((r) => r.id as number)));
+    expect(new Set(ids).size).toBe(12);
+    expect(await version()).toBe(before); // twelve pushes, none a line body
+
+    // Claims are line bodies (they move the version); completions are row bodies again.
+    const claims: { id: number; lease_token: string }[] = [];
+    for (let i = 0; i < 12; i++) claims.push(await (i % 2 === 0 ? d2() : d1()).call("claim_next_task", { queue: q, agent_id: `rows-worker-${i}`, wait_seconds: 0 }));
+    expect(claims.map((t) => t.id).sort((a, b) => a - b)).toEqual([...ids].sort((a, b) => a - b));
+    const claimed = await version();
+    expect(claimed).toBeGreaterThan(before);
+    const done = await Promise.all(claims.map((t, i) => (i % 2 === 0 ? d1() : d2()).call("complete_task", { id: t.id, lease_token: t.lease_token })));
+    expect(done.every((r) => r.completed === true)).toBe(true);
+    // A second completion of the same lease, on the other daemon, is refused: the row moved once.
+    expect(await d2().call("complete_task", { id: claims[0]!.id, lease_token: claims[0]!.lease_token })).toEqual({ completed: false });
+    expect(await version()).toBe(claimed);
+    const listed = (await d1().call("list_tasks", { queue: q })) as { id: number; state: string }[];
+    expect(listed.map((t) => [t.id, t.state])).toEqual([...ids].sort((a, b) => a - b).map((id) => [id, "done"]));
+  });
+
   test("claim_next_task blocked on d1 gets the task pushed on d2; a blocked claimer on d2 whose client left never keeps one", async () => {
     const q = "cross-q";
     // A task pushed and claimed first: status lists (and counts the waiters of) queues with tasks.

@@ -53,7 +53,7 @@ export type ThroughputRow = {
 type Case = "distinct" | "hot" | "locks";
 /** A setup under load: one client's operation, true when it succeeded. */
 type Target = { name: string; op(kase: Case, client: number): Promise<boolean> };
-type Round = { rate: number; errors: number; busy: number };
+type Round = { rate: number; errors: number; busy: number; machine: number };
 
 const TICK_MS = 1000 / (Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100);
 const MAIN_STAT = `/proc/self/task/${process.pid}/stat`;
@@ -70,11 +70,24 @@ function mainThreadCpuMs(): number {
   return (Number(f[11]) + Number(f[12])) * TICK_MS;
 }
 
+/**
+ * The whole machine's CPU time so far (every core, /proc/stat's first line): busy and in all, in
+ * ticks; null without /proc. A round's share of busy time says whether the cores were the limit
+ * (docs/cluster.md, "The model"): with every core busy, more daemons on this machine cannot add.
+ */
+function machineTicks(): { busy: number; all: number } | null {
+  if (!existsSync("/proc/stat")) return null;
+  const f = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  const all = f.reduce((a, b) => a + b, 0);
+  return { busy: all - f[3]! - f[4]!, all }; // less idle and iowait
+}
+
 /** CLIENTS concurrent loops of op for ms: the successful operations per second. */
 async function round(t: Target, kase: Case, ms: number): Promise<Round> {
   let count = 0;
   let errors = 0;
   const cpu0 = mainThreadCpuMs();
+  const m0 = machineTicks();
   const t0 = performance.now();
   const end = t0 + ms;
   await Promise.all(
@@ -90,7 +103,9 @@ async function round(t: Target, kase: Case, ms: number): Promise<Round> {
     }),
   );
   const took = performance.now() - t0;
-  return { rate: count / (took / 1000), errors, busy: (mainThreadCpuMs() - cpu0) / took };
+  const m1 = machineTicks();
+  const machine = m0 && m1 && m1.all > m0.all ? (m1.busy - m0.busy) / (m1.all - m0.all) : Number.NaN;
+  return { rate: count / (took / 1000), errors, busy: (mainThreadCpuMs() - cpu0) / took, machine };
 }
 
 function daemons(ds: DaemonProcess[]): Target {
@@ -183,7 +198,7 @@ export async function throughput(o: ThroughputOptions): Promise<void> {
           const x = await round(timed[k]!, kase, o.roundMs);
           got[k]!.push(x);
           const flag = x.errors ? `, ${x.errors} FAILED` : "";
-          console.error(`throughput ${kase}, ${timed[k]!.name}, round ${r + 1}: ${x.rate.toFixed(0)}/s${flag}, bench thread ${(x.busy * 100).toFixed(0)}% busy`);
+          console.error(`throughput ${kase}, ${timed[k]!.name}, round ${r + 1}: ${x.rate.toFixed(0)}/s${flag}, bench thread ${(x.busy * 100).toFixed(0)}% busy, machine ${(x.machine * 100).toFixed(0)}% busy`);
         }
       }
       if (kase === "locks") reportLocks(o.add, timed, got, o.roundMs);
@@ -249,6 +264,6 @@ function rowOf(got: Round[][]) {
       ...(errors ? [`${errors} failed in ${roundsWithErrors} of ${ROUNDS} rounds`] : []),
       ...(clientBusy > CLIENT_BUSY ? [`bench thread ${(clientBusy * 100).toFixed(0)}% busy: client-bound?`] : []),
     ];
-    return { value: median(rs.map((r) => r.rate)), flag: flags.length ? ` [${flags.join("; ")}]` : "", extra: { rounds: ROUNDS, errors, roundsWithErrors, clientBusy } };
+    return { value: median(rs.map((r) => r.rate)), flag: flags.length ? ` [${flags.join("; ")}]` : "", extra: { rounds: ROUNDS, errors, roundsWithErrors, clientBusy, machineBusy: median(rs.map((r) => r.machine)) } };
   };
 }

@@ -110,6 +110,12 @@ export class Tasks {
 
   async claim(queue: string, agentId: string, leaseMs: number, waitMs: number, signal?: AbortSignal): Promise<ClaimResult> {
     assertTtl(leaseMs);
+    // A row body when no claimer waits on the queue (docs/cluster.md, "Scaling out"): the best
+    // pending task taken in one statement. It answers unless it lost a race for a task or finds
+    // none to wait for; then the line body decides, as it always did.
+    const tried = this.c.rowIfAlone(this.waits, "tasks", queue, () => this.claimRow(queue, agentId, leaseMs, waitMs));
+    const alone = tried && (await tried);
+    if (alone) return alone;
     const first = await this.c.tx(() => this.claimTx(queue, agentId, leaseMs, waitMs, signal));
     if ("claimed" in first) return first;
     const outcome = await first.blocked;
@@ -205,21 +211,39 @@ export class Tasks {
     return rows.map((t) => t.id);
   }
 
+  /**
+   * The best pending task (highest priority, then oldest), taken in one statement: its lease
+   * timer armed after the commit (a row body may run again).
+   */
   private *claimOne(queue: string, agentId: string, leaseMs: number): Tx<ClaimResult> {
-    const t = yield* get<TaskRow>("SELECT * FROM tasks WHERE queue = ? AND state = 'pending' ORDER BY priority DESC, id LIMIT 1", queue);
-    if (!t) return { claimed: false };
     const leaseToken = newToken();
     const leaseExpiresAt = this.c.clock.now() + leaseMs;
-    yield* run(
-      "UPDATE tasks SET state = 'claimed', lease_agent = ?, lease_token = ?, lease_expires_at = ?, attempts = attempts + 1 WHERE id = ?",
+    const t = yield* get<TaskRow>(
+      "UPDATE tasks SET state = 'claimed', lease_agent = ?, lease_token = ?, lease_expires_at = ?, attempts = attempts + 1 " +
+        "WHERE id = (SELECT id FROM tasks WHERE queue = ? AND state = 'pending' ORDER BY priority DESC, id LIMIT 1) AND state = 'pending' RETURNING *",
       agentId,
       leaseToken,
       leaseExpiresAt,
-      t.id,
+      queue,
     );
-    this.arm(t.id, leaseExpiresAt);
-    yield* this.journal.record("task.claimed", queue, { agentId, data: { id: t.id, attempt: t.attempts + 1, expires_at: leaseExpiresAt } });
-    return { claimed: true, id: t.id, payload: t.payload, leaseToken, leaseExpiresAt, attempts: t.attempts + 1 };
+    if (!t) return { claimed: false };
+    this.c.store.afterCommit(() => this.arm(t.id, leaseExpiresAt));
+    yield* this.journal.record("task.claimed", queue, { agentId, data: { id: t.id, attempt: t.attempts, expires_at: leaseExpiresAt } });
+    return { claimed: true, id: t.id, payload: t.payload, leaseToken, leaseExpiresAt, attempts: t.attempts };
+  }
+
+  /**
+   * A claim as a row body. Beside other daemons' row bodies two claims may pick the same task:
+   * PostgreSQL makes the second wait for the first's row lock, then finds the task no longer
+   * pending and takes nothing; so nothing taken is final only when nothing is pending (and the
+   * call would not wait); otherwise null, and the line body claims (or blocks) exactly.
+   */
+  private *claimRow(queue: string, agentId: string, leaseMs: number, waitMs: number): Tx<ClaimResult | null> {
+    const got = yield* this.claimOne(queue, agentId, leaseMs);
+    if (got.claimed) return got;
+    if (waitMs > 0) return null;
+    const pending = yield* get<{ id: number }>("SELECT id FROM tasks WHERE queue = ? AND state = 'pending' LIMIT 1", queue);
+    return pending ? null : got;
   }
 
   /**

@@ -300,13 +300,19 @@ export class Tasks {
     if (t && t.lease_expires_at! <= this.c.clock.now()) yield* this.release(t, true, "task.expired", "lease lapsed");
   }
 
-  /** The purge armed for the oldest finished task, after the commit (a row body may run again). */
+  /**
+   * The purge armed for the oldest finished task, unless one is armed already (it re-arms itself
+   * when it runs): the oldest is looked up only then, not at every completion (the lookup reads
+   * every task; a queue that runs for a week holds many). Armed after the commit (a row body may
+   * run again). A purge that finds nothing due deletes nothing.
+   */
   private *armPurge(): Tx<void> {
+    if (this.c.scheduler.has("tasks:purge")) return;
     const row = yield* get<{ at: number | null }>("SELECT MIN(finished_at) AS at FROM tasks WHERE finished_at IS NOT NULL");
+    if (row?.at == null) return;
+    const at = row.at + TASK_RETENTION_MS;
     this.c.store.afterCommit(() => {
-      if (row?.at == null) return this.c.scheduler.cancel("tasks:purge");
-      if (this.c.scheduler.has("tasks:purge")) return; // an earlier purge is armed; it re-arms itself
-      this.c.scheduler.at("tasks:purge", row.at + TASK_RETENTION_MS, () => this.purge());
+      if (!this.c.scheduler.has("tasks:purge")) this.c.scheduler.at("tasks:purge", at, () => this.purge());
     });
   }
 

@@ -15,7 +15,9 @@
 // A third case, distinct locks, has each client take and release a lock of its own
 // (lock_resource, then unlock_resource, nobody ever in line: row bodies on a shared store), on
 // the daemon setups only: it asks whether lock calls scale with daemons the way counters do,
-// in pairs a second, against one daemon.
+// in pairs a second, against one daemon. A fourth, task cycles, has each client push a task to a
+// queue of its own, claim it (wait_seconds 0) and complete it: with no claimer waiting, row
+// bodies too.
 // Nothing is pinned here: three daemons must be able to use both cores, and the bench's client
 // side (fetch's HTTP thread, the SQL client) floats with them.
 // The clients run in the bench process, not in spawned client processes: on 2 cores a client
@@ -50,7 +52,7 @@ export type ThroughputRow = {
   clientBusy?: number;
 };
 
-type Case = "distinct" | "hot" | "locks";
+type Case = "distinct" | "hot" | "locks" | "tasks";
 /** A setup under load: one client's operation, true when it succeeded. */
 type Target = { name: string; op(kase: Case, client: number): Promise<boolean> };
 type Round = { rate: number; errors: number; busy: number; machine: number };
@@ -118,6 +120,14 @@ function daemons(ds: DaemonProcess[]): Target {
         const g = await d.call("lock_resource", { name: `bench:tput:lock:${c}`, agent_id: `bench-tput-${c}`, ttl_seconds: 60 });
         if (g.isError || g.locked !== true) return false;
         return (await d.call("unlock_resource", { name: `bench:tput:lock:${c}`, lock_token: g.lock_token })).released === true;
+      }
+      if (kase === "tasks") {
+        const queue = `bench:tput:queue:${c}`;
+        const p = await d.call("push_task", { queue, payload: "x" });
+        if (p.isError) return false;
+        const t = await d.call("claim_next_task", { queue, agent_id: `bench-tput-${c}`, wait_seconds: 0 });
+        if (t.isError || t.claimed !== true) return false;
+        return (await d.call("complete_task", { id: t.id, lease_token: t.lease_token })).completed === true;
       }
       const r = await d.call("increment_counter", { name: name(kase, c) });
       return !r.isError && typeof r.value === "number";
@@ -188,8 +198,8 @@ export async function throughput(o: ThroughputOptions): Promise<void> {
       started.push(...ds);
       setups.push(daemons(ds));
     }
-    for (const kase of ["distinct", "hot", "locks"] as const) {
-      const timed = kase === "locks" ? setups.slice(FLOORS) : setups;
+    for (const kase of ["distinct", "hot", "locks", "tasks"] as const) {
+      const timed = kase === "locks" || kase === "tasks" ? setups.slice(FLOORS) : setups;
       for (const t of timed) await round(t, kase, o.warmUpMs);
       const got = timed.map(() => [] as Round[]);
       for (let r = 0; r < ROUNDS; r++) {
@@ -201,7 +211,7 @@ export async function throughput(o: ThroughputOptions): Promise<void> {
           console.error(`throughput ${kase}, ${timed[k]!.name}, round ${r + 1}: ${x.rate.toFixed(0)}/s${flag}, bench thread ${(x.busy * 100).toFixed(0)}% busy, machine ${(x.machine * 100).toFixed(0)}% busy`);
         }
       }
-      if (kase === "locks") reportLocks(o.add, timed, got, o.roundMs);
+      if (kase === "locks" || kase === "tasks") reportCycles(o.add, kase, timed, got, o.roundMs);
       else report(o.add, kase, setups, got, o.roundMs);
     }
   } finally {
@@ -237,19 +247,23 @@ function report(add: (r: ThroughputRow) => void, kase: Case, setups: Target[], g
   }
 }
 
-/** The lock pairs: 1–3 daemons, and 2 and 3 against 1. */
-function reportLocks(add: (r: ThroughputRow) => void, setups: Target[], got: Round[][], roundMs: number) {
+/** The lock pairs, or the task cycles: 1–3 daemons, and 2 and 3 against 1. */
+function reportCycles(add: (r: ThroughputRow) => void, kase: "locks" | "tasks", setups: Target[], got: Round[][], roundMs: number) {
+  const [what, short, unit] =
+    kase === "locks"
+      ? ["lock_resource + unlock_resource, " + `${CLIENTS} clients, distinct locks`, "distinct locks", "pairs/s"]
+      : ["push_task + claim_next_task + complete_task, " + `${CLIENTS} clients, a queue each`, "task cycles", "cycles/s"];
   const of = `median of ${ROUNDS} × ${(roundMs / 1000).toFixed(1)} s`;
   const row = rowOf(got);
   const common = { mode: "postgres", part: "throughput" };
   const one = row(0);
   for (let k = 0; k < setups.length; k++) {
     const d = row(k);
-    add({ ...common, metric: `lock_resource + unlock_resource, ${CLIENTS} clients, distinct locks, ${setups[k]!.name} (${of})${d.flag}`, value: d.value, unit: "pairs/s", ...d.extra });
+    add({ ...common, metric: `${what}, ${setups[k]!.name} (${of})${d.flag}`, value: d.value, unit, ...d.extra });
   }
   for (let k = 1; k < setups.length; k++) {
     const d = row(k);
-    add({ ...common, metric: `distinct locks: ${setups[k]!.name} vs 1 daemon${d.flag}${one.flag}`, value: d.value, unit: "pairs/s", baseline: "1 daemon", baselineValue: one.value });
+    add({ ...common, metric: `${short}: ${setups[k]!.name} vs 1 daemon${d.flag}${one.flag}`, value: d.value, unit, baseline: "1 daemon", baselineValue: one.value });
   }
 }
 

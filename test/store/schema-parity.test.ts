@@ -72,6 +72,7 @@ describe("the SQLite schema, as the parity test reads it", () => {
     expect(lite.get("tasks")?.primaryKey).toEqual(["id"]);
     expect([...(lite.get("tasks")?.indexes ?? [])].sort()).toEqual([
       "UNIQUE (lease_token)",
+      "tasks_finished (finished_at) WHERE finished_at is not null",
       "tasks_lease_agent (lease_agent) WHERE state = 'claimed'",
       "tasks_pending (queue, state, priority DESC, id)",
     ]);

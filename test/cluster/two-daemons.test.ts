@@ -63,6 +63,8 @@ describePg("two daemons, one database", () => {
   const c = useCluster(2);
   const d1 = () => c.daemons[0]!;
   const d2 = () => c.daemons[1]!;
+  /** The cluster version: a transaction in the global order (a line body) that wrote moves it, a row body never. */
+  const version = async () => Number((await storeQuery<{ version: string }>(c.db, "SELECT version FROM airlock_sync WHERE id = 1"))[0]!.version);
 
   describe("locks", () => {
     test("of 40 concurrent lock_resource calls on one name, alternating between the daemons, exactly one wins", async () => {
@@ -239,7 +241,6 @@ describePg("two daemons, one database", () => {
   });
 
   test("signal_event and clear_event with nobody waiting are row bodies on both daemons (no version moves): each generation is handed out once, and a look (wait_seconds 0) reads the row", async () => {
-    const version = async () => Number((await storeQuery<{ version: string }>(c.db, "SELECT version FROM airlock_sync WHERE id = 1"))[0]!.version);
     expect(await d1().call("signal_event", { name: "ev-rows" })).toEqual({ generation: 1 });
     const before = await version();
     const generations = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? d1() : d2()).call("signal_event", { name: "ev-rows" }).then((r) => r.generation as number)));
@@ -260,7 +261,6 @@ describePg("two daemons, one database", () => {
   });
 
   test("push_task, claim_next_task and complete_task with no claimer waiting are row bodies on both daemons (no version moves): claims racing on both daemons take each task once", async () => {
-    const version = async () => Number((await storeQuery<{ version: string }>(c.db, "SELECT version FROM airlock_sync WHERE id = 1"))[0]!.version);
     const q = "rows-q";
     const before = await version();
     const ids = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? d1() : d2()).call("push_task", { queue: q, payload: `job-${i}` }).then((r) => r.id as number)));
@@ -507,7 +507,6 @@ describePg("two daemons, one database", () => {
   });
 
   test("locks on distinct names, taken and released on both daemons with nobody in line, are row bodies: they move no version; a line still hands off across daemons", async () => {
-    const version = async () => Number((await storeQuery<{ version: string }>(c.db, "SELECT version FROM airlock_sync WHERE id = 1"))[0]!.version);
     const agents = Array.from({ length: 16 }, (_, i) => `alone-agent-${i}`);
     // A first call of an agent registers it, in the global order: done before counting.
     for (const id of ["intruder", ...agents]) await d1().call("register_agent", { agent_id: id, ttl_seconds: 600 });
@@ -548,7 +547,6 @@ describePg("two daemons, one database", () => {
   });
 
   test("renew_lock on d2 of a lock taken on d1 is a row body (no version moves); d1's timer finds the row moved, and the renewed expiry hands the lock to a waiter on d1", async () => {
-    const version = async () => Number((await storeQuery<{ version: string }>(c.db, "SELECT version FROM airlock_sync WHERE id = 1"))[0]!.version);
     const held = await d1().call("lock_resource", { name: "renewed-elsewhere", agent_id: "renewer", ttl_seconds: 2 });
     expect(held.locked).toBe(true);
     const waiter = blocked(d1().call("lock_resource", { name: "renewed-elsewhere", agent_id: "renew-waiter", ttl_seconds: 60, wait_seconds: LONG_WAIT_S }));

@@ -133,18 +133,24 @@ export class Tasks {
   async complete(id: number, leaseToken: string): Promise<boolean> {
     // A row body (docs/cluster.md, "Scaling out"): one conditional update of the task's row and
     // its journal entry; a finished task goes to nobody in line. Timers change after the commit.
-    return this.c.rowTx("tasks", String(id), () => this.completeTx(id, leaseToken));
+    // A lease that lapsed but has not been expired yet (its timer was armed on another daemon)
+    // is left to the line body, which expires it first and then refuses, as one daemon does.
+    const done = await this.c.rowTx("tasks", String(id), () => this.completeTx(id, leaseToken, true));
+    return done ?? (await this.c.tx(() => this.completeTx(id, leaseToken, false))) === true;
   }
 
-  private *completeTx(id: number, leaseToken: string): Tx<boolean> {
+  /** `live`: only a lease still live, else null (the line body decides); else a due expiry first. */
+  private *completeTx(id: number, leaseToken: string, live: boolean): Tx<boolean | null> {
     const now = this.c.clock.now();
+    if (!live) yield* this.expireIfLapsed(id);
     const r = yield* get<{ queue: string; lease_agent: string | null }>(
-      "UPDATE tasks SET state = 'done', lease_token = NULL, lease_expires_at = NULL, finished_at = ? WHERE id = ? AND lease_token = ? AND state = 'claimed' RETURNING queue, lease_agent",
+      "UPDATE tasks SET state = 'done', lease_token = NULL, lease_expires_at = NULL, finished_at = ? WHERE id = ? AND lease_token = ? AND state = 'claimed' AND lease_expires_at > ? RETURNING queue, lease_agent",
       now,
       id,
       leaseToken,
+      now,
     );
-    if (!r) return false;
+    if (!r) return live ? null : false;
     yield* this.journal.record("task.completed", r.queue, { agentId: r.lease_agent, data: { id } });
     this.c.store.afterCommit(() => this.c.scheduler.cancel(`task:${id}`));
     yield* this.armPurge();
@@ -152,28 +158,62 @@ export class Tasks {
   }
 
   async fail(id: number, leaseToken: string, requeue: boolean): Promise<boolean> {
-    return this.c.tx(() => this.failTx(id, leaseToken, requeue));
+    // On a shared store a row body first (docs/cluster.md, "Scaling out"): the lease's row
+    // locked and settled; a task that goes back to pending while a claimer stands in the queue's
+    // line (on any daemon), or a lease that lapsed unexpired, is left to the line body.
+    const settled = this.c.rowsOverlap ? await this.c.rowTx("tasks", String(id), () => this.failRow(id, leaseToken, requeue)) : null;
+    return settled ?? this.c.tx(() => this.failTx(id, leaseToken, requeue));
   }
 
   private *failTx(id: number, leaseToken: string, requeue: boolean): Tx<boolean> {
+    yield* this.expireIfLapsed(id);
     const t = yield* get<TaskRow>("SELECT * FROM tasks WHERE id = ? AND lease_token = ? AND state = 'claimed'", id, leaseToken);
     if (!t) return false;
     yield* this.release(t, requeue, requeue ? "task.requeued" : "task.failed", "fail_task");
     return true;
   }
 
+  /** fail_task as a row body: the row locked first (two failures of one lease are ordered by it). */
+  private *failRow(id: number, leaseToken: string, requeue: boolean): Tx<boolean | null> {
+    const t = yield* get<TaskRow>("SELECT * FROM tasks WHERE id = ? AND lease_token = ? AND state = 'claimed' AND lease_expires_at > ? FOR UPDATE", id, leaseToken, this.c.clock.now());
+    if (!t || (requeue && this.goesBack(t) && (yield* this.waits.anyoneIn(t.queue)))) return null;
+    yield* this.settle(t, requeue, requeue ? "task.requeued" : "task.failed", "fail_task");
+    return true;
+  }
+
   async renew(id: number, leaseToken: string, leaseMs: number): Promise<TaskRenewResult> {
     assertTtl(leaseMs);
-    return this.c.tx(() => this.renewTx(id, leaseToken, leaseMs));
+    // A lease held live by this token moves in place: a row body on a shared store (a renewal
+    // hands nothing on, and it is a worker's heartbeat). Else the line body says why not.
+    const moved = this.c.rowsOverlap && (await this.c.rowTx("tasks", String(id), () => this.renewRow(id, leaseToken, leaseMs)));
+    return moved || this.c.tx(() => this.renewTx(id, leaseToken, leaseMs));
+  }
+
+  private *renewRow(id: number, leaseToken: string, leaseMs: number): Tx<TaskRenewResult | null> {
+    const now = this.c.clock.now();
+    const t = yield* get<{ queue: string; lease_agent: string | null }>(
+      "UPDATE tasks SET lease_expires_at = ? WHERE id = ? AND lease_token = ? AND state = 'claimed' AND lease_expires_at > ? RETURNING queue, lease_agent",
+      now + leaseMs,
+      id,
+      leaseToken,
+      now,
+    );
+    return t ? yield* this.renewed(id, t, now + leaseMs) : null;
   }
 
   private *renewTx(id: number, leaseToken: string, leaseMs: number): Tx<TaskRenewResult> {
+    yield* this.expireIfLapsed(id);
     const t = yield* get<TaskRow>("SELECT * FROM tasks WHERE id = ?", id);
     if (!t || t.state !== "claimed") return { renewed: false, error: "store: task not claimed" };
     if (t.lease_token !== leaseToken) return { renewed: false, error: "store: task not owned by supplied lease_token" };
     const expiresAt = this.c.clock.now() + leaseMs;
     yield* run("UPDATE tasks SET lease_expires_at = ? WHERE id = ?", expiresAt, id);
-    this.arm(id, expiresAt);
+    return yield* this.renewed(id, t, expiresAt);
+  }
+
+  /** What follows moving a lease's expiry: its timer (after the commit), and the record. */
+  private *renewed(id: number, t: { queue: string; lease_agent: string | null }, expiresAt: number): Tx<TaskRenewResult> {
+    this.c.store.afterCommit(() => this.arm(id, expiresAt));
     yield* this.journal.record("task.renewed", t.queue, { agentId: t.lease_agent, data: { id, expires_at: expiresAt } });
     return { renewed: true, expiresAt };
   }
@@ -252,19 +292,32 @@ export class Tasks {
    * unless the kind is task.expired, which reports the new state in its data).
    */
   private *release(t: TaskRow, requeue: boolean, kind: "task.requeued" | "task.failed" | "task.expired", reason: string): Tx<void> {
-    this.c.scheduler.cancel(`task:${t.id}`);
-    const exhausted = t.max_attempts !== null && t.attempts >= t.max_attempts;
+    if (yield* this.settle(t, requeue, kind, reason)) yield* this.offer(t.queue);
+  }
+
+  /** Whether a claim ended with a requeue goes back to pending (attempts left). */
+  private goesBack(t: TaskRow): boolean {
+    return t.max_attempts === null || t.attempts < t.max_attempts;
+  }
+
+  /**
+   * The row and the record of a claim that ends (release), its timer cancelled after the
+   * commit: whether the task went back to pending (then a claimer in line is owed it).
+   */
+  private *settle(t: TaskRow, requeue: boolean, kind: "task.requeued" | "task.failed" | "task.expired", reason: string): Tx<boolean> {
+    this.c.store.afterCommit(() => this.c.scheduler.cancel(`task:${t.id}`));
+    const exhausted = !this.goesBack(t);
     const back = requeue && !exhausted;
     const recorded = kind === "task.expired" ? kind : back ? "task.requeued" : "task.failed";
     const data: Record<string, unknown> = { id: t.id, attempts: t.attempts, state: back ? "pending" : "failed" };
     yield* this.journal.record(recorded, t.queue, { agentId: t.lease_agent, reason: exhausted && requeue ? `${reason}; out of attempts` : reason, data });
     if (back) {
       yield* run("UPDATE tasks SET state = 'pending', lease_agent = NULL, lease_token = NULL, lease_expires_at = NULL WHERE id = ?", t.id);
-      yield* this.offer(t.queue);
     } else {
       yield* run("UPDATE tasks SET state = 'failed', lease_token = NULL, lease_expires_at = NULL, finished_at = ? WHERE id = ?", this.c.clock.now(), t.id);
       yield* this.armPurge();
     }
+    return back;
   }
 
   /** Hands pending tasks to claimers blocked on this queue, earliest first. */
@@ -292,10 +345,14 @@ export class Tasks {
   }
 
   private arm(id: number, expiresAt: number): void {
-    this.c.scheduler.at(`task:${id}`, expiresAt, () => this.leaseLapsed(id));
+    this.c.scheduler.at(`task:${id}`, expiresAt, () => this.expireIfLapsed(id));
   }
 
-  private *leaseLapsed(id: number): Tx<void> {
+  /**
+   * The lease's expiry, when it is due: its timer's work, and what a call on the lease does
+   * first (the timer may be armed only on the daemon that claimed it, which may be slow or dead).
+   */
+  private *expireIfLapsed(id: number): Tx<void> {
     const t = yield* get<TaskRow>("SELECT * FROM tasks WHERE id = ? AND state = 'claimed'", id);
     if (t && t.lease_expires_at! <= this.c.clock.now()) yield* this.release(t, true, "task.expired", "lease lapsed");
   }

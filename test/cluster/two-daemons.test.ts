@@ -291,6 +291,49 @@ describePg("two daemons, one database", () => {
     expect(await version()).toBe(mid);
   });
 
+  test("renew_task and fail_task are row bodies on either daemon (no version moves); a requeue to a claimer blocked on the other daemon hands the task over; a lapsed lease is expired once, never renewed", async () => {
+    const q = "rows-lease";
+    const mid = await version();
+    const a = await d1().call("push_task", { queue: q, payload: "a" });
+    const b = await d2().call("push_task", { queue: q, payload: "b", max_attempts: 1 });
+    const ca = await d1().call("claim_next_task", { queue: q, agent_id: "lease-w1", lease_seconds: 60 });
+    const cb = await d2().call("claim_next_task", { queue: q, agent_id: "lease-w2", lease_seconds: 60 });
+    expect([ca.id, cb.id]).toEqual([a.id, b.id]);
+    // Renewed on the other daemon, by its token only; a wrong token is refused (the line body says why).
+    expect(await d2().call("renew_task", { id: a.id, lease_token: ca.lease_token, lease_seconds: 90 })).toMatchObject({ renewed: true });
+    expect(await d1().call("renew_task", { id: a.id, lease_token: cb.lease_token })).toEqual({ renewed: false, error: "store: task not owned by supplied lease_token" });
+    // Failed on the other daemon, the two at once: a's goes back to pending, b's (out of
+    // attempts) to failed; a second failure of a's lease is refused.
+    expect(await Promise.all([d2().call("fail_task", { id: a.id, lease_token: ca.lease_token }), d1().call("fail_task", { id: b.id, lease_token: cb.lease_token })])).toEqual([{ failed: true }, { failed: true }]);
+    expect(await d1().call("fail_task", { id: a.id, lease_token: ca.lease_token })).toEqual({ failed: false });
+    const states = async () => ((await d2().call("list_tasks", { queue: q })) as { id: number; state: string }[]).map((t) => [t.id, t.state]);
+    expect(await states()).toEqual([[a.id, "pending"], [b.id, "failed"]]);
+    // Moved no version, the refusals included (line bodies that wrote nothing).
+    expect(await version()).toBe(mid);
+
+    // A claimer blocked on d1: a's next lease, failed with requeue on d2, goes to it (the line body).
+    const again = await d2().call("claim_next_task", { queue: q, agent_id: "lease-w3", lease_seconds: 60 });
+    expect(again).toMatchObject({ claimed: true, id: a.id });
+    const w = blocked(d1().call("claim_next_task", { queue: q, agent_id: "lease-w4", wait_seconds: LONG_WAIT_S }));
+    await until("the claimer blocked on d1", async () => (await queueWaiters(d1(), q)) === 1);
+    expect(await d2().call("fail_task", { id: a.id, lease_token: again.lease_token })).toEqual({ failed: true });
+    expect(await answered("the claimer on d1 after a requeue on d2", w.promise)).toMatchObject({ claimed: true, id: a.id });
+
+    // A lease of one second, renewed on the other daemon after it lapsed: refused whichever
+    // daemon expires it (d1's timer, or d2's call finding it due), and expired exactly once.
+    const since = (await d1().call("watch_changes", {})).revision as number;
+    const c = await d1().call("push_task", { queue: q, payload: "c" });
+    const cc = await d1().call("claim_next_task", { queue: q, agent_id: "lease-w5", lease_seconds: 1 });
+    expect(cc.id).toBe(c.id);
+    await Bun.sleep(1_100);
+    expect((await d2().call("renew_task", { id: c.id, lease_token: cc.lease_token })).renewed).toBe(false);
+    expect(await d2().call("complete_task", { id: c.id, lease_token: cc.lease_token })).toEqual({ completed: false });
+    expect((await states()).find(([id]) => id === c.id)).toEqual([c.id, "pending"]);
+    const feed = (await d2().call("watch_changes", { since_revision: since, kinds: ["task."], limit: 100 })).changes as { kind: string; id?: number }[];
+    expect(feed.filter((e) => e.kind === "task.expired" && e.id === c.id)).toHaveLength(1);
+    expect(feed.filter((e) => e.kind === "task.renewed" && e.id === c.id)).toHaveLength(0);
+  });
+
   test("claim_next_task blocked on d1 gets the task pushed on d2; a blocked claimer on d2 whose client left never keeps one", async () => {
     const q = "cross-q";
     // A task pushed and claimed first: status lists (and counts the waiters of) queues with tasks.

@@ -40,41 +40,40 @@ export class Presence {
 
   async register(agentId: string, ttlMs: number, role?: string): Promise<number> {
     assertTtl(ttlMs);
-    // The heartbeat of an agent already registered is a row body (docs/cluster.md, "Scaling
-    // out"): one UPDATE of its row, so on a shared store heartbeats do not take the global
-    // order. Its timer is armed after the commit. Only a first registration (or one after the
-    // agent departed) is a transaction of the global order: it records agent.registered once.
-    const beat = await this.c.rowTx("agents", agentId, () => this.beatTx(agentId, ttlMs, role));
-    return beat ?? (await this.c.tx(() => this.registerTx(agentId, ttlMs, role)));
+    // A row body (docs/cluster.md, "Scaling out"): on a shared store heartbeats and first
+    // registrations alike do not take the global order. Its timer is armed after the commit.
+    return this.c.rowTx("agents", agentId, () => this.registerTx(agentId, ttlMs, role));
   }
 
-  /** A known agent's heartbeat: its new expiry, or null when it is not registered (any more). */
-  private *beatTx(agentId: string, ttlMs: number, role?: string): Tx<number | null> {
-    const expiresAt = this.c.clock.now() + ttlMs;
-    const r = yield* run("UPDATE agents SET expires_at = ?, role = COALESCE(?, role) WHERE agent_id = ?", expiresAt, role ?? null, agentId);
-    if (r.changes === 0) return null;
-    this.c.store.afterCommit(() => this.arm(agentId, expiresAt));
-    return expiresAt;
-  }
-
+  /**
+   * A known agent's heartbeat moves its expiry (one UPDATE); an unknown one (first, or after it
+   * departed) is inserted, and only the insert that made the row records agent.registered:
+   * two first registrations at once on two daemons are ordered by the row's key, and the
+   * second finds the row and beats.
+   */
   private *registerTx(agentId: string, ttlMs: number, role?: string): Tx<number> {
     const now = this.c.clock.now();
     const expiresAt = now + ttlMs;
-    // Only a first registration is a change worth a record: a heartbeat every few seconds
-    // from every agent would flood the journal (and trim real changes out of it) while
-    // saying nothing a watcher can act on; agent.departed reports when presence ends.
-    const known = yield* get<{ agent_id: string }>("SELECT agent_id FROM agents WHERE agent_id = ?", agentId);
-    if (!known) yield* this.journal.record("agent.registered", agentId, { agentId, data: { ...(role ? { role } : {}), ttl_seconds: Math.ceil(ttlMs / 1000) } });
-    yield* run(
-      "INSERT INTO agents (agent_id, registered_at, expires_at, role) VALUES (?, ?, ?, ?) " +
-        "ON CONFLICT(agent_id) DO UPDATE SET expires_at = excluded.expires_at, role = COALESCE(excluded.role, agents.role)",
+    this.c.store.afterCommit(() => this.arm(agentId, expiresAt));
+    if ((yield* this.beat(agentId, expiresAt, role)) > 0) return expiresAt;
+    const made = yield* get<{ agent_id: string }>(
+      "INSERT INTO agents (agent_id, registered_at, expires_at, role) VALUES (?, ?, ?, ?) ON CONFLICT(agent_id) DO NOTHING RETURNING agent_id",
       agentId,
       now,
       expiresAt,
       role ?? null,
     );
-    this.arm(agentId, expiresAt);
+    // Only a first registration is a change worth a record: a heartbeat every few seconds
+    // from every agent would flood the journal (and trim real changes out of it) while
+    // saying nothing a watcher can act on; agent.departed reports when presence ends.
+    if (made) yield* this.journal.record("agent.registered", agentId, { agentId, data: { ...(role ? { role } : {}), ttl_seconds: Math.ceil(ttlMs / 1000) } });
+    else yield* this.beat(agentId, expiresAt, role);
     return expiresAt;
+  }
+
+  /** The heartbeat of a registered agent: the rows it moved (0: not registered). */
+  private *beat(agentId: string, expiresAt: number, role?: string): Tx<number> {
+    return (yield* run("UPDATE agents SET expires_at = ?, role = COALESCE(?, role) WHERE agent_id = ?", expiresAt, role ?? null, agentId)).changes;
   }
 
   async unregister(agentId: string): Promise<void> {

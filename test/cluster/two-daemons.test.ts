@@ -483,6 +483,24 @@ describePg("two daemons, one database", () => {
     expect(got.fence).toBeGreaterThan(held.fence);
   });
 
+  test("first registrations are row bodies too: 16 agents registered on both daemons at once (each twice) move no version, and each is recorded registered once; after it departs, once more", async () => {
+    const since = (await d1().call("watch_changes", {})).revision as number;
+    const before = await version();
+    const names = Array.from({ length: 16 }, (_, i) => `first-${i}`);
+    const calls = names.flatMap((n, i) => [d1(), d2()].map((d, j) => d.call("register_agent", { agent_id: n, ttl_seconds: 60, ...(i % 2 === j ? { role: "builder" } : {}) })));
+    expect((await Promise.all(calls)).every((r) => r.registered === true)).toBe(true);
+    expect(await version()).toBe(before);
+    const registered = async () =>
+      ((await d2().call("watch_changes", { since_revision: since, kinds: ["agent.registered"], limit: 1000 })).changes as { resource: string }[]).map((e) => e.resource).sort();
+    expect(await registered()).toEqual([...names].sort());
+    const listed = ((await d1().call("list_agents")) as { agent_id: string; role: string | null }[]).filter((a) => a.agent_id.startsWith("first-"));
+    expect(listed.map((a) => [a.agent_id, a.role])).toEqual([...names].sort().map((n) => [n, "builder"]));
+    // Departed (a line body: its locks and claims go), then registered again on the other daemon.
+    await d1().call("unregister_agent", { agent_id: "first-0" });
+    expect((await d2().call("register_agent", { agent_id: "first-0", ttl_seconds: 60 })).registered).toBe(true);
+    expect(await registered()).toEqual(["first-0", ...names].sort());
+  });
+
   test("a counter and an agent of the same name, on both daemons at once in opposite orders, never deadlock (row bodies lock rows in one order)", async () => {
     // Row bodies run in the order of their keys, so two batches lock their rows in one order.
     // A counter and an agent both named "twin" are two rows: were their keys the bare name,

@@ -172,10 +172,13 @@ export class Journal {
   /**
    * watch_changes: the matching changes after `since` at once, or else blocks up to waitMs until
    * one commits. The check and the enqueue happen in one transaction, so a change committed
-   * between two calls is always returned by the second.
+   * between two calls is always returned by the second. On a shared store the look comes first
+   * in the shared order (look): only a watch that finds nothing and would wait joins the line.
    */
   async watch(since: number, waitMs: number, filter: WatchFilter, limit: number, signal?: AbortSignal): Promise<WatchResult> {
     const self = this;
+    const seen = this.c.rowsOverlap ? await this.c.rowRead("journal", "", () => this.shared(since, filter, limit)) : null;
+    if (seen && (seen.changes.length > 0 || waitMs <= 0)) return seen;
     const first = await this.c.tx(function* () {
       const r = yield* self.changes(since, filter, limit);
       if (r.changes.length > 0 || waitMs <= 0) return r;
@@ -183,13 +186,34 @@ export class Journal {
     });
     if ("changes" in first) return first;
     await first.blocked;
-    return this.c.read(() => this.changes(since, filter, limit));
+    const woken = this.c.rowsOverlap ? await this.c.rowRead("journal", "", () => this.shared(since, filter, limit)) : null;
+    return woken ?? this.c.read(() => this.changes(since, filter, limit));
+  }
+
+  /**
+   * The changes after `since`, read in the shared order (docs/cluster.md, "The journal read
+   * beside row bodies"): other daemons' row bodies may be in flight, each holding revisions it
+   * took from the sequence, so 12 may be visible while 11 is not yet. What is read is cut at the
+   * first revision missing after `since`: every revision up to the cut is committed, so no
+   * reader ever sees 12 before 11. Null when the very next revision is missing and a later one
+   * is there (a writer in flight, or a transaction that rolled back and left a gap for good):
+   * then the caller reads in the exclusive order, which waits for every writer in flight and
+   * passes a gap that is final.
+   */
+  private *shared(since: number, filter: WatchFilter, limit: number): Tx<WatchResult | null> {
+    const read = yield* this.readAfter(since, { ...filter, limit }, true);
+    if (read.upTo === since && read.cut) return null;
+    return yield* this.result(since, read.entries, read.upTo);
   }
 
   private *changes(since: number, filter: WatchFilter, limit: number): Tx<WatchResult> {
-    const changes = yield* this.sinceTx(since, { ...filter, limit });
-    // With nothing that matched, the newest revision: a filtered watcher skips what it has seen.
-    const revision = changes.length > 0 ? changes[changes.length - 1]!.revision : Math.max(since, yield* this.revisionTx());
+    const read = yield* this.readAfter(since, { ...filter, limit }, false);
+    return yield* this.result(since, read.entries, read.entries.length > 0 ? read.upTo : yield* this.revisionTx());
+  }
+
+  /** The answer of a watch: with nothing that matched, `newest` (a filtered watcher skips what it has seen). */
+  private *result(since: number, changes: JournalEntry[], newest: number): Tx<WatchResult> {
+    const revision = changes.length > 0 ? changes[changes.length - 1]!.revision : Math.max(since, newest);
     const r: WatchResult = { revision, changes };
     if (since > 0 && since < (yield* this.oldestTx()) - 1) r.trimmed = true;
     return r;
@@ -232,19 +256,33 @@ export class Journal {
   }
 
   *sinceTx(revision: number, o: SinceOptions = {}): Tx<JournalEntry[]> {
+    return (yield* this.readAfter(revision, o, false)).entries;
+  }
+
+  /**
+   * Entries after `revision` that match, oldest first, and the newest revision read (`upTo`).
+   * `contiguous`: stop before the first revision missing after `revision` (`cut` says one was),
+   * for a read beside writers in flight (shared); in the exclusive order none is, so a gap there
+   * is final (a rollback, or a trim) and is passed.
+   */
+  private *readAfter(revision: number, o: SinceOptions, contiguous: boolean): Tx<{ entries: JournalEntry[]; upTo: number; cut: boolean }> {
+    const limit = o.limit ?? 1000;
     const rows = yield* all<JournalRow>(
       "SELECT * FROM journal WHERE revision > ? ORDER BY revision LIMIT ?",
       revision,
-      o.kinds || o.resourcePrefix ? Number.MAX_SAFE_INTEGER : (o.limit ?? 1000),
+      o.kinds || o.resourcePrefix ? Number.MAX_SAFE_INTEGER : limit,
     );
     const kinds = o.kinds;
-    const out: JournalEntry[] = [];
+    const entries: JournalEntry[] = [];
+    let upTo = revision;
     for (const r of rows) {
+      if (contiguous && r.revision !== upTo + 1) return { entries, upTo, cut: true };
+      upTo = r.revision;
       if (!matches({ kinds, resourcePrefix: o.resourcePrefix }, r.kind, r.resource)) continue;
-      out.push(toEntry(r));
-      if (out.length >= (o.limit ?? 1000)) break;
+      entries.push(toEntry(r));
+      if (entries.length >= limit) break;
     }
-    return out;
+    return { entries, upTo, cut: false };
   }
 
   /** The newest revision recorded (0 when none). */

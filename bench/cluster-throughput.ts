@@ -17,7 +17,9 @@
 // the daemon setups only: it asks whether lock calls scale with daemons the way counters do,
 // in pairs a second, against one daemon. A fourth, task cycles, has each client push a task to a
 // queue of its own, claim it (wait_seconds 0) and complete it: with no claimer waiting, row
-// bodies too.
+// bodies too. A fifth, counter and look, has each client increment its counter and then look at
+// the change feed for its own changes (watch_changes with wait_seconds 0 from the revision it
+// was last answered, its counter's name as resource_prefix): a feed poller beside the writers.
 // Nothing is pinned here: three daemons must be able to use both cores, and the bench's client
 // side (fetch's HTTP thread, the SQL client) floats with them.
 // The clients run in the bench process, not in spawned client processes: on 2 cores a client
@@ -52,7 +54,11 @@ export type ThroughputRow = {
   clientBusy?: number;
 };
 
-type Case = "distinct" | "hot" | "locks" | "tasks";
+export const CASES = ["distinct", "hot", "locks", "tasks", "feed"] as const;
+export type Case = (typeof CASES)[number];
+/** The cases timed on the daemon setups only, in cycles of several calls. */
+type CycleCase = Exclude<Case, "distinct" | "hot">;
+const isCycle = (k: Case): k is CycleCase => k !== "distinct" && k !== "hot";
 /** A setup under load: one client's operation, true when it succeeded. */
 type Target = { name: string; op(kase: Case, client: number): Promise<boolean> };
 type Round = { rate: number; errors: number; busy: number; machine: number };
@@ -112,6 +118,8 @@ async function round(t: Target, kase: Case, ms: number): Promise<Round> {
 
 function daemons(ds: DaemonProcess[]): Target {
   const name = (kase: Case, c: number) => (kase === "hot" ? "bench:tput:hot" : `bench:tput:${c}`);
+  /** Each client's place in the change feed (the feed case). */
+  const since = new Map<number, number>();
   return {
     name: `${ds.length} daemon${ds.length > 1 ? "s" : ""}`,
     op: async (kase, c) => {
@@ -128,6 +136,15 @@ function daemons(ds: DaemonProcess[]): Target {
         const t = await d.call("claim_next_task", { queue, agent_id: `bench-tput-${c}`, wait_seconds: 0 });
         if (t.isError || t.claimed !== true) return false;
         return (await d.call("complete_task", { id: t.id, lease_token: t.lease_token })).completed === true;
+      }
+      if (kase === "feed") {
+        const counter = `bench:tput:feed:${c}:`;
+        const r = await d.call("increment_counter", { name: counter });
+        if (r.isError) return false;
+        const w = await d.call("watch_changes", { since_revision: since.get(c) ?? 0, kinds: ["counter."], resource_prefix: counter, limit: 100 });
+        if (w.isError || typeof w.revision !== "number") return false;
+        since.set(c, w.revision);
+        return true;
       }
       const r = await d.call("increment_counter", { name: name(kase, c) });
       return !r.isError && typeof r.value === "number";
@@ -175,6 +192,8 @@ export type ThroughputOptions = {
   /** Length of a timed round and of the warm-up round, ms. */
   roundMs: number;
   warmUpMs: number;
+  /** The cases to time (all of them by default). */
+  cases?: readonly Case[];
 };
 
 /** Runs the part and adds its rows: per case, the two floors, 1–3 daemons against the higher, 2 and 3 against 1. */
@@ -198,8 +217,8 @@ export async function throughput(o: ThroughputOptions): Promise<void> {
       started.push(...ds);
       setups.push(daemons(ds));
     }
-    for (const kase of ["distinct", "hot", "locks", "tasks"] as const) {
-      const timed = kase === "locks" || kase === "tasks" ? setups.slice(FLOORS) : setups;
+    for (const kase of o.cases ?? CASES) {
+      const timed = isCycle(kase) ? setups.slice(FLOORS) : setups;
       for (const t of timed) await round(t, kase, o.warmUpMs);
       const got = timed.map(() => [] as Round[]);
       for (let r = 0; r < ROUNDS; r++) {
@@ -211,7 +230,7 @@ export async function throughput(o: ThroughputOptions): Promise<void> {
           console.error(`throughput ${kase}, ${timed[k]!.name}, round ${r + 1}: ${x.rate.toFixed(0)}/s${flag}, bench thread ${(x.busy * 100).toFixed(0)}% busy, machine ${(x.machine * 100).toFixed(0)}% busy`);
         }
       }
-      if (kase === "locks" || kase === "tasks") reportCycles(o.add, kase, timed, got, o.roundMs);
+      if (isCycle(kase)) reportCycles(o.add, kase, timed, got, o.roundMs);
       else report(o.add, kase, setups, got, o.roundMs);
     }
   } finally {
@@ -247,12 +266,14 @@ function report(add: (r: ThroughputRow) => void, kase: Case, setups: Target[], g
   }
 }
 
-/** The lock pairs, or the task cycles: 1–3 daemons, and 2 and 3 against 1. */
-function reportCycles(add: (r: ThroughputRow) => void, kase: "locks" | "tasks", setups: Target[], got: Round[][], roundMs: number) {
-  const [what, short, unit] =
-    kase === "locks"
-      ? ["lock_resource + unlock_resource, " + `${CLIENTS} clients, distinct locks`, "distinct locks", "pairs/s"]
-      : ["push_task + claim_next_task + complete_task, " + `${CLIENTS} clients, a queue each`, "task cycles", "cycles/s"];
+/** The lock pairs, the task cycles, or the counters with a look: 1–3 daemons, and 2 and 3 against 1. */
+function reportCycles(add: (r: ThroughputRow) => void, kase: CycleCase, setups: Target[], got: Round[][], roundMs: number) {
+  const labels: Record<CycleCase, [what: string, short: string, unit: string]> = {
+    locks: ["lock_resource + unlock_resource, " + `${CLIENTS} clients, distinct locks`, "distinct locks", "pairs/s"],
+    tasks: ["push_task + claim_next_task + complete_task, " + `${CLIENTS} clients, a queue each`, "task cycles", "cycles/s"],
+    feed: ["increment_counter + watch_changes (wait 0, its own changes), " + `${CLIENTS} clients, a counter each`, "counter and look", "pairs/s"],
+  };
+  const [what, short, unit] = labels[kase];
   const of = `median of ${ROUNDS} × ${(roundMs / 1000).toFixed(1)} s`;
   const row = rowOf(got);
   const common = { mode: "postgres", part: "throughput" };

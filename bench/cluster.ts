@@ -1,5 +1,5 @@
 // Issue 11's bench: Airlock on PostgreSQL against its floors, as ratios measured in the same run.
-//   bun bench/cluster.ts [--quick] [--pg postgres://user@host:port/db] [--float] [--only throughput]
+//   bun bench/cluster.ts [--quick] [--pg postgres://user@host:port/db] [--float] [--only throughput] [--cases distinct,hot,locks,tasks,feed]
 // The server comes from --pg or AIRLOCK_TEST_PG (as the tests take it); the daemons run on a fresh
 // database there, the direct measurements on another, both dropped at the end.
 // 1. Single-daemon write calls on a PostgreSQL-backed daemon, medians over sequential calls:
@@ -35,20 +35,27 @@ import type { DaemonProcess } from "../test/helpers/daemon.ts";
 import { pinSelf, pinTo } from "./pairing.ts";
 import { warmUp } from "./warm-up.ts";
 
-const { values } = parseArgs({ options: { quick: { type: "boolean" }, pg: { type: "string" }, float: { type: "boolean" }, only: { type: "string" } } });
+const { values } = parseArgs({ options: { quick: { type: "boolean" }, pg: { type: "string" }, float: { type: "boolean" }, only: { type: "string" }, cases: { type: "string" } } });
 const QUICK = values.quick === true;
 const SERVER = values.pg ?? process.env.AIRLOCK_TEST_PG;
 /** --only throughput: part 3 alone (the one run again and again while the store changes). */
 const ONLY = values.only;
 if (!SERVER || (ONLY !== undefined && ONLY !== "throughput")) {
-  console.error("usage: bun bench/cluster.ts [--quick] [--pg postgres://user@host:port/db] [--float] [--only throughput]  (or set AIRLOCK_TEST_PG)");
+  console.error("usage: bun bench/cluster.ts [--quick] [--pg postgres://user@host:port/db] [--float] [--only throughput] [--cases distinct,hot,locks,tasks,feed]  (or set AIRLOCK_TEST_PG)");
   process.exit(2);
 }
 // The helpers read the server from AIRLOCK_TEST_PG when they load.
 process.env.AIRLOCK_TEST_PG = SERVER;
 const { startDaemon, tempHome } = await import("../test/helpers/daemon.ts");
 const { freshDatabase, withClient } = await import("../test/helpers/pg.ts");
-const { throughput } = await import("./cluster-throughput.ts");
+const { throughput, CASES } = await import("./cluster-throughput.ts");
+/** --cases: the throughput cases to time (all by default); a name not among them is refused. */
+const TPUT_CASES = values.cases?.split(",").map((c) => c.trim()) as (typeof CASES)[number][] | undefined;
+const unknownCases = TPUT_CASES?.filter((c) => !(CASES as readonly string[]).includes(c)) ?? [];
+if (unknownCases.length > 0 || TPUT_CASES?.length === 0) {
+  console.error(`--cases: ${unknownCases.length ? `no case named ${unknownCases.map((c) => JSON.stringify(c)).join(", ")}` : "empty"}; the cases are ${CASES.join(", ")}`);
+  process.exit(2);
+}
 
 const CALLS = QUICK ? 300 : 1000; // sequential calls per figure in part 1
 const ROUNDS = QUICK ? 15 : 30; // hand-offs per figure in part 2
@@ -288,7 +295,7 @@ const started = performance.now();
 let version = "";
 if (!ONLY) version = await callsAndHandOffs();
 // Part 3, after unpin: nothing of it is pinned.
-await throughput({ startDaemon, freshDatabase, add, roundMs: TPUT_ROUND_MS, warmUpMs: TPUT_WARM_UP_MS });
+await throughput({ startDaemon, freshDatabase, add, roundMs: TPUT_ROUND_MS, warmUpMs: TPUT_WARM_UP_MS, ...(TPUT_CASES ? { cases: TPUT_CASES } : {}) });
 if (!version) version = String((await withClient(SERVER, (sql) => sql`SHOW server_version`))[0].server_version);
 
 const fmt = (x: number) => (Number.isNaN(x) ? "—" : x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(2) : x.toFixed(4));

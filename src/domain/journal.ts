@@ -186,8 +186,10 @@ export class Journal {
     });
     if ("changes" in first) return first;
     await first.blocked;
+    // Woken: a matching change committed. A look cut before it (at a gap for good, or at a writer
+    // still in flight before it) would answer nothing, a wake-up for nothing: read it exactly.
     const woken = this.c.rowsOverlap ? await this.c.rowRead("journal", "", () => this.shared(since, filter, limit)) : null;
-    return woken ?? this.c.read(() => this.changes(since, filter, limit));
+    return woken && woken.changes.length > 0 ? woken : this.c.read(() => this.changes(since, filter, limit));
   }
 
   /**
@@ -195,14 +197,16 @@ export class Journal {
    * beside row bodies"): other daemons' row bodies may be in flight, each holding revisions it
    * took from the sequence, so 12 may be visible while 11 is not yet. What is read is cut at the
    * first revision missing after `since`: every revision up to the cut is committed, so no
-   * reader ever sees 12 before 11. Null when the very next revision is missing and a later one
-   * is there (a writer in flight, or a transaction that rolled back and left a gap for good):
-   * then the caller reads in the exclusive order, which waits for every writer in flight and
-   * passes a gap that is final.
+   * reader ever sees 12 before 11, and the revision answered is never past a missing one. Null
+   * when the cut left nothing that matches (a writer in flight, or a transaction that rolled
+   * back and left a gap for good, before what was looked for): then the caller reads in the
+   * exclusive order, which waits for every writer in flight and passes a gap that is final. So a
+   * gap for good costs one exclusive read of each reader that meets it, never an answer that
+   * stays behind it.
    */
   private *shared(since: number, filter: WatchFilter, limit: number): Tx<WatchResult | null> {
     const read = yield* this.readAfter(since, { ...filter, limit }, true);
-    if (read.upTo === since && read.cut) return null;
+    if (read.cut && read.entries.length === 0) return null;
     return yield* this.result(since, read.entries, read.upTo);
   }
 

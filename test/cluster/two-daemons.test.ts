@@ -59,14 +59,18 @@ async function blockedOn(d: DaemonProcess, name: string, agent: string): Promise
   return (await lockEntry(d, name))?.waiters.some((w) => w.agent_id === agent && w.blocked) ?? false;
 }
 
+/** The newest revision in db's journal now (a watch_changes from 0 answers only its first page). */
+async function newestOf(db: string): Promise<number> {
+  return Number((await storeQuery<{ r: string | null }>(db, "SELECT MAX(revision) AS r FROM journal"))[0]!.r ?? 0);
+}
+
 describePg("two daemons, one database", () => {
   const c = useCluster(2);
   const d1 = () => c.daemons[0]!;
   const d2 = () => c.daemons[1]!;
   /** The cluster version: a transaction in the global order (a line body) that wrote moves it, a row body never. */
   const version = async () => Number((await storeQuery<{ version: string }>(c.db, "SELECT version FROM airlock_sync WHERE id = 1"))[0]!.version);
-  /** The newest revision in the journal now (a watch_changes from 0 answers only its first page). */
-  const newest = async () => Number((await storeQuery<{ r: string | null }>(c.db, "SELECT MAX(revision) AS r FROM journal"))[0]!.r ?? 0);
+  const newest = () => newestOf(c.db);
 
   describe("locks", () => {
     test("of 40 concurrent lock_resource calls on one name, alternating between the daemons, exactly one wins", async () => {
@@ -451,42 +455,6 @@ describePg("two daemons, one database", () => {
     for (let i = 1; i < from1.length; i++) expect(from1[i]!.revision).toBeGreaterThan(from1[i - 1]!.revision);
   });
 
-  test("a look at the journal beside a writer in flight stops before its revision; the next look waits for it, and passes it once it rolled back", async () => {
-    const { SQL } = await import("bun");
-    const writer = new SQL(c.db, { max: 1 });
-    const tx = await writer.reserve();
-    try {
-      await d1().call("increment_counter", { name: "gap-before" });
-      const before = await newest();
-      // A row batch of some daemon, in flight: the order taken shared, a revision taken, not committed.
-      await tx.unsafe("BEGIN; SELECT pg_advisory_xact_lock_shared(7019267304284449570)");
-      const held = Number(((await tx.unsafe("INSERT INTO journal (at, kind, resource) VALUES (0, 'counter.changed', 'gap-held') RETURNING revision")) as { revision: string }[])[0]!.revision);
-      const after = await d1().call("increment_counter", { name: "gap-after" });
-      const afterRev = await newest();
-      expect([held, afterRev]).toEqual([before + 1, before + 2]);
-      // A look on either daemon from just before the last committed change: that change, and
-      // not the one after the revision in flight; it answers the cut, so nothing is skipped.
-      for (const d of [d1(), d2()]) {
-        const look = await d.call("watch_changes", { since_revision: before - 1 });
-        expect(look.changes.map((e: { revision: number }) => e.revision)).toEqual([before]);
-        expect(look.revision).toBe(before);
-      }
-      // From the cut: the next revision is missing and a later one is there, so the look reads
-      // in the exclusive order, which waits for the writer.
-      const waiting = blocked(d2().call("watch_changes", { since_revision: before }));
-      await Bun.sleep(300);
-      expect(waiting.settled()).toBe(false);
-      await tx.unsafe("ROLLBACK");
-      const got = await answered("the look once the writer rolled back", waiting.promise);
-      expect(got.changes.map((e: { revision: number; resource: string; value?: number }) => [e.revision, e.resource, e.value])).toEqual([[afterRev, "gap-after", after.value]]);
-      expect(got.revision).toBe(afterRev);
-    } finally {
-      await tx.unsafe("ROLLBACK").catch(() => undefined);
-      tx.release();
-      await writer.close();
-    }
-  });
-
   test("counter changes (row bodies, in the shared order) wake watchers on the daemon that made them and on the other", async () => {
     const since = (await d1().call("watch_changes", {})).revision as number;
     const watch = (d: DaemonProcess) => blocked(d.call("watch_changes", { since_revision: since, wait_seconds: LONG_WAIT_S, kinds: ["counter."], resource_prefix: "rows-" }));
@@ -686,6 +654,47 @@ describePg("two daemons, one database", () => {
     } finally {
       far.kill(9);
       near.kill(9);
+    }
+  });
+});
+
+// A cluster of its own: the test below holds a row batch open, and an exclusive transaction
+// asked for meanwhile (a timer left by another test firing) would queue every later one behind it.
+describePg("two daemons, one database: a look at the journal", () => {
+  const q = useCluster(2);
+  test("a look at the journal beside a writer in flight stops before its revision; the next look waits for it, and passes it once it rolled back", async () => {
+    const { SQL } = await import("bun");
+    const writer = new SQL(q.db, { max: 1 });
+    const tx = await writer.reserve();
+    try {
+      await q.daemons[0]!.call("increment_counter", { name: "gap-before" });
+      const before = await newestOf(q.db);
+      // A row batch of some daemon, in flight: the order taken shared, a revision taken, not committed.
+      await tx.unsafe("BEGIN; SELECT pg_advisory_xact_lock_shared(7019267304284449570)");
+      const held = Number(((await tx.unsafe("INSERT INTO journal (at, kind, resource) VALUES (0, 'counter.changed', 'gap-held') RETURNING revision")) as { revision: string }[])[0]!.revision);
+      const after = await q.daemons[0]!.call("increment_counter", { name: "gap-after" });
+      const afterRev = await newestOf(q.db);
+      expect([held, afterRev]).toEqual([before + 1, before + 2]);
+      // A look on either daemon from just before the last committed change: that change, and
+      // not the one after the revision in flight; it answers the cut, so nothing is skipped.
+      for (const d of [q.daemons[0]!, q.daemons[1]!]) {
+        const look = await d.call("watch_changes", { since_revision: before - 1 });
+        expect(look.changes.map((e: { revision: number }) => e.revision)).toEqual([before]);
+        expect(look.revision).toBe(before);
+      }
+      // From the cut: the next revision is missing and a later one is there, so the look reads
+      // in the exclusive order, which waits for the writer.
+      const waiting = blocked(q.daemons[1]!.call("watch_changes", { since_revision: before }));
+      await Bun.sleep(300);
+      expect(waiting.settled()).toBe(false);
+      await tx.unsafe("ROLLBACK");
+      const got = await answered("the look once the writer rolled back", waiting.promise);
+      expect(got.changes.map((e: { revision: number; resource: string; value?: number }) => [e.revision, e.resource, e.value])).toEqual([[afterRev, "gap-after", after.value]]);
+      expect(got.revision).toBe(afterRev);
+    } finally {
+      await tx.unsafe("ROLLBACK").catch(() => undefined);
+      tx.release();
+      await writer.close();
     }
   });
 });

@@ -20,6 +20,8 @@
 // bodies too. A fifth, counter and look, has each client increment its counter and then look at
 // the change feed for its own changes (watch_changes with wait_seconds 0 from the revision it
 // was last answered, its counter's name as resource_prefix): a feed poller beside the writers.
+// A sixth, check, has each client ask check_paths of a path of its own in one room, as every edit
+// hook does, beside a claim held there by nobody among them.
 // Nothing is pinned here: three daemons must be able to use both cores, and the bench's client
 // side (fetch's HTTP thread, the SQL client) floats with them.
 // The clients run in the bench process, not in spawned client processes: on 2 cores a client
@@ -54,7 +56,7 @@ export type ThroughputRow = {
   clientBusy?: number;
 };
 
-export const CASES = ["distinct", "hot", "locks", "tasks", "feed"] as const;
+export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check"] as const;
 export type Case = (typeof CASES)[number];
 /** The cases timed on the daemon setups only, in cycles of several calls. */
 type CycleCase = Exclude<Case, "distinct" | "hot">;
@@ -137,6 +139,10 @@ function daemons(ds: DaemonProcess[]): Target {
         if (t.isError || t.claimed !== true) return false;
         return (await d.call("complete_task", { id: t.id, lease_token: t.lease_token })).completed === true;
       }
+      if (kase === "check") {
+        const r = await d.call("check_paths", { paths: [`src/c${c}/index.ts`], room: "bench-tput", agent_id: `bench-tput-${c}` });
+        return !r.isError && r.clear === true;
+      }
       if (kase === "feed") {
         const counter = `bench:tput:feed:${c}:`;
         const r = await d.call("increment_counter", { name: counter });
@@ -215,6 +221,9 @@ export async function throughput(o: ThroughputOptions): Promise<void> {
       // One after another: the first creates the schema the others find.
       for (let i = 0; i < n; i++) ds.push(await o.startDaemon({ db: url }));
       started.push(...ds);
+      // The one claim the check case's room holds (none of its clients' paths overlaps it).
+      const held = await ds[0]!.call("claim_paths", { paths: ["docs/**"], room: "bench-tput", agent_id: "bench-tput-holder", ttl_seconds: 3600 });
+      if (held.granted !== true) throw new Error(`the check case's claim was refused: ${JSON.stringify(held)}`);
       setups.push(daemons(ds));
     }
     for (const kase of o.cases ?? CASES) {
@@ -272,6 +281,7 @@ function reportCycles(add: (r: ThroughputRow) => void, kase: CycleCase, setups: 
     locks: ["lock_resource + unlock_resource, " + `${CLIENTS} clients, distinct locks`, "distinct locks", "pairs/s"],
     tasks: ["push_task + claim_next_task + complete_task, " + `${CLIENTS} clients, a queue each`, "task cycles", "cycles/s"],
     feed: ["increment_counter + watch_changes (wait 0, its own changes), " + `${CLIENTS} clients, a counter each`, "counter and look", "pairs/s"],
+    check: ["check_paths, " + `${CLIENTS} clients, a path each in one room with one claim`, "path checks", "checks/s"],
   };
   const [what, short, unit] = labels[kase];
   const of = `median of ${ROUNDS} × ${(roundMs / 1000).toFixed(1)} s`;

@@ -22,6 +22,7 @@
 //   agents resume them on any daemon, and the first daemon there when a grace ends expires it.
 import { type ClusterHooks, DEAD_AFTER_MS, type RowVersions } from "../store/store.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
+import type { MirroredTable } from "./context.ts";
 import type { Journal } from "./journal.ts";
 import { fromRow, type Lines, type WaiterRow } from "./lines.ts";
 import type { WaitQueue } from "./wait.ts";
@@ -101,6 +102,26 @@ export class Cluster implements ClusterHooks {
       ran(r);
     }
     if (touched("journal")) yield* this.journal.catchUp();
+  }
+
+  /**
+   * In a row body (shared order): the mirrors of `tables` brought up to the rows (Ctx.freshen).
+   * No transaction that writes those tables is in flight in the shared order (only line bodies
+   * write them, and they exclude every row body), so every row stamped up to the row version read
+   * here has committed, and the refreshes that read rows above what they applied see all of it;
+   * what they applied moves to that version. A catch-up later reads only what came after.
+   */
+  *freshen(tables: readonly MirroredTable[]): Tx<void> {
+    const at = yield* get<{ ver: string | number; floor: string | number }>(
+      "SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM airlock_row_ver) AS ver, gone_floor AS floor FROM airlock_sync WHERE id = 1",
+    );
+    const rows = { ver: Number(at!.ver), floor: Number(at!.floor) };
+    for (const r of this.refreshers) {
+      if (!r.tables.some((t) => (tables as readonly string[]).includes(t))) continue;
+      const applied = this.applied.get(r);
+      yield* r.refresh(applied !== undefined && applied >= rows.floor ? applied : null);
+      this.applied.set(r, rows.ver);
+    }
   }
 
   /** Grants to answer or hand back, then (if they changed) the lines. */

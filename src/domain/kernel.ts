@@ -176,6 +176,8 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
   if (shared) {
     const refreshers = primitives.flatMap((p) => (p.refresh ? [{ tables: p.tables, refresh: p.refresh }] : []));
     cluster = new Cluster(shared.daemonId, ctx.queues, lines, journal, refreshers);
+    const c = cluster;
+    ctx.freshenWith((tables) => c.freshen(tables));
     await shared.attach(new VersionSync(cluster, shared.daemonId));
   }
   // Expiries that fell due while the daemon was down are processed now, before any call.

@@ -252,14 +252,19 @@ export class Paths implements WaitSource {
     // Compiled per room (a room's case rule), before anything is read; throws on a bad pattern.
     const compiled = rooms.map((r) => ({ r, globs: this.compileAll(q.paths, r) }));
     const self = this;
-    // The index is in memory: no statement, but c.read still processes due expiries first.
-    return this.c.read(function* (): Tx<{ clear: boolean; conflicts: Conflict[] }> {
+    // The index is in memory: no statement, but c.read still processes due expiries first. On a
+    // shared store a row body (docs/cluster.md, "Reads of the path index in the shared order"):
+    // every edit hook asks this, and it must not stop every daemon's row bodies; it brings the
+    // claims' index, and the working trees' that check_paths reads next, up to the rows first.
+    const body = function* (): Tx<{ clear: boolean; conflicts: Conflict[] }> {
+      yield* self.c.freshen(["path_claims", "worktrees"]);
       const conflicts = compiled.flatMap(({ r, globs }) => {
         const found = self.claimConflicts(r, globs, q.agentId, checkBudget());
         return r === room ? found : found.map((c) => ({ ...c, room: r }));
       });
       return { clear: conflicts.length === 0, conflicts };
-    });
+    };
+    return this.c.rowsOverlap ? this.c.rowRead("path_claims", room, body) : this.c.read(body);
   }
 
   // Generators for the wait-for graph, though a path wait needs no statement (the index is in memory).

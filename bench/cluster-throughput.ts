@@ -21,7 +21,8 @@
 // the change feed for its own changes (watch_changes with wait_seconds 0 from the revision it
 // was last answered, its counter's name as resource_prefix): a feed poller beside the writers.
 // A sixth, check, has each client ask check_paths of a path of its own in one room, as every edit
-// hook does, beside a claim held there by nobody among them.
+// hook does, beside a claim held there by nobody among them. A seventh, edit, has each client
+// increment its counter and then check its path: checks beside writers.
 // Nothing is pinned here: three daemons must be able to use both cores, and the bench's client
 // side (fetch's HTTP thread, the SQL client) floats with them.
 // The clients run in the bench process, not in spawned client processes: on 2 cores a client
@@ -56,7 +57,7 @@ export type ThroughputRow = {
   clientBusy?: number;
 };
 
-export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check"] as const;
+export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check", "edit"] as const;
 export type Case = (typeof CASES)[number];
 /** The cases timed on the daemon setups only, in cycles of several calls. */
 type CycleCase = Exclude<Case, "distinct" | "hot">;
@@ -139,7 +140,8 @@ function daemons(ds: DaemonProcess[]): Target {
         if (t.isError || t.claimed !== true) return false;
         return (await d.call("complete_task", { id: t.id, lease_token: t.lease_token })).completed === true;
       }
-      if (kase === "check") {
+      if (kase === "check" || kase === "edit") {
+        if (kase === "edit" && (await d.call("increment_counter", { name: name(kase, c) })).isError) return false;
         const r = await d.call("check_paths", { paths: [`src/c${c}/index.ts`], room: "bench-tput", agent_id: `bench-tput-${c}` });
         return !r.isError && r.clear === true;
       }
@@ -282,6 +284,7 @@ function reportCycles(add: (r: ThroughputRow) => void, kase: CycleCase, setups: 
     tasks: ["push_task + claim_next_task + complete_task, " + `${CLIENTS} clients, a queue each`, "task cycles", "cycles/s"],
     feed: ["increment_counter + watch_changes (wait 0, its own changes), " + `${CLIENTS} clients, a counter each`, "counter and look", "pairs/s"],
     check: ["check_paths, " + `${CLIENTS} clients, a path each in one room with one claim`, "path checks", "checks/s"],
+    edit: ["increment_counter + check_paths, " + `${CLIENTS} clients, a counter and a path each`, "counter and check", "pairs/s"],
   };
   const [what, short, unit] = labels[kase];
   const of = `median of ${ROUNDS} × ${(roundMs / 1000).toFixed(1)} s`;

@@ -8,7 +8,8 @@
 // (src/store/store.ts): the driver sends BEGIN, the lock and the version read in one round
 // trip, and the bump, its NOTIFY and COMMIT in another, so the texts are made here and sent
 // there.
-import type { ClusterHooks, Opened, VersionProtocol } from "../store/store.ts";
+import type { ClusterHooks, Opened, RowVersions, VersionProtocol } from "../store/store.ts";
+import { get, type Tx } from "../store/tx.ts";
 
 /** Every transaction of every daemon takes this lock first: one global order (docs/cluster.md). */
 const ORDER_LOCK = "7019267304284449570";
@@ -49,13 +50,7 @@ export class VersionSync implements VersionProtocol {
    * the tables those versions changed. Its third result is the row `opened` reads.
    */
   beginText(): string {
-    const since = Math.max(0, this.seen);
-    return (
-      `BEGIN; SELECT pg_advisory_xact_lock(${ORDER_LOCK}); SELECT s.version, ` +
-      `(SELECT min(c.version) FROM airlock_changes c WHERE c.version > ${since}) AS first, ` +
-      `(SELECT string_agg(c.tables, ',') FROM airlock_changes c WHERE c.version > ${since}) AS tables, s.gone_floor, ` +
-      `(SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM airlock_row_ver) AS row_ver FROM airlock_sync s WHERE s.id = 1`
-    );
+    return `BEGIN; SELECT pg_advisory_xact_lock(${ORDER_LOCK}); ${standingText(this.seen)}`;
   }
 
   /**
@@ -68,16 +63,12 @@ export class VersionSync implements VersionProtocol {
   }
 
   opened(results: unknown): Opened {
-    const row = (results as { version: string; first: string | null; tables: string | null; gone_floor: string; row_ver: string }[][])[2]![0]!;
-    const version = Number(row.version);
-    // Known only when this daemon knows where it stood and no version since was trimmed.
-    const known = this.seen >= 0 && (version === this.seen || Number(row.first) === this.seen + 1);
-    const changed = known ? new Set((row.tables ?? "").split(",").filter(Boolean)) : null;
+    const { version, changed, rows } = standingOf((results as StandingRow[][])[2]![0]!, this.seen);
     // Row bodies' journal entries move no version: the journal is caught up because they said so.
     const due = this.journalMoved;
     this.journalMoved = false;
     if (due && changed) changed.add("journal");
-    return { version, changed: changed?.has("*") ? null : changed, due, rows: { ver: Number(row.row_ver), floor: Number(row.gone_floor) } };
+    return { version, changed, due, rows };
   }
 
   /**
@@ -105,4 +96,44 @@ export class VersionSync implements VersionProtocol {
   bumped(rows: readonly Record<string, unknown>[]): number {
     return Number((rows[0] as { version: string }).version);
   }
+}
+
+interface StandingRow {
+  version: string;
+  first: string | null;
+  tables: string | null;
+  gone_floor: string;
+  row_ver: string;
+}
+
+/**
+ * Where the shared state stands, as a daemon that last saw version `seen` (-1: unknown) needs
+ * it: the version, and the tables the versions since changed (with the first of them, to tell
+ * whether the record reaches back that far); the row version and the floor of deleted keys.
+ * One statement: run after the order's lock, so its snapshot is taken with the lock held.
+ */
+function standingText(seen: number): string {
+  const since = Math.max(0, seen);
+  return (
+    `SELECT s.version, (SELECT min(c.version) FROM airlock_changes c WHERE c.version > ${since}) AS first, ` +
+    `(SELECT string_agg(c.tables, ',') FROM airlock_changes c WHERE c.version > ${since}) AS tables, s.gone_floor, ` +
+    `(SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM airlock_row_ver) AS row_ver FROM airlock_sync s WHERE s.id = 1`
+  );
+}
+
+/** What standingText's row says, for a daemon that last saw `seen`. */
+function standingOf(row: StandingRow, seen: number): { version: number; changed: Set<string> | null; rows: RowVersions } {
+  const version = Number(row.version);
+  // Known only when this daemon knows where it stood and no version since was trimmed.
+  const known = seen >= 0 && (version === seen || Number(row.first) === seen + 1);
+  const changed = known ? new Set((row.tables ?? "").split(",").filter(Boolean)) : null;
+  return { version, changed: changed?.has("*") ? null : changed, rows: { ver: Number(row.row_ver), floor: Number(row.gone_floor) } };
+}
+
+/**
+ * The same, read inside a transaction (Cluster.freshen, in the shared order: there no version
+ * moves, since every transaction that moves one takes the order exclusively).
+ */
+export function* standing(seen: number): Tx<{ version: number; changed: Set<string> | null; rows: RowVersions }> {
+  return standingOf((yield* get<StandingRow>(standingText(seen)))!, seen);
 }

@@ -22,7 +22,7 @@
 //   agents resume them on any daemon, and the first daemon there when a grace ends expires it.
 import { type ClusterHooks, DEAD_AFTER_MS, type RowVersions } from "../store/store.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
-import type { MirroredTable } from "./context.ts";
+import { standing } from "./cluster-sync.ts";
 import type { Journal } from "./journal.ts";
 import { fromRow, type Lines, type WaiterRow } from "./lines.ts";
 import type { WaitQueue } from "./wait.ts";
@@ -55,6 +55,10 @@ export class Cluster implements ClusterHooks {
    * every change up to it is applied there (none: not known, read whole).
    */
   private readonly applied = new Map<object, number>();
+  /** The version up to which freshen brought the mirrors it serves (-1: not since memory was last in doubt). */
+  private freshAt = -1;
+  /** The version this daemon's memory was current at, after its last transaction in the global order (-1: unknown). */
+  seen: () => number = () => -1;
 
   constructor(
     private readonly me: string,
@@ -105,23 +109,27 @@ export class Cluster implements ClusterHooks {
   }
 
   /**
-   * In a row body (shared order): the mirrors of `tables` brought up to the rows (Ctx.freshen).
+   * In a batch of row bodies (shared order), before them: the mirrors of `tables` brought up to
+   * the rows (RowBody.fresh, Ctx.rowRead).
    * No transaction that writes those tables is in flight in the shared order (only line bodies
-   * write them, and they exclude every row body), so every row stamped up to the row version read
-   * here has committed, and the refreshes that read rows above what they applied see all of it;
-   * what they applied moves to that version. A catch-up later reads only what came after.
+   * write them, and they exclude every row body), and none moves the version: so the versions
+   * since this daemon's memory was last current (its last transaction in the global order, or
+   * its last freshen) say whether those tables changed at all, and when they did, every row
+   * stamped up to the row version read here has committed: the refreshes that read the rows
+   * above what they applied see all of it, and what they applied moves to that version. Most
+   * calls find nothing changed and read one row.
    */
-  *freshen(tables: readonly MirroredTable[]): Tx<void> {
-    const at = yield* get<{ ver: string | number; floor: string | number }>(
-      "SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM airlock_row_ver) AS ver, gone_floor AS floor FROM airlock_sync WHERE id = 1",
-    );
-    const rows = { ver: Number(at!.ver), floor: Number(at!.floor) };
+  *freshen(tables: readonly string[]): Tx<void> {
+    const since = Math.max(this.freshAt, this.seen());
+    const at = yield* standing(since);
     for (const r of this.refreshers) {
-      if (!r.tables.some((t) => (tables as readonly string[]).includes(t))) continue;
+      if (!r.tables.some((t) => tables.includes(t))) continue;
+      if (at.changed && !r.tables.some((t) => at.changed!.has(t))) continue;
       const applied = this.applied.get(r);
-      yield* r.refresh(applied !== undefined && applied >= rows.floor ? applied : null);
-      this.applied.set(r, rows.ver);
+      yield* r.refresh(applied !== undefined && applied >= at.rows.floor ? applied : null);
+      this.applied.set(r, at.rows.ver);
     }
+    this.freshAt = at.version;
   }
 
   /** Grants to answer or hand back, then (if they changed) the lines. */
@@ -181,6 +189,7 @@ export class Cluster implements ClusterHooks {
     this.lines.forget();
     this.grants = [];
     this.applied.clear();
+    this.freshAt = -1;
   }
 
   /** The daemons with a recent heartbeat, this one included (whose call tasks are not orphans). */

@@ -17,9 +17,9 @@ const log = createLog("scheduler");
 
 /**
  * The mirrored tables only line bodies write (path claims and working trees: claims, releases,
- * renewals, reports, departures, expiries are all line bodies), so a row body may bring their
- * mirrors up to the rows (Ctx.freshen). A row body that wrote one would break that: keep this
- * list and the row bodies apart.
+ * renewals, reports, departures, expiries are all line bodies), so a batch of row bodies may
+ * bring their mirrors up to the rows (Ctx.rowRead's `fresh`). A row body that wrote one would
+ * break that: keep this list and the row bodies apart.
  */
 export const MIRRORS_NO_ROW_BODY_WRITES = ["path_claims", "worktrees"] as const;
 export type MirroredTable = (typeof MIRRORS_NO_ROW_BODY_WRITES)[number];
@@ -39,7 +39,12 @@ export interface Ctx {
    * names. Due expiries run first, in a transaction of their own, as for any call.
    */
   rowTx<T>(table: string, key: string, fn: () => Tx<T>): Awaitable<T>;
-  rowRead<T>(table: string, key: string, fn: () => Tx<T>): Awaitable<T>;
+  /**
+   * `fresh`: mirrors the body reads (docs/cluster.md, "Reads of the path index in the shared
+   * order"), brought up to the rows once for its batch, before any of its bodies runs. Only the
+   * tables MIRRORS_NO_ROW_BODY_WRITES names: in the shared order nothing writes them.
+   */
+  rowRead<T>(table: string, key: string, fn: () => Tx<T>, fresh?: readonly MirroredTable[]): Awaitable<T>;
   /**
    * A call that needs its line only when someone stands in it (docs/cluster.md, "Scaling out"):
    * on a shared store, when neither memory nor the stored lines show anyone in `key`'s line of
@@ -52,16 +57,6 @@ export interface Ctx {
   rowIfAlone<T>(q: { line(key: string): readonly unknown[]; anyoneIn(key: string): Tx<boolean> }, table: string, key: string, fn: () => Tx<T | null>): Promise<T | null> | null;
   /** Whether the body running now is a row body in the shared order (never on SQLite). */
   inSharedOrder(): boolean;
-  /**
-   * In a row body on a shared store (docs/cluster.md, "Reads of the path index in the shared
-   * order"): brings this daemon's in-memory mirrors of `tables` up to the rows, so the body may
-   * read them. Only tables that no row body writes (see MIRRORS_NO_ROW_BODY_WRITES): in the shared
-   * order no transaction that writes them is in flight, so the rows stand still while it reads.
-   * Nothing to do elsewhere (one daemon's memory is its rows).
-   */
-  freshen(tables: readonly MirroredTable[]): Tx<void>;
-  /** The kernel's cluster, once attached, gives freshen its work. */
-  freshenWith(fn: (tables: readonly MirroredTable[]) => Tx<void>): void;
   /**
    * Whether row bodies overlap other daemons' (a shared store). Elsewhere a row body is one more
    * transaction like any other, so a call that tries one before a line body gains nothing there.
@@ -109,7 +104,6 @@ export function createCtx(store: Store, clock: Clock): Ctx {
   const sequences = new Sequences();
   const blockWatch = new WeakMap<AbortSignal, BlockListener>();
   const onBlock = (q: WaitQueue<unknown, unknown>, w: Waiter<unknown, unknown>, signal: AbortSignal) => blockWatch.get(signal)?.(q, w);
-  let freshener: ((tables: readonly MirroredTable[]) => Tx<void>) | null = null;
   const ctx: Ctx = {
     store,
     clock,
@@ -129,8 +123,8 @@ export function createCtx(store: Store, clock: Clock): Ctx {
     rowTx(table, key, fn) {
       return dueFirst(() => store.tx(fn, { key: rowKey(table, key) }));
     },
-    rowRead(table, key, fn) {
-      return dueFirst(() => store.read(fn(), { key: rowKey(table, key) }));
+    rowRead(table, key, fn, fresh) {
+      return dueFirst(() => store.read(fn(), { key: rowKey(table, key), ...(fresh ? { fresh } : {}) }));
     },
     rowIfAlone(q, table, key, fn) {
       // In the shared order no transaction that changes the lines runs, and each one wrote them
@@ -143,12 +137,6 @@ export function createCtx(store: Store, clock: Clock): Ctx {
       );
     },
     inSharedOrder: () => store.inSharedOrder?.() ?? false,
-    *freshen(tables) {
-      if (freshener && ctx.inSharedOrder()) yield* freshener(tables);
-    },
-    freshenWith(fn) {
-      freshener = fn;
-    },
     rowsOverlap: store.shared !== undefined,
     onceWaitsChanged(fn) {
       waitListeners.add(fn);

@@ -177,8 +177,9 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
     const refreshers = primitives.flatMap((p) => (p.refresh ? [{ tables: p.tables, refresh: p.refresh }] : []));
     cluster = new Cluster(shared.daemonId, ctx.queues, lines, journal, refreshers);
     const c = cluster;
-    ctx.freshenWith((tables) => c.freshen(tables));
-    await shared.attach(new VersionSync(cluster, shared.daemonId));
+    const sync = new VersionSync(cluster, shared.daemonId);
+    c.seen = () => sync.seen;
+    await shared.attach(sync);
   }
   // Expiries that fell due while the daemon was down are processed now, before any call.
   await ctx.read(() => pure(undefined));

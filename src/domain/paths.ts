@@ -257,14 +257,13 @@ export class Paths implements WaitSource {
     // every edit hook asks this, and it must not stop every daemon's row bodies; it brings the
     // claims' index, and the working trees' that check_paths reads next, up to the rows first.
     const body = function* (): Tx<{ clear: boolean; conflicts: Conflict[] }> {
-      yield* self.c.freshen(["path_claims", "worktrees"]);
       const conflicts = compiled.flatMap(({ r, globs }) => {
         const found = self.claimConflicts(r, globs, q.agentId, checkBudget());
         return r === room ? found : found.map((c) => ({ ...c, room: r }));
       });
       return { clear: conflicts.length === 0, conflicts };
     };
-    return this.c.rowsOverlap ? this.c.rowRead("path_claims", room, body) : this.c.read(body);
+    return this.c.rowsOverlap ? this.c.rowRead("path_claims", room, body, ["path_claims", "worktrees"]) : this.c.read(body);
   }
 
   // Generators for the wait-for graph, though a path wait needs no statement (the index is in memory).

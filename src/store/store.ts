@@ -19,6 +19,12 @@ export type StoreKind = "sqlite" | "postgres";
  */
 export interface RowBody {
   key: string;
+  /**
+   * Mirrored tables the body reads from memory (only tables no row body writes): a shared
+   * store's batch brings their mirrors up to the rows once, before its bodies run
+   * (ClusterHooks.freshen).
+   */
+  fresh?: readonly string[];
 }
 
 export interface Store {
@@ -66,6 +72,11 @@ export interface ClusterHooks {
    * the tables those transactions wrote, or is null when that is not known (reread them all).
    */
   catchUp(changed: ReadonlySet<string> | null, rows?: RowVersions): Tx<void>;
+  /**
+   * In a batch of row bodies, before them: the mirrors of `tables` brought up to the rows (only
+   * tables no row body writes, so none is written while the batch runs).
+   */
+  freshen(tables: readonly string[]): Tx<void>;
   /** Runs last (not in a batch of row bodies, which leave the lines alone); says whether it wrote anything. */
   flush(): Tx<boolean>;
   /** A transaction failed after flush ran: what it believed written may not be. */

@@ -18,6 +18,7 @@ function recorder() {
     *catchUp(changed) {
       calls.push(changed === null ? null : [...changed].sort());
     },
+    *freshen() {},
     *flush() {
       const wrote = state.flushWrites;
       state.flushWrites = false;

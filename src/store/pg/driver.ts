@@ -175,6 +175,9 @@ export class PgDriver {
     this.inSharedOrder = rows;
     try {
       if (this.sync && !rows && (version !== this.sync.seen || opened.due)) await this.drive(l, this.sync.hooks.catchUp(changed, opened.rows), shared);
+      // Row bodies that read mirrors: those brought up to the rows once for the batch.
+      const fresh = rows ? [...new Set(jobs.flatMap((j) => j.rows!.fresh ?? []))] : [];
+      if (fresh.length > 0) await this.drive(l, this.sync!.hooks.freshen(fresh), shared);
       if (rows && jobs.length > 1) await this.rowBodies(l, jobs, done);
       else for (const job of jobs) {
         const hooks: Hook[] = [];

@@ -44,7 +44,7 @@ export class Delivery {
    */
   async take(agentId: string, point: HookPoint, held = false): Promise<Delivered> {
     const self = this;
-    return this.c.tx(function* (): Tx<Delivered> {
+    const body = function* (): Tx<Delivered> {
       const now = self.c.clock.now();
       let holdFor: Message[] = [];
       if (point === "stop") {
@@ -63,7 +63,12 @@ export class Delivery {
       const more = Number(left[0]?.n ?? 0);
       const messages = shown.size ? (yield* rowsOf(agentId, [...shown])).map(toMessage) : [];
       return { messages, holdFor, more };
-    });
+    };
+    // Every tool boundary of every agent asks this: but for a stop (which asks the primitives
+    // who holds what, some from memory), it reads and marks only the agent's own rows, each mark
+    // conditional, so it is a row body (docs/cluster.md, "Scaling out"): on a shared store it
+    // does not stop every daemon's row batches.
+    return point === "stop" ? this.c.tx(body) : this.c.rowTx("message_recipients", agentId, body);
   }
 
   /** Unheld messages asking for attention: ack_required and not acked, or about a resource held now and unread. */

@@ -613,6 +613,19 @@ describePg("two daemons, one database: row bodies and reads in the shared order"
     expect(await registered()).toEqual(["first-0", ...names].sort());
   });
 
+  test("the hooks' delivery at a tool boundary is a row body on either daemon (no version moves): 12 messages, asked of both daemons at once four times, each shown once", async () => {
+    expect((await d1().call("register_agent", { agent_id: "inbox-agent", ttl_seconds: 600 })).registered).toBe(true);
+    const ids: number[] = [];
+    for (let i = 0; i < 12; i++) ids.push((await (i % 2 ? d2() : d1()).call("send_message", { from: "inbox-writer", to: ["inbox-agent"], body: `note ${i}` })).message_id);
+    const mid = await version();
+    const deliver = (d: DaemonProcess) => d.rpc("airlock/deliver", { agent_id: "inbox-agent", point: "tool" });
+    const rounds = await Promise.all([deliver(d1()), deliver(d2()), deliver(d1()), deliver(d2())]);
+    const shown = rounds.flatMap((r) => (r.result.messages as { id: number }[]).map((m) => m.id)).sort((a, b) => a - b);
+    expect(shown).toEqual(ids);
+    expect((await deliver(d2())).result.messages).toEqual([]);
+    expect(await movedSince(mid)).toEqual([]);
+  });
+
   test("locks on distinct names, taken and released on both daemons with nobody in line, are row bodies: they move no version; a line still hands off across daemons", async () => {
     const agents = Array.from({ length: 16 }, (_, i) => `alone-agent-${i}`);
     // A first call of an agent registers it, in the global order: done before counting.

@@ -19,7 +19,8 @@
 //    on one database, and against PostgreSQL's own floor (32 connections sending single-row
 //    UPDATE transactions, as one simple query and through sql.begin; the daemons against the
 //    higher) in the same run; then lock_resource + unlock_resource on distinct locks, 1, 2 and 3
-//    daemons. --only throughput runs this part alone (about 150 s; --quick about 55 s).
+//    daemons. --only throughput runs this part alone (about 5 minutes; --quick about 2); --cases picks
+//    some of its cases.
 // For parts 1 and 2, where taskset exists, the bench pins itself to the first CPU and the daemons
 // to the last one (--float leaves everything floating). Part 3 pins nothing: its daemons, and the
 // bench, float, since three daemons pinned to one CPU could not use the second. The PostgreSQL
@@ -59,7 +60,7 @@ if (unknownCases.length > 0 || TPUT_CASES?.length === 0) {
 
 const CALLS = QUICK ? 300 : 1000; // sequential calls per figure in part 1
 const ROUNDS = QUICK ? 15 : 30; // hand-offs per figure in part 2
-// Part 3: 2 cases × 5 setups × (a warm-up + 3 rounds), with the daemons' start: about 105 s, 40 s quick.
+// Part 3: 2 cases × 5 setups and 5 cases × 3 setups, each a warm-up + 3 rounds, with the daemons' start: about 5 minutes, 2 quick.
 const TPUT_ROUND_MS = QUICK ? 1000 : 3000;
 const TPUT_WARM_UP_MS = QUICK ? 500 : 1000;
 const WAIT_SECONDS = 5; // a waiter's wait_seconds: a hand-off that never comes costs this much

@@ -166,7 +166,11 @@ describePg("a catch-up by deltas", () => {
     const wake = new Map<string, string>(); // agent → its place's wake_token
     const claims = new Map<string, string>(); // agent → claim token
     await x.pools.configure({ pool: "p", capacity: 2, expectedVersion: 0, author: "t", reason: "r" });
+    // check_paths first, before any read in the global order catches the daemon up: on a shared
+    // store it is a row body that brings the path index up to the rows itself (docs/cluster.md).
+    const probes = ["src/api/x.ts", "src/b.ts", "docs/a.md", "test/t.ts", "lib/z.ts"];
     const view = async (k: Kernel) => ({
+      checks: await Promise.all(probes.map(async (p) => (await k.paths.check({ paths: [p], room: R, agentId: "checker" })).conflicts.map((c) => [c.heldBy, c.heldPath]).sort())),
       pool: ((await k.pools.list()).find((p) => p.pool === "p")?.waiters ?? []).map((w) => [w.agentId, w.state, w.weight]),
       holders: ((await k.pools.list()).find((p) => p.pool === "p")?.holders ?? []).map((h) => h.agentId).sort(),
       locks: (await k.locks.list()).map((l) => [l.name, l.agent_id, l.fence]),

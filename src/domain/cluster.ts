@@ -111,13 +111,14 @@ export class Cluster implements ClusterHooks {
   /**
    * In a batch of row bodies (shared order), before them: the mirrors of `tables` brought up to
    * the rows (RowBody.fresh, Ctx.rowRead).
-   * No transaction that writes those tables is in flight in the shared order (only line bodies
-   * write them, and they exclude every row body), and none moves the version: so the versions
-   * since this daemon's memory was last current (its last transaction in the global order, or
-   * its last freshen) say whether those tables changed at all, and when they did, every row
-   * stamped up to the row version read here has committed: the refreshes that read the rows
-   * above what they applied see all of it, and what they applied moves to that version. Most
-   * calls find nothing changed and read one row.
+   * No transaction that writes what those mirrors need is in flight in the shared order (only
+   * line bodies write it, and they exclude every row body; the one row-body write, a report's
+   * times, is not needed current: MIRRORS_NO_ROW_BODY_WRITES), and none moves the version: so
+   * the versions since this daemon's memory was last current (its last transaction in the
+   * global order, or its last freshen) say whether those tables changed at all, and when they
+   * did, every such row stamped up to the row version read here has committed: the refreshes
+   * that read the rows above what they applied see all of it, and what they applied moves to
+   * that version. Most calls find nothing changed and read one row.
    */
   *freshen(tables: readonly string[]): Tx<void> {
     const since = Math.max(this.freshAt, this.seen());

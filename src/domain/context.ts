@@ -16,10 +16,14 @@ export type BlockListener = (queue: WaitQueue<unknown, unknown>, w: Waiter<unkno
 const log = createLog("scheduler");
 
 /**
- * The mirrored tables only line bodies write (path claims and working trees: claims, releases,
- * renewals, reports, departures, expiries are all line bodies), so a batch of row bodies may
- * bring their mirrors up to the rows (Ctx.rowRead's `fresh`). A row body that wrote one would
- * break that: keep this list and the row bodies apart.
+ * The mirrored tables whose rows only line bodies write (path claims and working trees: claims,
+ * releases, renewals, reports that change something, departures, expiries are all line
+ * bodies), so a batch of row bodies may bring their mirrors up to the rows (Ctx.rowRead's
+ * `fresh`). One exception, and what it may write: a working-tree report that changes nothing
+ * moves only reported_at and expires_at of its row, which no reader needs current (memory's
+ * expiry is never later than the row's, and the lapse timer takes in the row's when it comes:
+ * Worktrees.expire). Any other row-body write to these tables would break freshen: keep this
+ * list and the row bodies apart.
  */
 export const MIRRORS_NO_ROW_BODY_WRITES = ["path_claims", "worktrees"] as const;
 export type MirroredTable = (typeof MIRRORS_NO_ROW_BODY_WRITES)[number];

@@ -116,23 +116,28 @@ export class Worktrees {
       throw new AirlockError("invalid_argument", `head must be a commit id, 4 to ${MAX_HEAD_LENGTH} hex digits (got ${JSON.stringify(req.head.slice(0, 90))}); nothing was reported`);
     }
     const self = this;
+    // A report that changes nothing but when it was made (the hooks send one at every edit, most
+    // of them the same) is a row body on a shared store: the row locked, the same tree computed
+    // as below, and only reported_at and expires_at moved (docs/cluster.md, "Working-tree
+    // reports that change nothing"). Anything else is the line body's.
+    if (this.c.rowsOverlap) {
+      const same = await this.c.rowTx("worktrees", keyOf(req.agentId, req.room), function* (): Tx<Worktree | null> {
+        const old = yield* get<WorktreeRow>("SELECT * FROM worktrees WHERE agent_id = ? AND room = ? FOR UPDATE", req.agentId, req.room);
+        if (!old) return null;
+        const before = toWorktree(old);
+        const tree = treeOf(req, dirty, touched, before, self.c.clock.now());
+        if (changed(before, tree)) return null;
+        yield* run("UPDATE worktrees SET reported_at = ?, expires_at = ? WHERE agent_id = ? AND room = ?", tree.reportedAt, tree.expiresAt, req.agentId, req.room);
+        self.c.store.afterCommit(() => self.remember(tree));
+        return tree;
+      });
+      if (same) return same;
+    }
     return this.c.tx(function* (): Tx<Worktree> {
       const now = self.c.clock.now();
       const old = yield* get<WorktreeRow>("SELECT * FROM worktrees WHERE agent_id = ? AND room = ?", req.agentId, req.room);
       const before = old ? toWorktree(old) : undefined;
-      const since = new Map((before?.touched ?? []).map((t) => [t.path, t.since]));
-      for (const p of touched) if (!since.has(p)) since.set(p, now);
-      const stillDirty = dirtyTest(dirty);
-      const tree: Worktree = {
-        agentId: req.agentId,
-        room: req.room,
-        branch: req.branch ?? null,
-        head: req.head ?? null,
-        dirty,
-        touched: [...since].filter(([p]) => stillDirty(p)).map(([path, at]) => ({ path, since: at })),
-        reportedAt: now,
-        expiresAt: now + WORKTREE_TTL_MS,
-      };
+      const tree = treeOf(req, dirty, touched, before, now);
       yield* run(
         "INSERT INTO worktrees (agent_id, room, branch, head, dirty, touched, reported_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) " +
           "ON CONFLICT (agent_id, room) DO UPDATE SET branch = excluded.branch, head = excluded.head, dirty = excluded.dirty, " +
@@ -243,9 +248,16 @@ export class Worktrees {
     this.c.scheduler.cancel(`worktree:${key}`);
   }
 
+  /**
+   * A report's lapse, checked against its row. A row refreshed since (a report that changed
+   * nothing, a row body on another daemon, moves no version) is taken in: its new expiry is
+   * remembered and watched. Memory's expiry is never later than the row's, so no call sees a
+   * live report as lapsed: at the remembered one this runs first (ctx.tx runs what is due).
+   */
   private *expire(agentId: string, room: string): Tx<void> {
     const row = yield* get<WorktreeRow>("SELECT * FROM worktrees WHERE agent_id = ? AND room = ?", agentId, room);
     if (row && row.expires_at <= this.c.clock.now()) yield* this.drop(toWorktree(row), "expired");
+    else if (row) this.remember(toWorktree(row));
   }
 }
 
@@ -294,6 +306,23 @@ function dirtyTest(dirty: readonly string[]): (path: string) => boolean {
     if (set.has(path)) return true;
     for (let i = path.indexOf("/"); i > 0; i = path.indexOf("/", i + 1)) if (set.has(path.slice(0, i))) return true;
     return false;
+  };
+}
+
+/** The report a request makes of the one before it (none: a first), at `now`. */
+function treeOf(req: ReportRequest, dirty: string[], touched: readonly string[], before: Worktree | undefined, now: number): Worktree {
+  const since = new Map((before?.touched ?? []).map((t) => [t.path, t.since]));
+  for (const p of touched) if (!since.has(p)) since.set(p, now);
+  const stillDirty = dirtyTest(dirty);
+  return {
+    agentId: req.agentId,
+    room: req.room,
+    branch: req.branch ?? null,
+    head: req.head ?? null,
+    dirty,
+    touched: [...since].filter(([p]) => stillDirty(p)).map(([path, at]) => ({ path, since: at })),
+    reportedAt: now,
+    expiresAt: now + WORKTREE_TTL_MS,
   };
 }
 

@@ -24,7 +24,7 @@ afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-async function setUp(): Promise<{ url: string; x: Kernel; y: Kernel; yClock: ManualClock; sql: (text: string) => Promise<unknown> }> {
+async function setUp(): Promise<{ url: string; x: Kernel; y: Kernel; xClock: ManualClock; yClock: ManualClock; sql: (text: string) => Promise<unknown> }> {
   const db = await freshDatabase();
   cleanups.push(() => db.drop());
   const kernels: Kernel[] = [];
@@ -40,7 +40,7 @@ async function setUp(): Promise<{ url: string; x: Kernel; y: Kernel; yClock: Man
     kernels.push(kernel);
     clocks.push(clock);
   }
-  return { url: db.url, x: kernels[0]!, y: kernels[1]!, yClock: clocks[1]!, sql: (text) => withClient(db.url, (c) => c.unsafe(text)) };
+  return { url: db.url, x: kernels[0]!, y: kernels[1]!, xClock: clocks[0]!, yClock: clocks[1]!, sql: (text) => withClient(db.url, (c) => c.unsafe(text)) };
 }
 
 /** What y's index says of a path: each conflict's holder, reason and expiry. */
@@ -102,6 +102,49 @@ describePg("a catch-up by deltas", () => {
     expect(who("src/B.ts")).toEqual([]);
     expect(who("src/C.ts")).toEqual([]);
     expect(who("src/A.ts")).toEqual([["A", "feat-A"]]); // the delta did not read it
+  });
+
+  test("a working-tree report that changes nothing is a row body (no version moves): the other daemon takes in its new expiry when the old one comes, and the report lapses once, at the last", async () => {
+    const { x, y, xClock, yClock, sql } = await setUp();
+    const HOUR = 3600_000;
+    const report = () => x.worktrees.report({ agentId: "A", room: R, branch: "feat-A", dirty: ["src/a.ts"], touched: ["src/a.ts"] });
+    const version = async () => ((await sql("SELECT version FROM airlock_sync WHERE id = 1")) as { version: string }[])[0]!.version;
+    const who = () => y.worktrees.editedBy(R, ["src/a.ts"], "checker").map((e) => e.agentId);
+    const dropped = async () => (await y.journal.since(0)).filter((e) => e.kind === "worktree.dropped").length;
+    const both = (ms: number) => {
+      xClock.advance(ms);
+      yClock.advance(ms);
+    };
+    await report(); // the first: a line body
+    await y.paths.check({ paths: ["x"], room: R }); // y's index takes it in
+    expect(who()).toEqual(["A"]);
+
+    const before = await version();
+    both(HOUR);
+    await report(); // the same tree an hour on: only its times move
+    await report();
+    expect(await version()).toBe(before);
+
+    // Past the first report's expiry (2 h): y's timer finds the row refreshed and takes in its
+    // expiry; the report is live on both, and nothing was dropped.
+    both(HOUR + 1000);
+    await y.paths.check({ paths: ["x"], room: R });
+    expect(who()).toEqual(["A"]);
+    expect(await dropped()).toBe(0);
+
+    // A changed report is the line body's: a new touched path shows on y.
+    await x.worktrees.report({ agentId: "A", room: R, branch: "feat-A", dirty: ["src/a.ts", "src/b.ts"], touched: ["src/b.ts"] });
+    expect(await version()).not.toBe(before);
+    await y.paths.check({ paths: ["x"], room: R });
+    expect(y.worktrees.editedBy(R, ["src/b.ts"], "checker").map((e) => e.agentId)).toEqual(["A"]);
+
+    // Nobody reports for two hours: it lapses on whichever daemon gets there first, once.
+    both(2 * HOUR + 1000);
+    await until("the report dropped", async () => (await dropped()) === 1, 10_000);
+    await y.paths.check({ paths: ["x"], room: R });
+    expect(who()).toEqual([]);
+    await x.paths.check({ paths: ["x"], room: R });
+    expect(await dropped()).toBe(1);
   });
 
   test("the waiter lines read only the places and left tokens above what they applied; a whole read when the left tokens were trimmed past it", async () => {

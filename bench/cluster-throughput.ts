@@ -21,8 +21,9 @@
 // the change feed for its own changes (watch_changes with wait_seconds 0 from the revision it
 // was last answered, its counter's name as resource_prefix): a feed poller beside the writers.
 // A sixth, check, has each client ask check_paths of a path of its own in one room, as every edit
-// hook does, beside a claim held there by nobody among them. A seventh, edit, has each client
-// increment its counter and then check its path: checks beside writers.
+// hook does, beside a claim held there by nobody among them. A seventh, edit, has each client do
+// what an edit hook does: check_paths of its path, then report_worktree of its checkout (the
+// same report every time after the first).
 // Nothing is pinned here: three daemons must be able to use both cores, and the bench's client
 // side (fetch's HTTP thread, the SQL client) floats with them.
 // The clients run in the bench process, not in spawned client processes: on 2 cores a client
@@ -141,9 +142,13 @@ function daemons(ds: DaemonProcess[]): Target {
         return (await d.call("complete_task", { id: t.id, lease_token: t.lease_token })).completed === true;
       }
       if (kase === "check" || kase === "edit") {
-        if (kase === "edit" && (await d.call("increment_counter", { name: name(kase, c) })).isError) return false;
-        const r = await d.call("check_paths", { paths: [`src/c${c}/index.ts`], room: "bench-tput", agent_id: `bench-tput-${c}` });
-        return !r.isError && r.clear === true;
+        const path = `src/c${c}/index.ts`;
+        const r = await d.call("check_paths", { paths: [path], room: "bench-tput", agent_id: `bench-tput-${c}` });
+        if (r.isError || r.clear !== true) return false;
+        if (kase === "check") return true;
+        // What the edit hook sends next: the checkout, the same at every edit after the first.
+        const t = await d.call("report_worktree", { agent_id: `bench-tput-${c}`, room: "bench-tput", branch: "main", dirty: [path], touched: [path] });
+        return !t.isError && t.dirty_count === 1;
       }
       if (kase === "feed") {
         const counter = `bench:tput:feed:${c}:`;
@@ -284,7 +289,7 @@ function reportCycles(add: (r: ThroughputRow) => void, kase: CycleCase, setups: 
     tasks: ["push_task + claim_next_task + complete_task, " + `${CLIENTS} clients, a queue each`, "task cycles", "cycles/s"],
     feed: ["increment_counter + watch_changes (wait 0, its own changes), " + `${CLIENTS} clients, a counter each`, "counter and look", "pairs/s"],
     check: ["check_paths, " + `${CLIENTS} clients, a path each in one room with one claim`, "path checks", "checks/s"],
-    edit: ["increment_counter + check_paths, " + `${CLIENTS} clients, a counter and a path each`, "counter and check", "pairs/s"],
+    edit: ["check_paths + report_worktree (an edit hook's two calls), " + `${CLIENTS} clients, a path each`, "edits", "edits/s"],
   };
   const [what, short, unit] = labels[kase];
   const of = `median of ${ROUNDS} × ${(roundMs / 1000).toFixed(1)} s`;

@@ -117,7 +117,23 @@ export class Messages {
 
   async send(req: SendRequest): Promise<Sent> {
     checkMessage(req);
-    return this.c.tx(() => this.sendTx(req));
+    // To named agents, on a shared store: a row body first (docs/cluster.md, "Scaling out"). It
+    // only inserts, so it runs when every recipient is seen without a doubt and nobody waits on
+    // any of their inboxes (the stored lines say so for every daemon). Anything else (an `about`
+    // to resolve, a reader to wake, a name memory may not know yet, a count check due) is the
+    // line body's, which decides as it always did, refusals included.
+    const self = this;
+    const sent =
+      req.about === undefined && this.c.rowsOverlap
+        ? await this.c.rowTx("messages", req.from, function* (): Tx<Sent | null> {
+            const to = [...new Set(req.to ?? [])];
+            if (self.sinceCountCheck + 1 >= COUNT_CHECK_EVERY) return null;
+            for (const name of to) if (!(yield* self.seen(name)) || (yield* self.waits.anyoneIn(name))) return null;
+            self.c.store.afterCommit(() => self.sinceCountCheck++);
+            return yield* self.insert(req, to);
+          })
+        : null;
+    return sent ?? this.c.tx(() => this.sendTx(req));
   }
 
   async read(req: ReadRequest, signal?: AbortSignal): Promise<ReadResult> {
@@ -278,6 +294,17 @@ export class Messages {
 
   /** The message stored for each recipient, journalled, and every blocked read of theirs woken. */
   private *deliver(req: SendRequest, to: readonly string[]): Tx<Sent> {
+    const sent = yield* this.insert(req, to);
+    for (const name of to) for (const w of [...this.waits.line(name)]) this.waits.grant(w, true);
+    if (++this.sinceCountCheck >= COUNT_CHECK_EVERY) {
+      this.sinceCountCheck = 0;
+      yield* this.trimTx();
+    }
+    return sent;
+  }
+
+  /** The message stored for each recipient, and journalled: all a send does when nobody waits to read. */
+  private *insert(req: SendRequest, to: readonly string[]): Tx<Sent> {
     const now = this.c.clock.now();
     const row = (yield* get<{ id: number }>(
       "INSERT INTO messages (from_agent, recipients, subject, body, about, thread, ack_required, sent_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
@@ -296,11 +323,6 @@ export class Messages {
       agentId: req.from,
       data: { id: row.id, to, ...(req.about ? { about: req.about } : {}), ...(req.ackRequired ? { ack_required: true } : {}) },
     });
-    for (const name of to) for (const w of [...this.waits.line(name)]) this.waits.grant(w, true);
-    if (++this.sinceCountCheck >= COUNT_CHECK_EVERY) {
-      this.sinceCountCheck = 0;
-      yield* this.trimTx();
-    }
     return { id: row.id, to: [...to], threadId };
   }
 

@@ -626,6 +626,23 @@ describePg("two daemons, one database: row bodies and reads in the shared order"
     expect(await movedSince(mid)).toEqual([]);
   });
 
+  test("send_message to named agents nobody waits on is a row body on either daemon (no version moves); a reader blocked on the other daemon is woken by the line body; a name nobody knows is refused", async () => {
+    expect((await d1().call("register_agent", { agent_id: "mail-to", ttl_seconds: 600 })).registered).toBe(true);
+    const mid = await version();
+    const sent = await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 ? d2() : d1()).call("send_message", { from: `mail-from-${i}`, to: ["mail-to"], body: `note ${i}` })));
+    expect(new Set(sent.map((m) => m.message_id)).size).toBe(6);
+    expect(await movedSince(mid)).toEqual([]);
+    const read = await d2().call("read_messages", { agent_id: "mail-to" });
+    expect((read.messages as { body: string }[]).map((m) => m.body).sort()).toEqual(Array.from({ length: 6 }, (_, i) => `note ${i}`));
+
+    // A reader blocked on d1: a send on d2 wakes it.
+    const waiting = blocked(d1().call("read_messages", { agent_id: "mail-to", wait_seconds: LONG_WAIT_S }));
+    await until("the reader blocked on d1", async () => ((await storeQuery<{ n: string }>(c.db, "SELECT count(*) AS n FROM waiters WHERE queue = 'message'"))[0]!.n === "1"), 5000);
+    await d2().call("send_message", { from: "mail-from-late", to: ["mail-to"], body: "late" });
+    expect(((await answered("the reader on d1 after a send on d2", waiting.promise)).messages as { body: string }[]).map((m) => m.body)).toEqual(["late"]);
+    expect((await d2().call("send_message", { from: "mail-from-x", to: ["nobody-anywhere"], body: "x" })).error).toContain("unknown agent");
+  });
+
   test("locks on distinct names, taken and released on both daemons with nobody in line, are row bodies: they move no version; a line still hands off across daemons", async () => {
     const agents = Array.from({ length: 16 }, (_, i) => `alone-agent-${i}`);
     // A first call of an agent registers it, in the global order: done before counting.

@@ -172,8 +172,8 @@ export class Journal {
   /**
    * watch_changes: the matching changes after `since` at once, or else blocks up to waitMs until
    * one commits. The check and the enqueue happen in one transaction, so a change committed
-   * between two calls is always returned by the second. On a shared store the look comes first
-   * in the shared order (look): only a watch that finds nothing and would wait joins the line.
+   * between two calls is always returned by the second. On a shared store the look comes first,
+   * in the shared order (`shared`): only a watch that finds nothing and would wait joins the line.
    */
   async watch(since: number, waitMs: number, filter: WatchFilter, limit: number, signal?: AbortSignal): Promise<WatchResult> {
     const self = this;
@@ -193,8 +193,8 @@ export class Journal {
   }
 
   /**
-   * The changes after `since`, read in the shared order (docs/cluster.md, "The journal read
-   * beside row bodies"): other daemons' row bodies may be in flight, each holding revisions it
+   * The changes after `since`, read in the shared order (docs/cluster.md, "Row bodies in the
+   * shared order", the journal): other daemons' row bodies may be in flight, each holding revisions it
    * took from the sequence, so 12 may be visible while 11 is not yet. What is read is cut at the
    * first revision missing after `since`: every revision up to the cut is committed, so no
    * reader ever sees 12 before 11, and the revision answered is never past a missing one. Null

@@ -175,10 +175,9 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
   let cluster: Cluster | undefined;
   if (shared) {
     const refreshers = primitives.flatMap((p) => (p.refresh ? [{ tables: p.tables, refresh: p.refresh }] : []));
-    cluster = new Cluster(shared.daemonId, ctx.queues, lines, journal, refreshers);
-    const c = cluster;
-    const sync = new VersionSync(cluster, shared.daemonId);
-    c.seen = () => sync.seen;
+    const c = (cluster = new Cluster(shared.daemonId, ctx.queues, lines, journal, refreshers));
+    const sync = new VersionSync(c, shared.daemonId);
+    c.seen = () => sync.seen; // what freshen reads changes since (cluster.ts)
     await shared.attach(sync);
   }
   // Expiries that fell due while the daemon was down are processed now, before any call.

@@ -91,10 +91,7 @@ export class Cluster implements ClusterHooks {
     // stamped above it. So the rows above the version read when a reader (the lines, a refresh)
     // last ran are all it needs; unless that is not known, or the keys of deleted rows were
     // trimmed past it.
-    const since = (reader: object) => {
-      const applied = this.applied.get(reader);
-      return changed !== null && rows && applied !== undefined && applied >= rows.floor ? applied : null;
-    };
+    const since = (reader: object) => (changed !== null && rows ? this.deltaFrom(reader, rows) : null);
     const ran = (reader: object) => void (rows ? this.applied.set(reader, rows.ver) : this.applied.delete(reader));
     const lines = touched("waiters", "daemons");
     const grants = touched("grants", "daemons");
@@ -126,11 +123,19 @@ export class Cluster implements ClusterHooks {
     for (const r of this.refreshers) {
       if (!r.tables.some((t) => tables.includes(t))) continue;
       if (at.changed && !r.tables.some((t) => at.changed!.has(t))) continue;
-      const applied = this.applied.get(r);
-      yield* r.refresh(applied !== undefined && applied >= at.rows.floor ? applied : null);
+      yield* r.refresh(this.deltaFrom(r, at.rows));
       this.applied.set(r, at.rows.ver);
     }
     this.freshAt = at.version;
+  }
+
+  /**
+   * Where a reader's delta starts: the row version it applied, unless that is not known or the
+   * keys of deleted rows were trimmed past it (null: read its tables whole).
+   */
+  private deltaFrom(reader: object, rows: RowVersions): number | null {
+    const applied = this.applied.get(reader);
+    return applied !== undefined && applied >= rows.floor ? applied : null;
   }
 
   /** Grants to answer or hand back, then (if they changed) the lines. */

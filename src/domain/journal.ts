@@ -3,6 +3,7 @@
 // journal never shows a change that rolled back and never misses one that committed. Each entry gets a global revision that only grows (its rowid; trimming never
 // removes the newest entry, so no revision is handed out twice); the change feed and the
 // dashboard read from a revision onward. A pool grant's revision is also its fence.
+import type { Awaitable } from "../store/store.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import type { WaitQueue } from "./wait.ts";
@@ -177,7 +178,8 @@ export class Journal {
    */
   async watch(since: number, waitMs: number, filter: WatchFilter, limit: number, signal?: AbortSignal): Promise<WatchResult> {
     const self = this;
-    const seen = this.c.rowsOverlap ? await this.c.rowRead("journal", "", () => this.shared(since, filter, limit)) : null;
+    // Not awaited where there is no look: SQLite's watch joins the line in the caller's turn.
+    const seen = this.c.rowsOverlap ? await this.look(since, filter, limit) : null;
     if (seen && (seen.changes.length > 0 || waitMs <= 0)) return seen;
     const first = await this.c.tx(function* () {
       const r = yield* self.changes(since, filter, limit);
@@ -188,8 +190,13 @@ export class Journal {
     await first.blocked;
     // Woken: a matching change committed. A look cut before it (at a gap for good, or at a writer
     // still in flight before it) would answer nothing, a wake-up for nothing: read it exactly.
-    const woken = this.c.rowsOverlap ? await this.c.rowRead("journal", "", () => this.shared(since, filter, limit)) : null;
+    const woken = this.c.rowsOverlap ? await this.look(since, filter, limit) : null;
     return woken && woken.changes.length > 0 ? woken : this.c.read(() => this.changes(since, filter, limit));
+  }
+
+  /** On a shared store: the changes after `since` as a row body sees them (shared). */
+  private look(since: number, filter: WatchFilter, limit: number): Awaitable<WatchResult | null> {
+    return this.c.rowRead("journal", "", () => this.shared(since, filter, limit));
   }
 
   /**

@@ -142,7 +142,7 @@ export class Tasks {
   /** `live`: only a lease still live, else null (the line body decides); else a due expiry first. */
   private *completeTx(id: number, leaseToken: string, live: boolean): Tx<boolean | null> {
     const now = this.c.clock.now();
-    if (!live) yield* this.expireIfLapsed(id);
+    if (!live) yield* this.claimedRow(id); // a lapse that is due, expired first
     const r = yield* get<{ queue: string; lease_agent: string | null }>(
       "UPDATE tasks SET state = 'done', lease_token = NULL, lease_expires_at = NULL, finished_at = ? WHERE id = ? AND lease_token = ? AND state = 'claimed' AND lease_expires_at > ? RETURNING queue, lease_agent",
       now,
@@ -166,9 +166,8 @@ export class Tasks {
   }
 
   private *failTx(id: number, leaseToken: string, requeue: boolean): Tx<boolean> {
-    yield* this.expireIfLapsed(id);
-    const t = yield* get<TaskRow>("SELECT * FROM tasks WHERE id = ? AND lease_token = ? AND state = 'claimed'", id, leaseToken);
-    if (!t) return false;
+    const t = yield* this.claimedRow(id);
+    if (!t || t.lease_token !== leaseToken) return false;
     yield* this.release(t, requeue, requeue ? "task.requeued" : "task.failed", "fail_task");
     return true;
   }
@@ -202,9 +201,8 @@ export class Tasks {
   }
 
   private *renewTx(id: number, leaseToken: string, leaseMs: number): Tx<TaskRenewResult> {
-    yield* this.expireIfLapsed(id);
-    const t = yield* get<TaskRow>("SELECT * FROM tasks WHERE id = ?", id);
-    if (!t || t.state !== "claimed") return { renewed: false, error: "store: task not claimed" };
+    const t = yield* this.claimedRow(id);
+    if (!t) return { renewed: false, error: "store: task not claimed" };
     if (t.lease_token !== leaseToken) return { renewed: false, error: "store: task not owned by supplied lease_token" };
     const expiresAt = this.c.clock.now() + leaseMs;
     yield* run("UPDATE tasks SET lease_expires_at = ? WHERE id = ?", expiresAt, id);
@@ -345,16 +343,22 @@ export class Tasks {
   }
 
   private arm(id: number, expiresAt: number): void {
-    this.c.scheduler.at(`task:${id}`, expiresAt, () => this.expireIfLapsed(id));
+    const self = this;
+    this.c.scheduler.at(`task:${id}`, expiresAt, function* () {
+      yield* self.claimedRow(id);
+    });
   }
 
   /**
-   * The lease's expiry, when it is due: its timer's work, and what a call on the lease does
-   * first (the timer may be armed only on the daemon that claimed it, which may be slow or dead).
+   * The task's row while it is claimed. A lease past its expiry is expired here first (then
+   * null): the timer's work, and what a line body on the lease reads it with (the timer may be
+   * armed only on the daemon that claimed it, which may be slow or dead).
    */
-  private *expireIfLapsed(id: number): Tx<void> {
+  private *claimedRow(id: number): Tx<TaskRow | null> {
     const t = yield* get<TaskRow>("SELECT * FROM tasks WHERE id = ? AND state = 'claimed'", id);
-    if (t && t.lease_expires_at! <= this.c.clock.now()) yield* this.release(t, true, "task.expired", "lease lapsed");
+    if (!t || t.lease_expires_at! > this.c.clock.now()) return t;
+    yield* this.release(t, true, "task.expired", "lease lapsed");
+    return null;
   }
 
   /**

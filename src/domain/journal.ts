@@ -278,22 +278,42 @@ export class Journal {
    */
   private *readAfter(revision: number, o: SinceOptions, contiguous: boolean): Tx<{ entries: JournalEntry[]; upTo: number; cut: boolean }> {
     const limit = o.limit ?? 1000;
-    const rows = yield* all<JournalRow>(
-      "SELECT * FROM journal WHERE revision > ? ORDER BY revision LIMIT ?",
-      revision,
-      o.kinds || o.resourcePrefix ? Number.MAX_SAFE_INTEGER : limit,
-    );
-    const kinds = o.kinds;
+    const filter = filterSql(o);
+    if (filter) return yield* this.readFiltered(revision, limit, filter, contiguous);
+    const rows = yield* all<JournalRow>("SELECT * FROM journal WHERE revision > ? ORDER BY revision LIMIT ?", revision, limit);
     const entries: JournalEntry[] = [];
     let upTo = revision;
     for (const r of rows) {
       if (contiguous && r.revision !== upTo + 1) return { entries, upTo, cut: true };
       upTo = r.revision;
-      if (!matches({ kinds, resourcePrefix: o.resourcePrefix }, r.kind, r.resource)) continue;
       entries.push(toEntry(r));
-      if (entries.length >= limit) break;
     }
     return { entries, upTo, cut: false };
+  }
+
+  /**
+   * readAfter with a filter, which the database applies: a watcher of a rare kind far behind
+   * reads the rows it wants, not every row since (up to the whole journal, each materialized).
+   * Contiguous: first where the run of revisions from `revision` + 1 ends (the first row whose
+   * next revision is missing: the newest, or one before a gap), then the matches up to there.
+   */
+  private *readFiltered(revision: number, limit: number, f: { sql: string; args: (string | number)[] }, contiguous: boolean): Tx<{ entries: JournalEntry[]; upTo: number; cut: boolean }> {
+    let end = Number.MAX_SAFE_INTEGER;
+    let cut = false;
+    if (contiguous) {
+      const first = (yield* get<{ r: number | null }>("SELECT MIN(revision) AS r FROM journal WHERE revision > ?", revision))?.r ?? null;
+      if (first === null) return { entries: [], upTo: revision, cut: false };
+      if (first !== revision + 1) return { entries: [], upTo: revision, cut: true };
+      end = (yield* get<{ r: number }>(
+        "SELECT revision AS r FROM journal j WHERE revision > ? AND NOT EXISTS (SELECT 1 FROM journal k WHERE k.revision = j.revision + 1) ORDER BY revision LIMIT 1",
+        revision,
+      ))!.r;
+      cut = (yield* get<{ r: number | null }>("SELECT MIN(revision) AS r FROM journal WHERE revision > ?", end))?.r != null;
+    }
+    const rows = yield* all<JournalRow>(`SELECT * FROM journal WHERE revision > ? AND revision <= ? AND ${f.sql} ORDER BY revision LIMIT ?`, revision, end, ...f.args, limit);
+    const entries = rows.map(toEntry);
+    if (entries.length >= limit) return { entries, upTo: entries[entries.length - 1]!.revision, cut: false };
+    return { entries, upTo: contiguous ? end : revision, cut };
   }
 
   /** The newest revision recorded (0 when none). */
@@ -342,6 +362,33 @@ export class Journal {
 type SinceOptions = { limit?: number; kinds?: readonly string[]; resourcePrefix?: string };
 
 /** Kinds are exact (`lock.granted`) or prefixes ending in "." (`lock.`). */
+/**
+ * What matches() asks, as SQL over the journal's kind and resource (null: no filter): exact
+ * kinds, kind prefixes ending in ".", a resource prefix; by characters, as JavaScript compares.
+ */
+function filterSql(f: { kinds?: readonly string[] | undefined; resourcePrefix?: string | undefined }): { sql: string; args: (string | number)[] } | null {
+  const parts: string[] = [];
+  const args: (string | number)[] = [];
+  if (f.kinds && f.kinds.length > 0) {
+    const kinds: string[] = [];
+    for (const k of f.kinds) {
+      if (k.endsWith(".")) {
+        kinds.push("substr(kind, 1, ?) = ?");
+        args.push([...k].length, k);
+      } else {
+        kinds.push("kind = ?");
+        args.push(k);
+      }
+    }
+    parts.push(`(${kinds.join(" OR ")})`);
+  }
+  if (f.resourcePrefix) {
+    parts.push("substr(resource, 1, ?) = ?");
+    args.push([...f.resourcePrefix].length, f.resourcePrefix);
+  }
+  return parts.length > 0 ? { sql: parts.join(" AND "), args } : null;
+}
+
 function matches(f: WatchFilter, kind: string, resource: string): boolean {
   if (f.kinds && f.kinds.length > 0 && !f.kinds.some((k) => kind === k || (k.endsWith(".") && kind.startsWith(k)))) return false;
   return !f.resourcePrefix || resource.startsWith(f.resourcePrefix);

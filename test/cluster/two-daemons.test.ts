@@ -751,6 +751,11 @@ describePg("two daemons, one database: row bodies and reads in the shared order"
         const look = await d.call("watch_changes", { since_revision: before - 1 });
         expect(look.changes.map((e: { revision: number }) => e.revision)).toEqual([before]);
         expect(look.revision).toBe(before);
+        // Filtered (the database applies the filter, and finds where the run of revisions ends): the same cut.
+        const filtered = await d.call("watch_changes", { since_revision: before - 1, kinds: ["counter."], resource_prefix: "gap-" });
+        expect([filtered.changes.map((e: { revision: number }) => e.revision), filtered.revision]).toEqual([[before], before]);
+        const other = await d.call("watch_changes", { since_revision: before - 1, kinds: ["counter."], resource_prefix: "gap-b" });
+        expect([other.changes.map((e: { revision: number }) => e.revision), other.revision]).toEqual([[before], before]);
       }
       // From the cut: the next revision is missing and a later one is there, so the look reads
       // in the exclusive order, which waits for the writer.

@@ -23,7 +23,9 @@
 // A sixth, check, has each client ask check_paths of a path of its own in one room, as every edit
 // hook does, beside a claim held there by nobody among them. A seventh, edit, has each client do
 // what an edit hook does: check_paths of its path, then report_worktree of its checkout (the
-// same report every time after the first).
+// same report every time after the first). An eighth, watched, is the distinct counters with one
+// watch_changes blocked on each daemon, of a kind nobody records: what a long-polling reader of
+// the feed costs the writers beside it (docs/cluster.md, "Watchers beside row bodies").
 // Nothing is pinned here: three daemons must be able to use both cores, and the bench's client
 // side (fetch's HTTP thread, the SQL client) floats with them.
 // The clients run in the bench process, not in spawned client processes: on 2 cores a client
@@ -39,6 +41,8 @@ export const CLIENTS = 32;
 const ROUNDS = 3;
 /** The main thread's busy share above which a round may be measuring the client, not the server. */
 const CLIENT_BUSY = 0.8;
+/** The watched case's watchers' wait, a long poll's: the case waits at most this long for them to end. */
+const WATCH_S = 20;
 /** The setups before the daemons': the floor's two forms. */
 const FLOORS = 2;
 
@@ -58,13 +62,19 @@ export type ThroughputRow = {
   clientBusy?: number;
 };
 
-export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check", "edit"] as const;
+export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check", "edit", "watched"] as const;
 export type Case = (typeof CASES)[number];
 /** The cases timed on the daemon setups only, in cycles of several calls. */
 type CycleCase = Exclude<Case, "distinct" | "hot">;
 const isCycle = (k: Case): k is CycleCase => k !== "distinct" && k !== "hot";
 /** A setup under load: one client's operation, true when it succeeded. */
-type Target = { name: string; op(kase: Case, client: number): Promise<boolean> };
+type Target = {
+  name: string;
+  op(kase: Case, client: number): Promise<boolean>;
+  /** Before a case's first round and after its last (untimed): what it needs beside its clients (the watched case's watchers). */
+  prepare?(kase: Case): Promise<void>;
+  finish?(kase: Case): Promise<void>;
+};
 type Round = { rate: number; errors: number; busy: number; machine: number };
 
 const TICK_MS = 1000 / (Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100);
@@ -124,8 +134,31 @@ function daemons(ds: DaemonProcess[]): Target {
   const name = (kase: Case, c: number) => (kase === "hot" ? "bench:tput:hot" : `bench:tput:${c}`);
   /** Each client's place in the change feed (the feed case). */
   const since = new Map<number, number>();
+  /** The watched case's watchers, one blocked on each daemon, and whether they are to stop. */
+  let watchers: Promise<void>[] = [];
+  let stop = false;
   return {
     name: `${ds.length} daemon${ds.length > 1 ? "s" : ""}`,
+    async prepare(kase) {
+      if (kase !== "watched") return;
+      stop = false;
+      watchers = ds.map(async (d) => {
+        // A watcher of a kind nobody records: it wants none of the clients' changes.
+        let from = (await d.call("watch_changes", {})).revision as number;
+        while (!stop) {
+          const w = await d.call("watch_changes", { since_revision: from, kinds: ["bench.never."], wait_seconds: WATCH_S });
+          if (w.isError || typeof w.revision !== "number") throw new Error(`a watcher failed: ${JSON.stringify(w)}`);
+          from = w.revision;
+        }
+      });
+      await Bun.sleep(200); // blocked by now
+    },
+    async finish(kase) {
+      if (kase !== "watched") return;
+      stop = true;
+      await Promise.all(watchers);
+      watchers = [];
+    },
     op: async (kase, c) => {
       const d = ds[c % ds.length]!;
       if (kase === "locks") {
@@ -159,6 +192,7 @@ function daemons(ds: DaemonProcess[]): Target {
         since.set(c, w.revision);
         return true;
       }
+      // distinct, hot, and watched (distinct counters beside the watchers)
       const r = await d.call("increment_counter", { name: name(kase, c) });
       return !r.isError && typeof r.value === "number";
     },
@@ -235,16 +269,21 @@ export async function throughput(o: ThroughputOptions): Promise<void> {
     }
     for (const kase of o.cases ?? CASES) {
       const timed = isCycle(kase) ? setups.slice(FLOORS) : setups;
-      for (const t of timed) await round(t, kase, o.warmUpMs);
       const got = timed.map(() => [] as Round[]);
-      for (let r = 0; r < ROUNDS; r++) {
-        for (let i = 0; i < timed.length; i++) {
-          const k = (i + r) % timed.length;
-          const x = await round(timed[k]!, kase, o.roundMs);
-          got[k]!.push(x);
-          const flag = x.errors ? `, ${x.errors} FAILED` : "";
-          console.error(`throughput ${kase}, ${timed[k]!.name}, round ${r + 1}: ${x.rate.toFixed(0)}/s${flag}, bench thread ${(x.busy * 100).toFixed(0)}% busy, machine ${(x.machine * 100).toFixed(0)}% busy`);
+      for (const t of timed) await t.prepare?.(kase);
+      try {
+        for (const t of timed) await round(t, kase, o.warmUpMs);
+        for (let r = 0; r < ROUNDS; r++) {
+          for (let i = 0; i < timed.length; i++) {
+            const k = (i + r) % timed.length;
+            const x = await round(timed[k]!, kase, o.roundMs);
+            got[k]!.push(x);
+            const flag = x.errors ? `, ${x.errors} FAILED` : "";
+            console.error(`throughput ${kase}, ${timed[k]!.name}, round ${r + 1}: ${x.rate.toFixed(0)}/s${flag}, bench thread ${(x.busy * 100).toFixed(0)}% busy, machine ${(x.machine * 100).toFixed(0)}% busy`);
+          }
         }
+      } finally {
+        await Promise.all(timed.map((t) => t.finish?.(kase)));
       }
       if (isCycle(kase)) reportCycles(o.add, kase, timed, got, o.roundMs);
       else report(o.add, kase, setups, got, o.roundMs);
@@ -290,6 +329,7 @@ function reportCycles(add: (r: ThroughputRow) => void, kase: CycleCase, setups: 
     feed: ["increment_counter + watch_changes (wait 0, its own changes), " + `${CLIENTS} clients, a counter each`, "counter and look", "pairs/s"],
     check: ["check_paths, " + `${CLIENTS} clients, a path each in one room with one claim`, "path checks", "checks/s"],
     edit: ["check_paths + report_worktree (an edit hook's two calls), " + `${CLIENTS} clients, a path each`, "edits", "edits/s"],
+    watched: ["increment_counter, " + `${CLIENTS} clients, distinct counters, one watch_changes blocked on each daemon wanting none of them`, "distinct counters, watched", "ops/s"],
   };
   const [what, short, unit] = labels[kase];
   const of = `median of ${ROUNDS} × ${(roundMs / 1000).toFixed(1)} s`;

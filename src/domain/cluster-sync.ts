@@ -15,6 +15,13 @@ import { get, type Tx } from "../store/tx.ts";
 const ORDER_LOCK = "7019267304284449570";
 /** The channel a daemon that wrote notifies, so the others catch up now rather than on their next call. */
 const CHANNEL = "airlock";
+/**
+ * A NOTIFY's payload is "<daemon> <what>": "journal" from row bodies that recorded changes (no
+ * version moved), or this prefix and the tables a transaction in the global order wrote, comma
+ * separated ("*": not known), so a daemon with a call blocked catches up at once only when what
+ * was written may answer it (peers.ts). A daemon of an earlier release sent "<daemon>" alone.
+ */
+const TABLES_NOTICE = "tables:";
 /** How many versions keep their record of tables; a daemon further behind rereads everything. */
 const CHANGES_KEPT = 1000;
 /** How many row versions keep the keys of deleted rows (airlock_gone); a daemon further behind reads its tables whole. */
@@ -32,6 +39,10 @@ export class VersionSync implements VersionProtocol {
     /** The NOTIFY's payload, so a daemon does not wake itself. */
     private readonly daemonId: string,
   ) {}
+
+  tablesIn(what: string | undefined): string[] | null {
+    return what?.startsWith(TABLES_NOTICE) ? what.slice(TABLES_NOTICE.length).split(",") : null;
+  }
 
   /** Where this daemon stood is not known any more (a reconnect, a daemon came or went). */
   unknown(): void {
@@ -88,7 +99,7 @@ export class VersionSync implements VersionProtocol {
       `c AS (INSERT INTO airlock_changes (version, tables) SELECT version, '${tables || "*"}' FROM b), ` +
       `d AS (DELETE FROM airlock_changes WHERE version <= (SELECT version FROM b) - ${CHANGES_KEPT}), ` +
       `g AS (DELETE FROM airlock_gone WHERE ver <= (SELECT gone_floor FROM b)) ` +
-      `SELECT version, pg_notify('${CHANNEL}', '${this.daemonId}') FROM b`
+      `SELECT version, pg_notify('${CHANNEL}', '${this.daemonId} ${TABLES_NOTICE}${tables || "*"}') FROM b`
     );
   }
 

@@ -190,6 +190,18 @@ export class Cluster implements ClusterHooks {
     return false;
   }
 
+  watchingJournal(): boolean {
+    return this.journal.watching();
+  }
+
+  journalWanted(): Tx<boolean> {
+    return this.journal.wanted();
+  }
+
+  recordedForWatchers(): boolean {
+    return this.journal.takeRecordedForWatchers();
+  }
+
   /** A transaction failed: what flush believed written may not be; the next catch-up rereads it all. */
   forget(): void {
     this.lines.forget();

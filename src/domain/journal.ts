@@ -18,6 +18,8 @@ const TRIM_EVERY_MS = 3600 * 1000;
 // Between hourly trims, every this many inserts the count is checked (two rowid look-ups, not
 // a scan), and trimmed once it passes the max by a tenth: never a scan per write.
 const COUNT_CHECK_EVERY = 256;
+/** The most rows a shared check for watchers reads (Journal.wanted); more, and the catch-up reads them. */
+const WANTED_READ = 1000;
 const COUNT_SLACK = 1.1;
 // What newToken() makes (16 random bytes in hex): nothing else can name a token in the journal.
 const TOKEN_SHAPE = /^[0-9a-f]{32}$/;
@@ -87,6 +89,13 @@ export class Journal {
   private sinceCountCheck = 0;
   /** The newest revision this daemon's watchers have been shown (a shared store: others record too). */
   private seen = 0;
+  /**
+   * A shared store: every revision up to this one committed, and none matched a watcher here
+   * when `wanted` read it (a watcher that came later asked for what is after its own read).
+   */
+  private checkedUpTo = 0;
+  /** A row body here recorded a change that matches a watcher here (said once after its batch: takeRecordedForWatchers). */
+  private recordedForWatchers = false;
   private readonly benchOff: boolean;
 
   constructor(
@@ -127,6 +136,11 @@ export class Journal {
       if (line.length > 0) {
         // A copy: a grant takes the waiter out of the line being walked.
         for (const w of [...line]) if (matches(w.req, kind, resource)) this.waits.grant(w, true);
+      }
+    } else if (!this.recordedForWatchers) {
+      // Said after the commit (ClusterHooks.recordedForWatchers): the catch-up it asks for grants.
+      for (const w of this.waits.line("journal")) {
+        if (w.daemon === undefined && w.attached && revision > (w.req.after ?? 0) && matches(w.req, kind, resource)) this.recordedForWatchers = true;
       }
     }
     if (++this.sinceCountCheck >= COUNT_CHECK_EVERY) {
@@ -170,6 +184,49 @@ export class Journal {
     }
   }
 
+  takeRecordedForWatchers(): boolean {
+    const was = this.recordedForWatchers;
+    this.recordedForWatchers = false;
+    return was;
+  }
+
+  /** Whether a call here is blocked watching the change feed (another daemon's watchers are mirrored in the line too). */
+  watching(): boolean {
+    return this.waits.line("journal").some((w) => w.daemon === undefined && w.attached);
+  }
+
+  /**
+   * A shared store, in the shared order (docs/cluster.md, "Watchers and row bodies"): whether a
+   * change recorded after what this daemon's watchers were last shown matches one of them, so
+   * that the catch-up that grants it (in the exclusive order) is due now. Row bodies record
+   * without moving the version, and a catch-up in the exclusive order after each of their
+   * batches would stop every daemon's row bodies for it; this read stops none. A revision in
+   * flight (taken, not committed) is not seen: its commit says so again, and it is read then.
+   * What it read up to its first missing revision is not read again (`checkedUpTo`). Far behind
+   * (WANTED_READ rows or more), it leaves the reading to the catch-up, which passes a gap that is
+   * final, and moves `seen`.
+   */
+  *wanted(): Tx<boolean> {
+    const watchers = this.waits.line("journal").filter((w) => w.daemon === undefined && w.attached);
+    if (watchers.length === 0) return false;
+    const from = Math.max(this.seen, this.checkedUpTo);
+    const rows = yield* all<{ revision: number; kind: string; resource: string }>(
+      "SELECT revision, kind, resource FROM journal WHERE revision > ? ORDER BY revision LIMIT ?",
+      from,
+      WANTED_READ,
+    );
+    if (rows.length >= WANTED_READ) return true;
+    let upTo = from;
+    let contiguous = true;
+    for (const r of rows) {
+      if (contiguous && r.revision === upTo + 1) upTo = r.revision;
+      else contiguous = false;
+      for (const w of watchers) if (r.revision > (w.req.after ?? 0) && matches(w.req, r.kind, r.resource)) return true;
+    }
+    this.checkedUpTo = upTo;
+    return false;
+  }
+
   /**
    * watch_changes: the matching changes after `since` at once, or else blocks up to waitMs until
    * one commits. The check and the enqueue happen in one transaction, so a change committed
@@ -187,11 +244,14 @@ export class Journal {
       return { blocked: self.waits.block(self.waits.enqueue("journal", { ...filter, after: r.revision }), self.c.clock.now() + waitMs, signal) };
     });
     if ("changes" in first) return first;
-    await first.blocked;
+    const outcome = await first.blocked;
     // Woken: a matching change committed. A look cut before it (at a gap for good, or at a writer
     // still in flight before it) would answer nothing, a wake-up for nothing: read it exactly.
+    // Not woken (the wait ended): the look's answer stands, even with nothing in it (a long
+    // poll's end must not stop every daemon's row bodies for an exclusive read); a look cut
+    // before anything that matches reads exactly too.
     const woken = this.c.rowsOverlap ? await this.look(since, filter, limit) : null;
-    return woken && woken.changes.length > 0 ? woken : this.c.read(() => this.changes(since, filter, limit));
+    return woken && (woken.changes.length > 0 || outcome.kind !== "granted") ? woken : this.c.read(() => this.changes(since, filter, limit));
   }
 
   /** On a shared store: the changes after `since` as a row body sees them (shared). */

@@ -86,6 +86,22 @@ export interface ClusterHooks {
    * change is caught up with at once, since it may answer it; else at this daemon's next call.
    */
   waiting(): boolean;
+  /**
+   * Whether a call here watches the change feed: only such a call wants the journal's rows at
+   * once when row bodies (of this daemon or another) recorded changes and moved no version.
+   */
+  watchingJournal(): boolean;
+  /**
+   * In the shared order, beside row bodies in flight: whether a change recorded since this
+   * daemon last caught up may answer a watcher here (then a catch-up in the exclusive order is
+   * due to wake it; no: nothing to do until the next change).
+   */
+  journalWanted(): Tx<boolean>;
+  /**
+   * After a batch of this daemon's row bodies committed: whether a change it recorded matches a
+   * watcher here (then a catch-up in the exclusive order is due to wake it). Says it once.
+   */
+  recordedForWatchers(): boolean;
 }
 
 /** Where the shared state stands at a transaction's start, as this daemon sees it. */
@@ -117,6 +133,11 @@ export interface VersionProtocol {
   readonly hooks: ClusterHooks;
   /** The LISTEN/NOTIFY channel a daemon that wrote notifies. */
   readonly channel: string;
+  /**
+   * The tables a NOTIFY's second word names, sent by a transaction in the global order; null
+   * for any other word (row bodies' "journal"; none, from a daemon of an earlier release).
+   */
+  tablesIn(what: string | undefined): string[] | null;
   /** The version of the shared state this daemon last saw; -1: unknown. */
   seen: number;
   /** Where this daemon stood is not known any more (a reconnect, a daemon came or went). */

@@ -772,4 +772,41 @@ describePg("two daemons, one database: row bodies and reads in the shared order"
       await writer.close();
     }
   });
+
+  // A watcher blocked on d2 used to send every batch of row bodies that recorded a change, of
+  // either daemon, through a catch-up in the exclusive order on d2, which stopped every daemon's
+  // row bodies for it (docs/cluster.md, "Watchers beside row bodies"). Here that catch-up would
+  // wait for the row batch the test holds open, and the next call on d2 behind it.
+  test("a blocked watcher does not send row bodies through the exclusive order: changes it does not want answer beside a row batch held open; the one it wants wakes it once the batch ends", async () => {
+    const { SQL } = await import("bun");
+    const writer = new SQL(c.db, { max: 1 });
+    const tx = await writer.reserve();
+    try {
+      const since = (await d2().call("watch_changes", {})).revision as number;
+      const watching = blocked(d2().call("watch_changes", { since_revision: since, wait_seconds: LONG_WAIT_S, kinds: ["counter."], resource_prefix: "wanted-" }));
+      await Bun.sleep(300);
+      expect(watching.settled()).toBe(false);
+      await tx.unsafe("BEGIN; SELECT pg_advisory_xact_lock_shared(7019267304284449570)");
+      // Changes it does not want, made on d2 and on d1 in turn, each answered before the next.
+      for (let i = 0; i < 4; i++) {
+        for (const [name, d] of [["d2", d2()], ["d1", d1()]] as const) {
+          const made = await answered(`an unwanted change on ${name} while a row batch is held`, d.call("increment_counter", { name: `unwanted-${i}-${name}` }));
+          expect(made.value).toBe(1);
+        }
+        await Bun.sleep(50); // d1's word of its change reaches d2, which looks for its watcher
+      }
+      expect(watching.settled()).toBe(false);
+      // One it wants, made on d1: woken by a catch-up in the exclusive order, after the held batch.
+      const made = await answered("the wanted change on d1", d1().call("increment_counter", { name: "wanted-a" }));
+      await Bun.sleep(300);
+      expect(watching.settled()).toBe(false);
+      await tx.unsafe("ROLLBACK");
+      const woke = await answered("the watcher on d2 once the held batch ended", watching.promise);
+      expect(woke.changes.map((e: { resource: string; value?: number }) => [e.resource, e.value])).toEqual([["wanted-a", made.value]]);
+    } finally {
+      await tx.unsafe("ROLLBACK").catch(() => undefined);
+      tx.release();
+      await writer.close();
+    }
+  });
 });

@@ -9,11 +9,12 @@ import type { ClusterHooks } from "../../src/store/store.ts";
 import { AirlockError } from "../../src/errors.ts";
 import { all, get, run } from "../../src/store/tx.ts";
 import { describePg, freshDatabase } from "../helpers/pg.ts";
+import { until } from "../helpers/until.ts";
 
 /** Hooks that record each catch-up's tables (sorted; null: reread everything). */
 function recorder() {
   const calls: (string[] | null)[] = [];
-  const state = { flushWrites: false };
+  const state = { flushWrites: false, waiting: false };
   const hooks: ClusterHooks = {
     *catchUp(changed) {
       calls.push(changed === null ? null : [...changed].sort());
@@ -25,7 +26,12 @@ function recorder() {
       return wrote;
     },
     forget() {},
-    waiting: () => false, // so a NOTIFY alone never triggers a catch-up: only the next call does
+    waiting: () => state.waiting, // false: a NOTIFY alone never triggers a catch-up, only the next call does
+    watchingJournal: () => false,
+    *journalWanted() {
+      return false;
+    },
+    recordedForWatchers: () => false,
   };
   return { calls, hooks, state };
 }
@@ -91,6 +97,30 @@ describePg("the cluster version protocol between two stores", () => {
     await s.a.tx(function* () {});
     await s.b.tx(function* () {});
     expect(rb.calls).toEqual([null]);
+  });
+
+  // A daemon with a call blocked used to catch up at once after every commit of every other
+  // daemon; most of them cannot answer a blocked call (docs/cluster.md, "Watchers beside row
+  // bodies"): those wait for this daemon's next transaction.
+  test("with a call blocked here, another's commit is caught up with at once only when it wrote what answers one (the lines, the grants); otherwise at the next transaction", async () => {
+    rb.calls.length = 0;
+    rb.state.waiting = true;
+    try {
+      await s.a.tx(function* () {
+        yield* run("INSERT INTO counters (name, value) VALUES (?, ?)", "not-a-line", 1);
+      });
+      await Bun.sleep(300); // its NOTIFY has reached b, which did nothing
+      await s.a.tx(function* () {
+        yield* run("INSERT INTO grants (token, daemon, queue, waiter, value) VALUES (?, ?, ?, ?, ?)", "sync-grant", "elsewhere", "locks", "{}", "true");
+      });
+      await until("b's catch-up after a grant was written", () => rb.calls.length > 0, 5_000);
+      // One catch-up, at the grant's NOTIFY, reading both commits.
+      expect(rb.calls).toEqual([["counters", "grants"]]);
+      await s.b.tx(function* () {});
+      expect(rb.calls).toEqual([["counters", "grants"]]);
+    } finally {
+      rb.state.waiting = false;
+    }
   });
 });
 

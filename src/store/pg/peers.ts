@@ -25,6 +25,8 @@ const HEARTBEAT_MS = 1000;
  * counter's change at most this much later.
  */
 const JOURNAL_NOTIFY_EVERY_MS = 10;
+/** The tables whose change may answer a call blocked here (pokeFor). */
+const ANSWERING: readonly string[] = ["grants", "waiters", "daemons"];
 
 export class Peers implements SharedStore {
   /** This daemon's name among those sharing the store, new at every start. */
@@ -38,6 +40,9 @@ export class Peers implements SharedStore {
   private notifying = false;
   private notifyAgain = false;
   private poked = false;
+  /** A check for change-feed watchers is on its way (pokeWatchers), and whether another is due after it. */
+  private checking = false;
+  private checkAgain = false;
   /** The live daemons at the last heartbeat, as one string to compare. */
   private liveDaemons = "";
 
@@ -59,8 +64,14 @@ export class Peers implements SharedStore {
     await this.listener.listen(protocol.channel, (payload: string) => {
       const [from, what] = payload.split(" ");
       if (from === this.daemonId) return;
-      if (what === "journal") protocol.journalMoved = true;
-      this.poke(true);
+      if (what === "journal") {
+        protocol.journalMoved = true;
+        this.pokeWatchers();
+        return;
+      }
+      const tables = protocol.tablesIn(what);
+      if (tables) this.pokeFor(tables);
+      else this.poke(true);
     });
     this.driver.onRowsCommitted = () => this.rowsCommitted(protocol);
   }
@@ -75,7 +86,7 @@ export class Peers implements SharedStore {
    */
   private rowsCommitted(protocol: VersionProtocol): void {
     protocol.journalMoved = true;
-    this.poke(true);
+    if (protocol.hooks.recordedForWatchers()) this.poke();
     if (this.notifying) {
       this.notifyAgain = true;
       return;
@@ -112,6 +123,55 @@ export class Peers implements SharedStore {
         return this.driver.runTx(function* () {});
       })
       .catch((err: unknown) => log.debug(`a catch-up after another daemon's change failed: ${errorMessage(err)}`));
+  }
+
+  /**
+   * Another daemon's transaction in the global order committed and wrote `tables`. A call
+   * blocked here is answered by a grant another daemon made it (`grants`), by its place taken
+   * away (`waiters`), or, a change-feed watcher, by a change recorded (`journal`); a daemon's
+   * coming or going (`daemons`) moves places too. Whatever else was written answers none: the
+   * version moved, so this daemon's next transaction catches it up, and nothing runs now. (It
+   * used to catch up at once after every commit while any call here was blocked: with a worker
+   * blocked on every daemon, each line body anywhere cost every other daemon a transaction in
+   * the global order.)
+   */
+  private pokeFor(tables: readonly string[]): void {
+    if (tables.some((t) => t === "*" || ANSWERING.includes(t))) this.poke(true);
+    else if (tables.includes("journal")) this.pokeWatchers();
+  }
+
+  /**
+   * Another daemon's row bodies recorded changes and moved no version: only a
+   * change-feed watcher here may want them now (no other blocked call is answered by a row
+   * body's write: those run only where nobody is in line). So a read in the shared order asks
+   * whether one of them matches a watcher here (ClusterHooks.journalWanted), and only then a
+   * catch-up in the exclusive order wakes it: row bodies of every daemon go on meanwhile.
+   * One read at a time; changes committed while it runs are read by one more after it.
+   */
+  private pokeWatchers(): void {
+    const sync = this.driver.sync;
+    if (this.poked || this.driver.closed || !sync || !sync.hooks.watchingJournal()) return;
+    if (this.checking) {
+      this.checkAgain = true;
+      return;
+    }
+    this.checking = true;
+    this.driver
+      .tx(() => sync.hooks.journalWanted(), { key: "journal:" })
+      .then(
+        (wanted) => wanted && this.poke(),
+        (err: unknown) => {
+          log.debug(`a check for change-feed watchers failed (caught up in the global order instead): ${errorMessage(err)}`);
+          this.poke();
+        },
+      )
+      .finally(() => {
+        this.checking = false;
+        if (this.checkAgain) {
+          this.checkAgain = false;
+          this.pokeWatchers();
+        }
+      });
   }
 
   /**

@@ -8,7 +8,7 @@ import { openPgStore, type PgStore } from "../../src/store/pg/index.ts";
 import type { ClusterHooks } from "../../src/store/store.ts";
 import { AirlockError } from "../../src/errors.ts";
 import { all, get, run } from "../../src/store/tx.ts";
-import { describePg, freshDatabase } from "../helpers/pg.ts";
+import { describePg, freshDatabase, withClient } from "../helpers/pg.ts";
 import { until } from "../helpers/until.ts";
 
 /** Hooks that record each catch-up's tables (sorted; null: reread everything). */
@@ -228,5 +228,22 @@ describePg("row bodies in the shared order", () => {
     }, { key });
     await Promise.all([body("k3", "k3"), body("k1", "k1 first"), body("k2", "k2"), body("k1", "k1 second"), holder.done]);
     expect(ran).toEqual(["k1 first", "k1 second", "k2", "k3"]);
+  });
+
+  // A server restart between two calls costs no error: a row batch that finds its connection
+  // dead at BEGIN (nothing of it ran) runs on a new one, as a line body does.
+  test("a batch of row bodies on a connection the server ended since the last call runs on a new one: no error, written once", async () => {
+    const bump = (key: string) => s.a.tx(function* () {
+      return (yield* get<{ value: number }>("INSERT INTO counters (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value", key))!.value;
+    }, { key });
+    expect(await bump("after-kill")).toBe(1);
+    for (let round = 2; round <= 4; round++) {
+      const ended = await withClient(s.db.url, (sql) =>
+        sql.unsafe("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [s.db.name]),
+      );
+      expect(ended.length).toBeGreaterThan(0);
+      // The batch of two rows (and one alone) each answers once, with the next value.
+      expect(await Promise.all([bump("after-kill"), bump("after-kill-2")])).toEqual([round, round - 1]);
+    }
   });
 });

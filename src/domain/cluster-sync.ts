@@ -18,10 +18,13 @@ const CHANNEL = "airlock";
 /**
  * A NOTIFY's payload is "<daemon> <what>": "journal" from row bodies that recorded changes (no
  * version moved), or this prefix and the tables a transaction in the global order wrote, comma
- * separated ("*": not known), so a daemon with a call blocked catches up at once only when what
- * was written may answer it (peers.ts). A daemon of an earlier release sent "<daemon>" alone.
+ * separated ("*": not known; OWN_WAITERS for "waiters" when only its own places changed), so a
+ * daemon with a call blocked catches up at once only when what was written may answer it
+ * (peers.ts). A daemon of an earlier release sent "<daemon>" alone.
  */
 const TABLES_NOTICE = "tables:";
+/** In a NOTIFY's tables, for "waiters" when only the writer's own places changed (not a table). */
+const OWN_WAITERS = "own_waiters";
 /** How many versions keep their record of tables; a daemon further behind rereads everything. */
 const CHANGES_KEPT = 1000;
 /** How many row versions keep the keys of deleted rows (airlock_gone); a daemon further behind reads its tables whole. */
@@ -90,7 +93,11 @@ export class VersionSync implements VersionProtocol {
    */
   bumpText(written: ReadonlySet<string>, flushed: boolean): string | undefined {
     if (!flushed && written.size === 0) return undefined;
-    const tables = [...written].filter((t) => /^([a-z_]+|\*)$/.test(t)).join(",");
+    const named = [...written].filter((t) => /^([a-z_]+|\*)$/.test(t));
+    const tables = named.join(",");
+    // Only this daemon's own places in line changed: no call blocked elsewhere is answered by it.
+    const own = named.includes("waiters") && !this.hooks.othersLinesWritten();
+    const notice = (own ? named.map((t) => (t === "waiters" ? OWN_WAITERS : t)) : named).join(",");
     // The keys of deleted rows are kept for GONE_KEPT row versions; gone_floor moves with the
     // trim, and a daemon that applied less than that reads its tables whole (cluster.ts).
     return (
@@ -99,7 +106,7 @@ export class VersionSync implements VersionProtocol {
       `c AS (INSERT INTO airlock_changes (version, tables) SELECT version, '${tables || "*"}' FROM b), ` +
       `d AS (DELETE FROM airlock_changes WHERE version <= (SELECT version FROM b) - ${CHANGES_KEPT}), ` +
       `g AS (DELETE FROM airlock_gone WHERE ver <= (SELECT gone_floor FROM b)) ` +
-      `SELECT version, pg_notify('${CHANNEL}', '${this.daemonId} ${TABLES_NOTICE}${tables || "*"}') FROM b`
+      `SELECT version, pg_notify('${CHANNEL}', '${this.daemonId} ${TABLES_NOTICE}${notice || "*"}') FROM b`
     );
   }
 

@@ -202,6 +202,10 @@ export class Cluster implements ClusterHooks {
     return this.journal.takeRecordedForWatchers();
   }
 
+  othersLinesWritten(): boolean {
+    return this.lines.othersWritten();
+  }
+
   /** A transaction failed: what flush believed written may not be; the next catch-up rereads it all. */
   forget(): void {
     this.lines.forget();

@@ -203,7 +203,8 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
     primitives,
     liveDaemons() {
       const c = cluster;
-      return c ? ctx.read(() => c.liveDaemonIds()) : undefined;
+      // Heartbeat rows, which no daemon mirrors: read beside row bodies, stopping none.
+      return c ? ctx.rowRead("daemons", "", () => c.liveDaemonIds()) : undefined;
     },
     close() {
       lines.close(); // the lines stay stored as they are: emptying the queues below is no departure

@@ -57,6 +57,8 @@ export class Lines {
   /** The live and known daemons at the last reload: a delta holds only while they stay the same. */
   private daemons = "";
   private closed = false;
+  /** The last flush wrote or deleted a place another daemon owns, or owned before (othersWritten). */
+  private others = false;
 
   constructor(
     private readonly me: string,
@@ -151,6 +153,7 @@ export class Lines {
 
   /** Writes down the rows this transaction's changes made differ; whether it wrote anything. */
   *flush(): Tx<boolean> {
+    this.others = false;
     if (!this.pending()) return false;
     if (this.resync) {
       this.written = new Map((yield* all<WaiterRow>("SELECT * FROM waiters")).map((r) => [r.token, rowText(r)]));
@@ -183,6 +186,15 @@ export class Lines {
     }
     if (wrote) this.afterCommit(() => {}, () => this.forget());
     return wrote;
+  }
+
+  /**
+   * Whether the last flush wrote or deleted a place that another daemon owns or owned (a grant's
+   * waiter, a place adopted, a departed daemon's): only such a change can answer a call blocked
+   * there. A flush after a resync compares every row, so it may say so of a row it only rewrote.
+   */
+  othersWritten(): boolean {
+    return this.others;
   }
 
   /** A transaction failed: what flush believed written may not be; the next flush rereads the rows. */
@@ -248,7 +260,9 @@ export class Lines {
   private *write(q: AnyQueue, w: AnyWaiter): Tx<boolean> {
     const r = this.rowOf(q, w);
     const text = rowText(r);
-    if (this.written.get(r.token) === text) return false;
+    const was = this.written.get(r.token);
+    if (was === text) return false;
+    if (r.daemon !== this.me || (was !== undefined && daemonOf(was) !== this.me)) this.others = true;
     yield* run(
       "INSERT INTO waiters (token, queue, keys, agent_id, req, ord, since, attached, daemon, grace_ends) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) " +
         "ON CONFLICT (token) DO UPDATE SET queue = excluded.queue, keys = excluded.keys, agent_id = excluded.agent_id, req = excluded.req, " +
@@ -269,7 +283,10 @@ export class Lines {
   }
 
   private *drop(token: string): Tx<boolean> {
-    if (!this.written.delete(token)) return false;
+    const was = this.written.get(token);
+    if (was === undefined) return false;
+    this.written.delete(token);
+    if (daemonOf(was) !== this.me) this.others = true;
     yield* run("DELETE FROM waiters WHERE token = ?", token);
     return true;
   }
@@ -303,6 +320,11 @@ export function containing(text: string): string {
 }
 
 /** A row's identity for flush's comparison: every field, in one order (SQLite's 0/1 read as a boolean). */
+/** The daemon of a row as rowText wrote it. */
+function daemonOf(text: string): string {
+  return (JSON.parse(text) as unknown[])[7] as string;
+}
+
 function rowText(r: WaiterRow): string {
   return JSON.stringify([r.queue, r.keys, r.agent_id, r.req, Number(r.ord), Number(r.since), Boolean(r.attached), r.daemon, r.grace_ends === null ? null : Number(r.grace_ends)]);
 }

@@ -137,7 +137,9 @@ export class CallTaskRunner {
     const k = this.kernel;
     const live = await k.liveDaemons();
     if (!live || this.closed) return;
-    for (const row of await k.ctx.read(() => k.callTasks.orphans(this.daemon, live))) {
+    // Every few seconds on every daemon: rows no daemon mirrors, read in the shared order (an
+    // exclusive read here stopped every daemon's row bodies each time); only a take-over writes.
+    for (const row of await k.ctx.rowRead("call_tasks", "", () => k.callTasks.orphans(this.daemon, live))) {
       if (this.closed) return;
       if (await k.ctx.tx(() => k.callTasks.adopt(row.task_id, row.daemon, this.daemon))) this.resume(row);
     }

@@ -102,6 +102,12 @@ export interface ClusterHooks {
    * watcher here (then a catch-up in the exclusive order is due to wake it). Says it once.
    */
   recordedForWatchers(): boolean;
+  /**
+   * After flush: whether it wrote or deleted a place in line that another daemon owns or owned.
+   * A transaction that changed only this daemon's own places cannot answer a call blocked
+   * elsewhere (its NOTIFY says so: VersionProtocol.tablesIn).
+   */
+  othersLinesWritten(): boolean;
 }
 
 /** Where the shared state stands at a transaction's start, as this daemon sees it. */

@@ -809,4 +809,25 @@ describePg("two daemons, one database: row bodies and reads in the shared order"
       await writer.close();
     }
   });
+
+  // The place changes daemon (a row of d1's becomes d2's): d1 must hear of it at once, though it
+  // makes no call (a change of a daemon's own places only does not send the others to catch up,
+  // `own_waiters` in its NOTIFY). Here, where no timer of an earlier test fires meanwhile (one
+  // would have d1 catch up for its own reasons).
+  test("a call blocked on d1 resumed on d2 with its wake_token: the one on d1 is answered at once, the one on d2 keeps the place and is granted at the release", async () => {
+    const held = await d1().call("lock_resource", { name: "moved-place", agent_id: "H", ttl_seconds: 60 });
+    expect(held.locked).toBe(true);
+    const first = await d1().call("lock_resource", { name: "moved-place", agent_id: "A", ttl_seconds: 60, wait_seconds: 0.2 });
+    expect(first).toMatchObject({ locked: false, held_by: "H" });
+    const on1 = blocked(d1().call("lock_resource", { name: "moved-place", agent_id: "A", ttl_seconds: 60, wait_seconds: LONG_WAIT_S, wake_token: first.wake_token }));
+    await until("A blocked on d1", () => blockedOn(d1(), "moved-place", "A"), 5_000);
+    const on2 = blocked(d2().call("lock_resource", { name: "moved-place", agent_id: "A", ttl_seconds: 60, wait_seconds: LONG_WAIT_S, wake_token: first.wake_token }));
+    const left = await answered("the call on d1 once its place moved to d2", on1.promise);
+    expect(left.locked).toBe(false);
+    expect(on2.settled()).toBe(false);
+    expect((await d1().call("unlock_resource", { name: "moved-place", lock_token: held.lock_token })).released).toBe(true);
+    const got = await answered("the call on d2 at the release on d1", on2.promise);
+    expect(got).toMatchObject({ locked: true });
+    expect((await d2().call("unlock_resource", { name: "moved-place", lock_token: got.lock_token })).released).toBe(true);
+  });
 });

@@ -14,7 +14,7 @@ import { until } from "../helpers/until.ts";
 /** Hooks that record each catch-up's tables (sorted; null: reread everything). */
 function recorder() {
   const calls: (string[] | null)[] = [];
-  const state = { flushWrites: false, waiting: false };
+  const state = { flushWrites: false, waiting: false, othersLines: true };
   const hooks: ClusterHooks = {
     *catchUp(changed) {
       calls.push(changed === null ? null : [...changed].sort());
@@ -32,6 +32,7 @@ function recorder() {
       return false;
     },
     recordedForWatchers: () => false,
+    othersLinesWritten: () => state.othersLines,
   };
   return { calls, hooks, state };
 }
@@ -120,6 +121,28 @@ describePg("the cluster version protocol between two stores", () => {
       expect(rb.calls).toEqual([["counters", "grants"]]);
     } finally {
       rb.state.waiting = false;
+    }
+  });
+
+  test("with a call blocked here, another's change of only its own places in line waits for the next transaction; a change of another daemon's place is caught up with at once", async () => {
+    rb.calls.length = 0;
+    rb.state.waiting = true;
+    const place = (token: string) =>
+      s.a.tx(function* () {
+        yield* run("INSERT INTO waiters (token, queue, keys, agent_id, req, ord, since, attached, daemon, grace_ends) VALUES (?, 'locks', '[\"x\"]', 'a', '{}', 1, 0, true, 'a', NULL)", token);
+      });
+    try {
+      ra.state.othersLines = false; // a's flush says: only a's own places
+      await place("own-place");
+      await Bun.sleep(300); // its NOTIFY has reached b, which did nothing
+      expect(rb.calls).toEqual([]);
+      ra.state.othersLines = true;
+      await place("other-place");
+      await until("b's catch-up after another daemon's place changed", () => rb.calls.length > 0, 5_000);
+      expect(rb.calls).toEqual([["waiters"]]);
+    } finally {
+      rb.state.waiting = false;
+      ra.state.othersLines = true;
     }
   });
 });

@@ -25,7 +25,9 @@
 // what an edit hook does: check_paths of its path, then report_worktree of its checkout (the
 // same report every time after the first). An eighth, watched, is the distinct counters with one
 // watch_changes blocked on each daemon, of a kind nobody records: what a long-polling reader of
-// the feed costs the writers beside it (docs/cluster.md, "Watchers beside row bodies").
+// the feed costs the writers beside it (docs/cluster.md, "Watchers beside row bodies"). A ninth,
+// claims, has each client claim a path of its own and release it (two line bodies) while a
+// worker waits on an empty queue on each daemon: what a blocked call elsewhere costs line bodies.
 // Nothing is pinned here: three daemons must be able to use both cores, and the bench's client
 // side (fetch's HTTP thread, the SQL client) floats with them.
 // The clients run in the bench process, not in spawned client processes: on 2 cores a client
@@ -62,7 +64,7 @@ export type ThroughputRow = {
   clientBusy?: number;
 };
 
-export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check", "edit", "watched"] as const;
+export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check", "edit", "watched", "claims"] as const;
 export type Case = (typeof CASES)[number];
 /** The cases timed on the daemon setups only, in cycles of several calls. */
 type CycleCase = Exclude<Case, "distinct" | "hot">;
@@ -134,15 +136,23 @@ function daemons(ds: DaemonProcess[]): Target {
   const name = (kase: Case, c: number) => (kase === "hot" ? "bench:tput:hot" : `bench:tput:${c}`);
   /** Each client's place in the change feed (the feed case). */
   const since = new Map<number, number>();
-  /** The watched case's watchers, one blocked on each daemon, and whether they are to stop. */
+  /** The blocked calls of the watched and claims cases, one on each daemon, and whether they are to stop. */
   let watchers: Promise<void>[] = [];
   let stop = false;
   return {
     name: `${ds.length} daemon${ds.length > 1 ? "s" : ""}`,
     async prepare(kase) {
-      if (kase !== "watched") return;
+      if (kase !== "watched" && kase !== "claims") return;
       stop = false;
-      watchers = ds.map(async (d) => {
+      watchers = ds.map(async (d, i) => {
+        if (kase === "claims") {
+          // A worker waiting on a queue nobody pushes to, as a team has some.
+          while (!stop) {
+            const t = await d.call("claim_next_task", { queue: "bench:tput:idle", agent_id: `bench-idle-${i}`, wait_seconds: WATCH_S });
+            if (t.isError || t.claimed !== false) throw new Error(`a waiting worker failed: ${JSON.stringify(t)}`);
+          }
+          return;
+        }
         // A watcher of a kind nobody records: it wants none of the clients' changes.
         let from = (await d.call("watch_changes", {})).revision as number;
         while (!stop) {
@@ -154,7 +164,7 @@ function daemons(ds: DaemonProcess[]): Target {
       await Bun.sleep(200); // blocked by now
     },
     async finish(kase) {
-      if (kase !== "watched") return;
+      if (kase !== "watched" && kase !== "claims") return;
       stop = true;
       await Promise.all(watchers);
       watchers = [];
@@ -173,6 +183,11 @@ function daemons(ds: DaemonProcess[]): Target {
         const t = await d.call("claim_next_task", { queue, agent_id: `bench-tput-${c}`, wait_seconds: 0 });
         if (t.isError || t.claimed !== true) return false;
         return (await d.call("complete_task", { id: t.id, lease_token: t.lease_token })).completed === true;
+      }
+      if (kase === "claims") {
+        const g = await d.call("claim_paths", { agent_id: `bench-tput-${c}`, room: "bench-claims", paths: [`src/c${c}/**`], ttl_seconds: 60 });
+        if (g.isError || g.granted !== true) return false;
+        return (await d.call("release_paths", { claim_token: g.claim_token })).released === true;
       }
       if (kase === "check" || kase === "edit") {
         const path = `src/c${c}/index.ts`;
@@ -330,6 +345,7 @@ function reportCycles(add: (r: ThroughputRow) => void, kase: CycleCase, setups: 
     check: ["check_paths, " + `${CLIENTS} clients, a path each in one room with one claim`, "path checks", "checks/s"],
     edit: ["check_paths + report_worktree (an edit hook's two calls), " + `${CLIENTS} clients, a path each`, "edits", "edits/s"],
     watched: ["increment_counter, " + `${CLIENTS} clients, distinct counters, one watch_changes blocked on each daemon wanting none of them`, "distinct counters, watched", "ops/s"],
+    claims: ["claim_paths + release_paths, " + `${CLIENTS} clients, a path each in one room, one claim_next_task blocked on each daemon`, "path claims with a worker waiting", "pairs/s"],
   };
   const [what, short, unit] = labels[kase];
   const of = `median of ${ROUNDS} × ${(roundMs / 1000).toFixed(1)} s`;

@@ -196,7 +196,7 @@ export class Journal {
   }
 
   /**
-   * A shared store, in the shared order (docs/cluster.md, "Watchers and row bodies"): whether a
+   * A shared store, in the shared order (docs/cluster.md, "Watchers beside row bodies"): whether a
    * change recorded after what this daemon's watchers were last shown matches one of them, so
    * that the catch-up that grants it (in the exclusive order) is due now. Row bodies record
    * without moving the version, and a catch-up in the exclusive order after each of their
@@ -421,7 +421,6 @@ export class Journal {
 
 type SinceOptions = { limit?: number; kinds?: readonly string[]; resourcePrefix?: string };
 
-/** Kinds are exact (`lock.granted`) or prefixes ending in "." (`lock.`). */
 /**
  * What matches() asks, as SQL over the journal's kind and resource (null: no filter): exact
  * kinds, kind prefixes ending in ".", a resource prefix; by characters, as JavaScript compares.
@@ -449,6 +448,7 @@ function filterSql(f: { kinds?: readonly string[] | undefined; resourcePrefix?: 
   return parts.length > 0 ? { sql: parts.join(" AND "), args } : null;
 }
 
+/** Kinds are exact (`lock.granted`) or prefixes ending in "." (`lock.`). */
 function matches(f: WatchFilter, kind: string, resource: string): boolean {
   if (f.kinds && f.kinds.length > 0 && !f.kinds.some((k) => kind === k || (k.endsWith(".") && kind.startsWith(k)))) return false;
   return !f.resourcePrefix || resource.startsWith(f.resourcePrefix);

@@ -319,12 +319,12 @@ export function containing(text: string): string {
   return `%${text.replace(/[!%_]/g, (c) => `!${c}`)}%`;
 }
 
-/** A row's identity for flush's comparison: every field, in one order (SQLite's 0/1 read as a boolean). */
 /** The daemon of a row as rowText wrote it. */
 function daemonOf(text: string): string {
   return (JSON.parse(text) as unknown[])[7] as string;
 }
 
+/** A row's identity for flush's comparison: every field, in one order (SQLite's 0/1 read as a boolean). */
 function rowText(r: WaiterRow): string {
   return JSON.stringify([r.queue, r.keys, r.agent_id, r.req, Number(r.ord), Number(r.since), Boolean(r.attached), r.daemon, r.grace_ends === null ? null : Number(r.grace_ends)]);
 }

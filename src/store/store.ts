@@ -87,8 +87,8 @@ export interface ClusterHooks {
    */
   waiting(): boolean;
   /**
-   * Whether a call here watches the change feed: only such a call wants the journal's rows at
-   * once when row bodies (of this daemon or another) recorded changes and moved no version.
+   * Whether a call here watches the change feed: only such a call wants at once what another
+   * daemon's transactions recorded, when nothing else they wrote can answer a call here.
    */
   watchingJournal(): boolean;
   /**

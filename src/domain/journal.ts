@@ -7,6 +7,7 @@ import type { Awaitable } from "../store/store.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import type { WaitQueue } from "./wait.ts";
+import type { Waiter } from "./waiter.ts";
 
 // A week of history is enough to see what happened to a lock, a slot or a claim; 100,000
 // entries bound a busy daemon's table (a few tens of MB) however fast it writes. Whichever
@@ -139,9 +140,7 @@ export class Journal {
       }
     } else if (!this.recordedForWatchers) {
       // Said after the commit (ClusterHooks.recordedForWatchers): the catch-up it asks for grants.
-      for (const w of this.waits.line("journal")) {
-        if (w.daemon === undefined && w.attached && revision > (w.req.after ?? 0) && matches(w.req, kind, resource)) this.recordedForWatchers = true;
-      }
+      this.recordedForWatchers = this.watchers().some((w) => wants(w.req, revision, kind, resource));
     }
     if (++this.sinceCountCheck >= COUNT_CHECK_EVERY) {
       this.sinceCountCheck = 0;
@@ -179,7 +178,7 @@ export class Journal {
       "SELECT revision, kind, resource FROM journal WHERE revision > ? ORDER BY revision",
       this.seen,
     )) {
-      for (const w of [...line]) if (r.revision > (w.req.after ?? 0) && matches(w.req, r.kind, r.resource)) this.waits.grant(w, true);
+      for (const w of [...line]) if (wants(w.req, r.revision, r.kind, r.resource)) this.waits.grant(w, true);
       this.seen = r.revision;
     }
   }
@@ -190,9 +189,14 @@ export class Journal {
     return was;
   }
 
-  /** Whether a call here is blocked watching the change feed (another daemon's watchers are mirrored in the line too). */
+  /** Whether a call here is blocked watching the change feed. */
   watching(): boolean {
-    return this.waits.line("journal").some((w) => w.daemon === undefined && w.attached);
+    return this.watchers().length > 0;
+  }
+
+  /** The calls blocked here watching the change feed (another daemon's watchers are mirrored in the line too). */
+  private watchers(): readonly Waiter<WatchFilter, true>[] {
+    return this.waits.line("journal").filter((w) => w.daemon === undefined && w.attached);
   }
 
   /**
@@ -207,7 +211,7 @@ export class Journal {
    * final, and moves `seen`.
    */
   *wanted(): Tx<boolean> {
-    const watchers = this.waits.line("journal").filter((w) => w.daemon === undefined && w.attached);
+    const watchers = this.watchers();
     if (watchers.length === 0) return false;
     const from = Math.max(this.seen, this.checkedUpTo);
     const rows = yield* all<{ revision: number; kind: string; resource: string }>(
@@ -221,7 +225,7 @@ export class Journal {
     for (const r of rows) {
       if (contiguous && r.revision === upTo + 1) upTo = r.revision;
       else contiguous = false;
-      for (const w of watchers) if (r.revision > (w.req.after ?? 0) && matches(w.req, r.kind, r.resource)) return true;
+      if (watchers.some((w) => wants(w.req, r.revision, r.kind, r.resource))) return true;
     }
     this.checkedUpTo = upTo;
     return false;
@@ -355,20 +359,21 @@ export class Journal {
    * readAfter with a filter, which the database applies: a watcher of a rare kind far behind
    * reads the rows it wants, not every row since (up to the whole journal, each materialized).
    * Contiguous: first where the run of revisions from `revision` + 1 ends (the first row whose
-   * next revision is missing: the newest, or one before a gap), then the matches up to there.
+   * next revision is missing: the newest, or one before a gap; cut when it is not the newest),
+   * then the matches up to there.
    */
   private *readFiltered(revision: number, limit: number, f: { sql: string; args: (string | number)[] }, contiguous: boolean): Tx<{ entries: JournalEntry[]; upTo: number; cut: boolean }> {
     let end = Number.MAX_SAFE_INTEGER;
     let cut = false;
     if (contiguous) {
-      const first = (yield* get<{ r: number | null }>("SELECT MIN(revision) AS r FROM journal WHERE revision > ?", revision))?.r ?? null;
-      if (first === null) return { entries: [], upTo: revision, cut: false };
-      if (first !== revision + 1) return { entries: [], upTo: revision, cut: true };
+      const after = yield* get<{ lo: number | null; hi: number | null }>("SELECT MIN(revision) AS lo, MAX(revision) AS hi FROM journal WHERE revision > ?", revision);
+      if (after?.lo == null) return { entries: [], upTo: revision, cut: false };
+      if (after.lo !== revision + 1) return { entries: [], upTo: revision, cut: true };
       end = (yield* get<{ r: number }>(
         "SELECT revision AS r FROM journal j WHERE revision > ? AND NOT EXISTS (SELECT 1 FROM journal k WHERE k.revision = j.revision + 1) ORDER BY revision LIMIT 1",
         revision,
       ))!.r;
-      cut = (yield* get<{ r: number | null }>("SELECT MIN(revision) AS r FROM journal WHERE revision > ?", end))?.r != null;
+      cut = end < after.hi!;
     }
     const rows = yield* all<JournalRow>(`SELECT * FROM journal WHERE revision > ? AND revision <= ? AND ${f.sql} ORDER BY revision LIMIT ?`, revision, end, ...f.args, limit);
     const entries = rows.map(toEntry);
@@ -446,6 +451,11 @@ function filterSql(f: { kinds?: readonly string[] | undefined; resourcePrefix?: 
     args.push([...f.resourcePrefix].length, f.resourcePrefix);
   }
   return parts.length > 0 ? { sql: parts.join(" AND "), args } : null;
+}
+
+/** Whether a blocked watcher wants this change: after what it had read, and matching its filter. */
+function wants(w: WatchFilter, revision: number, kind: string, resource: string): boolean {
+  return revision > (w.after ?? 0) && matches(w, kind, resource);
 }
 
 /** Kinds are exact (`lock.granted`) or prefixes ending in "." (`lock.`). */

@@ -19,6 +19,8 @@ interface Entry {
   seq: number;
   fn: Due;
   live: boolean;
+  /** What an atOutside entry starts, outside any transaction (then fn is nothing): never makes a call, or the timer, open one. */
+  outside: (() => void) | null;
 }
 
 export class Scheduler {
@@ -41,8 +43,23 @@ export class Scheduler {
 
   /** Schedules fn at time `at` under key, replacing any entry with that key. */
   at(key: string, at: number, fn: Due): void {
+    this.add(key, at, fn);
+  }
+
+  /**
+   * Schedules fn at time `at` under key, to run outside any transaction: a periodic check that
+   * decides for itself whether it needs one (on a shared store a look in the shared order first,
+   * and the global order only to change something: docs/cluster.md, "Periodic checks"). An entry
+   * of at() that falls due makes the next call, or the timer, open a transaction for it; this
+   * one never does. fn only starts its work: it must not throw, nor wait.
+   */
+  atOutside(key: string, at: number, fn: () => void): void {
+    this.add(key, at, () => {}, fn);
+  }
+
+  private add(key: string, at: number, fn: Due, outside: (() => void) | null = null): void {
     this.cancel(key);
-    const e: Entry = { key, at, seq: ++this.seq, fn, live: true };
+    const e: Entry = { key, at, seq: ++this.seq, fn, live: true, outside };
     this.entries.set(key, e);
     this.push(e);
     if (at < this.armedAt) this.arm();
@@ -72,18 +89,50 @@ export class Scheduler {
     for (;;) {
       const top = this.peekLive();
       if (!top || top.at > now) break;
-      this.pop();
-      this.entries.delete(top.key);
-      top.live = false;
+      this.take(top);
+      if (top.outside) {
+        this.start(top);
+        continue;
+      }
       const body = top.fn();
       if (body) yield* body;
     }
   }
 
-  /** True when some entry is due now; cheap enough to ask on every call. */
+  /**
+   * True when some entry that needs a transaction is due now; cheap enough to ask on every call.
+   * The outside entries due before it are started first (they need no transaction).
+   */
   hasDue(): boolean {
+    this.startOutside();
     const top = this.peekLive();
     return top !== undefined && top.at <= this.clock.now();
+  }
+
+  /** Starts the outside entries at the top of the heap that are due. */
+  private startOutside(): void {
+    const now = this.clock.now();
+    for (;;) {
+      const top = this.peekLive();
+      if (!top || !top.outside || top.at > now) return;
+      this.take(top);
+      this.start(top);
+    }
+  }
+
+  /** Runs an outside entry's fn: whatever it returns is not a body to run. */
+  private start(e: Entry): void {
+    try {
+      e.outside!();
+    } catch (err) {
+      this.onError(err);
+    }
+  }
+
+  private take(e: Entry): void {
+    this.pop();
+    this.entries.delete(e.key);
+    e.live = false;
   }
 
   stop(): void {

@@ -3,7 +3,7 @@
 // machines' daemons release it, or the team's budget would stay held for good.
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { hostname } from "node:os";
-import { startCluster } from "../helpers/cluster.ts";
+import { answered, startCluster } from "../helpers/cluster.ts";
 import { storeQuery } from "../helpers/daemon.ts";
 import { describePg } from "../helpers/pg.ts";
 import { until } from "../helpers/until.ts";
@@ -32,6 +32,54 @@ describePg("process-bound slots of a machine that is gone", () => {
       expect(changes.map((e) => e.reason)).toContain("no daemon of its machine build-box-9 has been seen for 1 s");
     } finally {
       sleeper.kill(9);
+      await c.stop();
+    }
+  });
+});
+
+// The host check (every 5 s, on every daemon that knows a binding of another machine) used to
+// run in the global order each time, stopping every daemon's row bodies: with one bound build on
+// one of a hundred machines, twenty exclusive turns a second for nothing (docs/cluster.md,
+// "Periodic checks"). Here such a turn would wait for the row batch the test holds open.
+describePg("the host check of a machine still seen", () => {
+  test("runs in the shared order: calls on both daemons answer beside a row batch held open through a check, and the slot stays", async () => {
+    const c = await startCluster(2);
+    const sleeper = Bun.spawn(["sleep", "60"], { detached: true, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+    const { SQL } = await import("bun");
+    const writer = new SQL(c.db, { max: 1 });
+    const tx = await writer.reserve();
+    try {
+      const [d1, d2] = c.daemons as [NonNullable<(typeof c.daemons)[0]>, NonNullable<(typeof c.daemons)[1]>];
+      await d1.call("configure_pool", { pool: "seen-box", capacity: 2, expected_version: 0, author: "test", reason: "a bound slot of another machine" });
+      expect((await d1.call("acquire_slot", { pool: "seen-box", agent_id: "builder", pid: sleeper.pid, reason: "a build on build-box-8" })).granted).toBe(true);
+      // The binding now says the process runs on build-box-8, whose daemon was seen just now.
+      await storeQuery(c.db, "UPDATE slots SET pid_start = replace(pid_start, ?, ?) WHERE pid = ?", `@${hostname()}`, "@build-box-8", sleeper.pid);
+      await storeQuery(c.db, "INSERT INTO hosts (host, seen_at) VALUES (?, ?)", "build-box-8", Date.now());
+      // A change to the pool on d1, then a read on d2 in the global order: d2 catches up the
+      // slots (the changed row with them) and watches the other machine from then on.
+      expect((await d1.call("acquire_slot", { pool: "seen-box", agent_id: "other", reason: "unbound" })).granted).toBe(true);
+      const holders = async () => ((await d2.call("list_pools")) as { pool: string; holders: { agent_id: string }[] }[]).find((p) => p.pool === "seen-box")!.holders.map((h) => h.agent_id).sort();
+      expect(await holders()).toEqual(["builder", "other"]);
+      // Each daemon has beaten since the last one came (a daemon coming sends the others to
+      // catch up in the global order once); a line body on each runs after that catch-up.
+      await until("each daemon beaten since the last one came", async () => (await storeQuery<{ ok: boolean }>(c.db, "SELECT bool_and(seen_at > (SELECT max(started_at) FROM daemons)) AS ok FROM daemons"))[0]!.ok === true, 5_000, 50);
+      for (const d of [d1, d2]) await d.call("list_pools");
+      await tx.unsafe("BEGIN; SELECT pg_advisory_xact_lock_shared(7019267304284449570)");
+      const end = performance.now() + 6000; // the host check is due within 5 s
+      for (let i = 0; performance.now() < end; i++) {
+        for (const [name, d] of [["d1", d1], ["d2", d2]] as const) {
+          const made = await answered(`a counter on ${name} while another machine's binding is watched and a row batch is held`, d.call("increment_counter", { name: `seen-${name}-${i}` }));
+          expect(made.value).toBe(1);
+        }
+        await Bun.sleep(200);
+      }
+      await tx.unsafe("COMMIT");
+      expect(await holders()).toEqual(["builder", "other"]);
+    } finally {
+      sleeper.kill(9);
+      await tx.unsafe("ROLLBACK").catch(() => undefined);
+      tx.release();
+      await writer.close();
       await c.stop();
     }
   });

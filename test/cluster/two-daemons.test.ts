@@ -830,4 +830,48 @@ describePg("two daemons, one database: row bodies and reads in the shared order"
     expect(got).toMatchObject({ locked: true });
     expect((await d2().call("unlock_resource", { name: "moved-place", lock_token: got.lock_token })).released).toBe(true);
   });
+
+  // The check of a slot bound to a process (every 250 ms, on the machine that runs it) used to
+  // run in the global order each time: four exclusive turns a second for each bound build, each
+  // stopping every daemon's row bodies (docs/cluster.md, "Periodic checks"). Here such a turn
+  // would wait for the row batch the test holds, and every later call of d1 behind it.
+  test("a process-bound slot is checked in the shared order: calls on both daemons answer beside a row batch held open through a dozen checks; once the process exits, the slot is released when the batch ends", async () => {
+    const { SQL } = await import("bun");
+    const writer = new SQL(c.db, { max: 1 });
+    const tx = await writer.reserve();
+    const sleeper = Bun.spawn(["sleep", "60"], { detached: true, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+    const held = async () => Number((await storeQuery<{ n: string }>(c.db, "SELECT count(*) AS n FROM slots WHERE pool = ?", "watched-box"))[0]!.n);
+    try {
+      // Each daemon has beaten since the last one came (a daemon coming sends the others to
+      // catch up in the global order once, which would queue behind the held batch); the line
+      // bodies below on d1 run after that catch-up.
+      const settled = async () => (await storeQuery<{ ok: boolean }>(c.db, "SELECT bool_and(seen_at > (SELECT max(started_at) FROM daemons)) AS ok FROM daemons"))[0]!.ok === true;
+      await until("each daemon beaten since the last one came", settled, 5_000, 50);
+      await d1().call("configure_pool", { pool: "watched-box", capacity: 1, expected_version: 0, author: "test", reason: "one bound slot" });
+      expect((await d1().call("acquire_slot", { pool: "watched-box", agent_id: "bound-builder", pid: sleeper.pid, reason: "a build" })).granted).toBe(true);
+      await tx.unsafe("BEGIN; SELECT pg_advisory_xact_lock_shared(7019267304284449570)");
+      const end = performance.now() + 3000; // a dozen checks
+      for (let i = 0; performance.now() < end; i++) {
+        for (const [name, d] of [["d1", d1()], ["d2", d2()]] as const) {
+          const made = await answered(`a counter on ${name} while a bound slot is watched and a row batch is held`, d.call("increment_counter", { name: `watched-${name}-${i}` }));
+          expect(made.value).toBe(1);
+        }
+        await Bun.sleep(100);
+      }
+      sleeper.kill(9);
+      await sleeper.exited;
+      // The next checks find the process gone; the release, a line body, waits for the held batch.
+      await Bun.sleep(600);
+      expect(await held()).toBe(1);
+      await tx.unsafe("COMMIT");
+      await until("the slot released once the held batch ended", async () => (await held()) === 0, 5_000, 50);
+      const released = (await d1().call("watch_changes", { since_revision: 0, kinds: ["pool.released"], resource_prefix: "watched-box", limit: 10 })).changes as { reason?: string }[];
+      expect(released.map((e) => e.reason)).toEqual(["process exited"]);
+    } finally {
+      sleeper.kill(9);
+      await tx.unsafe("ROLLBACK").catch(() => undefined);
+      tx.release();
+      await writer.close();
+    }
+  });
 });

@@ -188,3 +188,55 @@ describe("Scheduler when an expiry throws", () => {
     expect(fired).toEqual(["good"]);
   });
 });
+
+describe("Scheduler entries run outside any transaction (atOutside)", () => {
+  /** A scheduler whose transactions are counted: each runBatch is one. A LateClock never fires its timer. */
+  function counted(clock = new ManualClock(1_000_000)) {
+    let transactions = 0;
+    const scheduler = new Scheduler(clock, (work) => {
+      transactions++;
+      drain(work());
+    });
+    return { clock, scheduler, transactions: () => transactions };
+  }
+
+  test("fall due without opening a transaction, from the timer", () => {
+    const { clock, scheduler, transactions } = counted();
+    const ran: number[] = [];
+    scheduler.atOutside("look", clock.now() + 100, () => ran.push(clock.now() - 1_000_000));
+    clock.advance(99);
+    expect(ran).toEqual([]);
+    clock.advance(1);
+    expect([ran, transactions(), scheduler.size]).toEqual([[100], 0, 0]);
+  });
+
+  test("due when a call asks, before the timer: started by the question, which answers that nothing needs a transaction", () => {
+    const { clock, scheduler, transactions } = counted(new LateClock(1_000_000));
+    const ran: string[] = [];
+    scheduler.atOutside("look", clock.now() + 50, () => ran.push("look"));
+    clock.advance(49);
+    expect([scheduler.hasDue(), ran]).toEqual([false, []]);
+    clock.advance(1);
+    expect([scheduler.hasDue(), ran, transactions(), scheduler.size]).toEqual([false, ["look"], 0, 0]);
+  });
+
+  test("an entry that needs a transaction, due with them, still gets one; all run in deadline order", () => {
+    const { clock, scheduler, transactions } = counted(new LateClock(1_000_000));
+    const ran: string[] = [];
+    scheduler.atOutside("first", clock.now() + 10, () => ran.push("first"));
+    scheduler.at("expiry", clock.now() + 20, () => void ran.push("expiry"));
+    scheduler.atOutside("last", clock.now() + 20, () => ran.push("last"));
+    clock.advance(30);
+    expect(scheduler.hasDue()).toBe(true);
+    expect(ran).toEqual(["first"]);
+    drain(scheduler.runDue());
+    expect([ran, scheduler.hasDue()]).toEqual([["first", "expiry", "last"], false]);
+    // And from the timer: one transaction for the entry that needs it, none for the other.
+    const timed = counted();
+    timed.scheduler.atOutside("look", timed.clock.now() + 5, () => ran.push("look"));
+    timed.scheduler.at("expiry", timed.clock.now() + 5, () => void ran.push("expiry 2"));
+    timed.clock.advance(5);
+    expect([ran.slice(3), timed.transactions()]).toEqual([["look", "expiry 2"], 1]);
+    expect(transactions()).toBe(0);
+  });
+});

@@ -4,7 +4,8 @@
 // machine, and a machine whose daemons have all been gone for hostGoneMs has its bindings
 // released (the host watch), or the team's budget would stay held for good.
 import { hostname } from "node:os";
-import { AirlockError } from "../../errors.ts";
+import { AirlockError, errorMessage } from "../../errors.ts";
+import { createLog } from "../../log.ts";
 import { bindProcess, groupAlive, type ProcessBinding, processUid } from "../../machine/process.ts";
 import { all, type Tx } from "../../store/tx.ts";
 import type { Ctx } from "../context.ts";
@@ -12,6 +13,8 @@ import type { WaitQueue } from "../wait.ts";
 import { PROCESS_WATCH_MS, type SlotGrant, type SlotRow, type SlotWait, type SlotWaiter } from "./types.ts";
 
 const HOST_CHECK_MS = 5_000;
+
+const log = createLog("pools");
 
 /** What the watch does with a binding whose process (or machine) is gone. */
 export interface WatchHost {
@@ -37,13 +40,13 @@ export class ProcessWatch {
   watch(): void {
     if (this.watching) return;
     this.watching = true;
-    this.c.scheduler.at("pools:watch", this.c.clock.now() + PROCESS_WATCH_MS, () => this.watchTick());
+    this.every("pools:watch", PROCESS_WATCH_MS, (act) => this.reconcile(act), () => this.watch(), () => (this.watching = false));
   }
 
   /** At start: process-bound holders and requests are checked against real liveness at once. */
   checkNow(): void {
-    this.c.scheduler.at("pools:watch", this.c.clock.now(), () => this.watchTick());
     this.watching = true;
+    this.every("pools:watch", 0, (act) => this.reconcile(act), () => this.watch(), () => (this.watching = false));
   }
 
   /**
@@ -55,56 +58,100 @@ export class ProcessWatch {
   watchHosts(): void {
     if (this.watchingHosts || !this.c.store.shared) return;
     this.watchingHosts = true;
-    this.c.scheduler.at("pools:hosts", this.c.clock.now() + HOST_CHECK_MS, () => this.hostsTick());
+    this.every("pools:hosts", HOST_CHECK_MS, (act) => this.hostsGone(act), () => this.watchHosts(), () => (this.watchingHosts = false));
   }
 
-  private *hostsTick(): Tx<void> {
-    this.watchingHosts = false;
+  /**
+   * One periodic check, `inMs` from now: `check(act)` counts the bindings it watches
+   * (`remaining`) and those whose process or machine is gone (`gone`), and with `act` releases
+   * or withdraws the latter. `ended` runs first (the check is no longer armed), `again` after,
+   * while anything remains to watch. On SQLite the check runs as a scheduler entry, in the
+   * transaction of every entry due with it. On a shared store a check that acted every time in
+   * the global order stopped every daemon's row bodies, four times a second on each machine
+   * running a bound build (docs/cluster.md, "Periodic checks"): there it looks first, in the
+   * shared order (a row read beside every daemon's row bodies), and takes the global order only
+   * when something is gone, where it checks again and acts.
+   */
+  private every(key: string, inMs: number, check: (act: boolean) => Tx<Check>, again: () => void, ended: () => void): void {
+    const at = this.c.clock.now() + inMs;
+    if (!this.c.rowsOverlap) {
+      this.c.scheduler.at(key, at, function* () {
+        ended();
+        if ((yield* check(true)).remaining > 0) again();
+      });
+      return;
+    }
+    this.c.scheduler.atOutside(key, at, () => {
+      ended();
+      void this.lookThenAct(key, check).then(
+        (remaining) => remaining && again(),
+        (err: unknown) => {
+          // The store is down or the check failed: it is tried again, or a binding whose process
+          // exits meanwhile would hold its slot for good.
+          log.warn(`${key}: the check failed (tried again): ${errorMessage(err)}`);
+          again();
+        },
+      );
+    });
+  }
+
+  /** A shared store's check: true while anything remains to watch. */
+  private async lookThenAct(key: string, check: (act: boolean) => Tx<Check>): Promise<boolean> {
+    const seen = await this.c.rowRead("slots", key, () => check(false));
+    if (seen.gone === 0) return seen.remaining > 0;
+    return (await this.c.tx(() => check(true))).remaining > 0;
+  }
+
+  private *hostsGone(act: boolean): Tx<Check> {
     const me = hostname();
     const seen = new Map((yield* all<{ host: string; seen_at: number }>("SELECT host, seen_at FROM hosts")).map((h) => [h.host, h.seen_at]));
     const gone = (b: ProcessBinding) => b.host !== undefined && b.host !== me && !((seen.get(b.host) ?? 0) > this.c.clock.now() - this.hostGoneMs);
     const reason = (b: ProcessBinding) => `no daemon of its machine ${b.host} has been seen for ${Math.round(this.hostGoneMs / 1000)} s`;
-    let remaining = 0;
+    const out: Check = { remaining: 0, gone: 0 };
     for (const s of yield* all<SlotRow>("SELECT * FROM slots WHERE pid IS NOT NULL")) {
       const b = bindingOf(s)!;
       if (b.host === undefined || b.host === me) continue;
-      if (gone(b)) yield* this.host.releaseSlot(s.token, reason(b));
-      else remaining++;
+      if (!gone(b)) out.remaining++;
+      else if (act) yield* this.host.releaseSlot(s.token, reason(b));
+      else out.gone++;
     }
     for (const w of [...this.waits.all()]) {
       const b = w.req.binding;
       if (!b || b.host === undefined || b.host === me) continue;
-      if (gone(b)) yield* this.host.withdraw(w, reason(b));
-      else remaining++;
+      if (!gone(b)) out.remaining++;
+      else if (act) yield* this.host.withdraw(w, reason(b));
+      else out.gone++;
     }
-    if (remaining > 0) this.watchHosts();
+    return out;
   }
 
-  /** The "pools:watch" entry: reconciles, and watches on while anything bound remains. */
-  private *watchTick(): Tx<void> {
-    this.watching = false;
-    if (yield* this.reconcile()) this.watch();
-  }
-
-  /** Releases what is bound to a group that is gone; true while anything bound remains. */
-  private *reconcile(): Tx<boolean> {
-    let bound = 0;
+  /** The bindings of this machine: with `act`, those whose group is gone are released or withdrawn. */
+  private *reconcile(act: boolean): Tx<Check> {
     // On a shared store only the process's own machine can tell whether it runs: another
     // machine would find no such pid and release the slot of a build still running there.
     const ours = (b: ProcessBinding) => !this.c.store.shared || b.host === undefined || b.host === hostname();
+    const out: Check = { remaining: 0, gone: 0 };
     for (const s of yield* all<SlotRow>("SELECT * FROM slots WHERE pid IS NOT NULL")) {
       const b = bindingOf(s)!;
       if (!ours(b)) continue;
-      if (groupAlive(b)) bound++;
-      else yield* this.host.releaseSlot(s.token, "process exited");
+      if (groupAlive(b)) out.remaining++;
+      else if (act) yield* this.host.releaseSlot(s.token, "process exited");
+      else out.gone++;
     }
     for (const w of [...this.waits.all()]) {
       if (!w.req.binding || !ours(w.req.binding)) continue;
-      if (groupAlive(w.req.binding)) bound++;
-      else yield* this.host.withdraw(w, "process exited");
+      if (groupAlive(w.req.binding)) out.remaining++;
+      else if (act) yield* this.host.withdraw(w, "process exited");
+      else out.gone++;
     }
-    return bound > 0;
+    return out;
   }
+}
+
+/** What a periodic check found: the bindings it still watches, and those gone (counted only when it does not act). */
+interface Check {
+  remaining: number;
+  gone: number;
 }
 
 /** A stored binding (a slot's pid, pgid and start time), or null when it has none. */

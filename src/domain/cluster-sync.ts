@@ -35,6 +35,8 @@ export class VersionSync implements VersionProtocol {
   /** The version of the shared state this daemon last saw; -1: unknown, the next transaction catches up in full. */
   seen = -1;
   journalMoved = false;
+  /** The daemons' liveness moved since the last transaction in the global order (livenessMoved). */
+  private daemonsMoved = false;
 
   constructor(
     /** What every transaction does besides its body (cluster.ts). */
@@ -47,9 +49,20 @@ export class VersionSync implements VersionProtocol {
     return what?.startsWith(TABLES_NOTICE) ? what.slice(TABLES_NOTICE.length).split(",") : null;
   }
 
-  /** Where this daemon stood is not known any more (a reconnect, a daemon came or went). */
+  /** Where this daemon stood is not known any more (a reconnect). */
   unknown(): void {
     this.seen = -1;
+  }
+
+  /**
+   * The daemons' liveness moved: the next catch-up names `daemons`, so the lines judge every
+   * place again and each cache reads its delta (the rows another daemon's row bodies stamped,
+   * which no version named: a lock a daemon that died took with nobody in line). It used to
+   * forget where this daemon stood, so every daemon reread every table whole whenever any
+   * daemon came or went (docs/cluster.md, "A daemon coming or going").
+   */
+  livenessMoved(): void {
+    this.daemonsMoved = true;
   }
 
   /** A transaction failed: memory may be ahead of the rows now, so reread them all. */
@@ -78,10 +91,13 @@ export class VersionSync implements VersionProtocol {
 
   opened(results: unknown): Opened {
     const { version, changed, rows } = standingOf((results as StandingRow[][])[2]![0]!, this.seen);
-    // Row bodies' journal entries move no version: the journal is caught up because they said so.
-    const due = this.journalMoved;
+    // Row bodies' journal entries move no version: the journal is caught up because they said
+    // so; and the daemons' liveness moves none either.
+    const due = this.journalMoved || this.daemonsMoved;
+    if (this.journalMoved && changed) changed.add("journal");
+    if (this.daemonsMoved && changed) changed.add("daemons");
     this.journalMoved = false;
-    if (due && changed) changed.add("journal");
+    this.daemonsMoved = false;
     return { version, changed, due, rows };
   }
 

@@ -70,6 +70,8 @@ export interface ClusterHooks {
   /**
    * Runs first, when another daemon has committed since this one last looked: `changed` names
    * the tables those transactions wrote, or is null when that is not known (reread them all).
+   * `daemons` among them: the daemons' liveness moved (VersionProtocol.livenessMoved), so every
+   * cache is brought up to the rows by its delta, and the lines judged again.
    */
   catchUp(changed: ReadonlySet<string> | null, rows?: RowVersions): Tx<void>;
   /**
@@ -146,8 +148,13 @@ export interface VersionProtocol {
   tablesIn(what: string | undefined): string[] | null;
   /** The version of the shared state this daemon last saw; -1: unknown. */
   seen: number;
-  /** Where this daemon stood is not known any more (a reconnect, a daemon came or went). */
+  /** Where this daemon stood is not known any more (a reconnect): the next transaction rereads everything. */
   unknown(): void;
+  /**
+   * The daemons' liveness moved (one came, went or fell silent): the next transaction in the
+   * global order catches up, naming `daemons` (ClusterHooks.catchUp), though no version moved.
+   */
+  livenessMoved(): void;
   /** A transaction failed: memory may be ahead of the rows, so everything is reread. */
   failed(): void;
   /**

@@ -200,6 +200,32 @@ describePg("a catch-up by deltas", () => {
     expect(await expired()).toEqual(["R2", "L1"]);
   });
 
+  // A daemon coming or going used to make every daemon reread every table whole (docs/cluster.md,
+  // "A daemon coming or going"); now each cache reads its delta, which holds the rows another
+  // daemon's row bodies stamped: the locks a daemon that died took with nobody in line.
+  test("a daemon leaving has the others catch up at once by deltas: a lock taken by a row body is armed there, a change with no row version is not read", async () => {
+    const { x, y, yClock, sql } = await setUp();
+    const expired = async () => (await y.journal.since(0)).filter((e) => e.kind === "lock.expired").map((e) => e.resource);
+    // A third daemon, alive (its heartbeat ahead by a minute, so nothing makes it dead meanwhile).
+    await sql("INSERT INTO daemons (id, host, pid, started_at, seen_at) VALUES ('ghost', 'elsewhere', 1, 0, (extract(epoch from clock_timestamp()) * 1000)::bigint + 60000)");
+    expect(await x.locks.acquireMany({ names: ["L0"], agentId: "C", ttlMs: 600_000 })).toMatchObject({ locked: true }); // a line body: the version names locks
+    expect((await y.locks.list()).map((l) => l.name)).toEqual(["L0"]); // y's catch-up: L0's expiry armed at +600 s
+    expect(await x.locks.acquire({ name: "R2", agentId: "B", ttlMs: 30_000, waitMs: 0 })).toMatchObject({ locked: true }); // a row body: no version moves
+    // L0's expiry moved to +10 s with no new row version: only a whole read can see it.
+    await sql("ALTER TABLE locks DISABLE TRIGGER locks_stamp; UPDATE locks SET expires_at = expires_at - 590000 WHERE name = 'L0'; ALTER TABLE locks ENABLE TRIGGER locks_stamp");
+    expect(y.ctx.scheduler.has("lock:R2")).toBe(false);
+    await Bun.sleep(1_500); // y's heartbeat has seen the ghost alive (its coming runs nothing)
+    expect(y.ctx.scheduler.has("lock:R2")).toBe(false);
+
+    // The ghost leaves: y catches up at its next heartbeat, with no call of its own, by deltas.
+    await sql("DELETE FROM daemons WHERE id = 'ghost'");
+    await until("R2 armed on y", () => y.ctx.scheduler.has("lock:R2"), 5_000);
+    // Timers fire in deadline order: had y read the locks whole, L0 (+10 s) would expire before R2 (+30 s).
+    yClock.advance(30_000);
+    await until("R2 expired on y", async () => (await expired()).includes("R2"), 10_000);
+    expect(await expired()).toEqual(["R2"]);
+  });
+
   test("seeded random calls on two daemons: each shows what the other does, and what a daemon that reads everything whole shows", async () => {
     const { url, x, y } = await setUp();
     const rnd = seeded("catch-up by deltas, random");

@@ -270,3 +270,31 @@ describePg("row bodies in the shared order", () => {
     }
   });
 });
+
+// A daemon coming or going used to make every other daemon forget where it stood and reread
+// every table whole, at once (docs/cluster.md, "A daemon coming or going").
+describePg("the daemons' liveness", () => {
+  const s = twoStores(["a", "b"]);
+  const { rb } = s;
+
+  test("a daemon coming sends nobody to catch up, and the next transaction names daemons (a delta, not a reread of everything); one leaving has the others catch up at once, naming daemons", async () => {
+    const before = rb.calls.length;
+    const c = await openPgStore(s.db.url);
+    let open = true;
+    try {
+      await c.shared.attach(new VersionSync(recorder().hooks, c.shared.daemonId));
+      // Two of b's heartbeats (one a second) see c come; nothing runs on b.
+      await Bun.sleep(2_500);
+      expect(rb.calls.length).toBe(before);
+      await s.b.tx(function* () {});
+      expect(rb.calls.slice(before)).toEqual([["daemons"]]);
+      // c stops (its row goes): b catches up at its next heartbeat, with no call of its own.
+      await c.close();
+      open = false;
+      await until("b caught up after c left", () => rb.calls.length > before + 1, 5_000);
+      expect(rb.calls.slice(before + 1)).toEqual([["daemons"]]);
+    } finally {
+      if (open) await c.close();
+    }
+  });
+});

@@ -109,8 +109,8 @@ export class Peers implements SharedStore {
    * Another daemon wrote (or one came or went): one catch-up transaction, unless one is already
    * waiting its turn. After a NOTIFY only when a call here is blocked, since the change may
    * answer it; otherwise the next call here catches up first anyway, and N daemons do not each
-   * run a transaction for every write of every other. A daemon coming or going is caught up
-   * with at once: the expiries it armed may now be this daemon's to fire.
+   * run a transaction for every write of every other. A daemon leaving is caught up with at
+   * once: the expiries it armed may now be this daemon's to fire.
    */
   private poke(notified = false): void {
     const sync = this.driver.sync;
@@ -198,9 +198,16 @@ export class Peers implements SharedStore {
       const rows = (await sql.unsafe(`SELECT id FROM daemons WHERE seen_at >= ${DB_NOW} - $1 ORDER BY id`, [DEAD_AFTER_MS])) as { id: string }[];
       const live = rows.map((r) => r.id).join(" ");
       if (live !== this.liveDaemons) {
+        const now = new Set(rows.map((r) => r.id));
+        const left = this.liveDaemons !== "" && this.liveDaemons.split(" ").some((id) => !now.has(id));
         this.liveDaemons = live;
-        this.driver.sync?.unknown();
-        this.poke();
+        // The next transaction in the global order judges every place again and brings each
+        // cache up by its delta. At once only when a daemon left: its blocked calls' places
+        // start their grace, its grants go back, and the expiries it armed (a lock it took with
+        // nobody in line) are now the others' to fire. A daemon coming (or coming back) needs
+        // nothing of the others before their next transaction.
+        this.driver.sync?.livenessMoved();
+        if (left) this.poke();
       }
     } finally {
       this.beating = false;

@@ -100,10 +100,17 @@ export function createCtx(store: Store, clock: Clock): Ctx {
     clock,
     (work) => store.tx(work),
     (err) => log.error("an expiry failed (it will not be retried):", err),
+    // On a shared store, deadlines armed from other daemons' rows are looked at in the shared
+    // order first (timers.ts, docs/cluster.md "An expiry on every daemon").
+    store.shared ? (work) => store.read(work(), { key: "scheduler:look" }) : undefined,
   );
   // Due expiries commit on their own first: if the call's body throws, its rollback must not
   // undo a hand-off whose waiter has already left the line and whose scheduler entry is spent.
-  const dueFirst = <T>(then: () => Awaitable<T>): Awaitable<T> => (scheduler.hasDue() ? andThen(store.tx(() => scheduler.runDue()), then) : then());
+  // A row body leaves the deadlines armed from other daemons' rows to their look: it never acts
+  // on a row whose deadline passed (every row body's statement checks it, as it must for rows
+  // this daemon never armed at all).
+  const dueFirst = <T>(then: () => Awaitable<T>, rowBody = false): Awaitable<T> =>
+    scheduler.hasDue(rowBody) ? andThen(store.tx(() => scheduler.runDue()), then) : then();
   const queues = new Map<string, WaitQueue<unknown, unknown>>();
   const sequences = new Sequences();
   const blockWatch = new WeakMap<AbortSignal, BlockListener>();
@@ -125,10 +132,10 @@ export function createCtx(store: Store, clock: Clock): Ctx {
       return dueFirst(() => store.read(fn()));
     },
     rowTx(table, key, fn) {
-      return dueFirst(() => store.tx(fn, { key: rowKey(table, key) }));
+      return dueFirst(() => store.tx(fn, { key: rowKey(table, key) }), true);
     },
     rowRead(table, key, fn, fresh) {
-      return dueFirst(() => store.read(fn(), { key: rowKey(table, key), ...(fresh ? { fresh } : {}) }));
+      return dueFirst(() => store.read(fn(), { key: rowKey(table, key), ...(fresh ? { fresh } : {}) }), true);
     },
     rowIfAlone(q, table, key, fn) {
       // In the shared order no transaction that changes the lines runs, and each one wrote them

@@ -20,6 +20,7 @@ import type { AcquireRequest, AcquireResult, Denied, Grant, GroupRequest, LockRo
 import type { Journal } from "./journal.ts";
 import { type HandedOver, refuseOwnHandOver } from "./primitive.ts";
 import { rowsSince } from "./row-versions.ts";
+import { deadlineOf } from "./timers.ts";
 import { newToken } from "./tokens.ts";
 import type { WaitQueue } from "./wait.ts";
 import { isBlocked, type Outcome, type Waiter } from "./waiter.ts";
@@ -73,7 +74,7 @@ export class Locks implements WaitSource {
   *load(since: number | null = null): Tx<void> {
     for (const row of yield* rowsSince<LockRow>("locks", since, "agent_id IS NOT NULL")) {
       if (row.agent_id === null) this.c.scheduler.cancel(`lock:${row.name}`);
-      else this.arm(row.name, row.expires_at);
+      else this.arm(row.name, row.expires_at, true);
     }
   }
 
@@ -428,8 +429,10 @@ export class Locks implements WaitSource {
     return d;
   }
 
-  private arm(name: string, expiresAt: number): void {
-    this.c.scheduler.at(`lock:${name}`, expiresAt, () => this.expire(name));
+  /** `fromRows`: read from rows another daemon may have written, whose timer fires it first (Scheduler.at's look). */
+  private arm(name: string, expiresAt: number, fromRows = false): void {
+    const look = fromRows ? deadlineOf("SELECT expires_at AS at FROM locks WHERE name = ? AND agent_id IS NOT NULL", name) : undefined;
+    this.c.scheduler.at(`lock:${name}`, expiresAt, () => this.expire(name), look);
   }
 
   /**

@@ -25,6 +25,7 @@ import { type Claim, type Conflict, PathIndex } from "./path-index.ts";
 import { claimText, type PathClaimRow, toClaim } from "./path-rows.ts";
 import { PathMoves } from "./path-moves.ts";
 import { rowsSince } from "./row-versions.ts";
+import { deadlineOf } from "./timers.ts";
 import type { Presence } from "./presence.ts";
 import { newToken } from "./tokens.ts";
 import type { WaitQueue } from "./wait.ts";
@@ -157,7 +158,7 @@ export class Paths implements WaitSource {
   private indexed(claim: Claim): void {
     const caseInsensitive = roomIsCaseInsensitive(claim.room);
     this.index.add(claim, claim.paths.map((p) => compileGlob(p, { caseInsensitive })));
-    this.arm(claim);
+    this.arm(claim, true);
   }
 
   async claim(req: ClaimRequest, signal?: AbortSignal): Promise<ClaimResult> {
@@ -470,8 +471,10 @@ export class Paths implements WaitSource {
     if (claim) yield* this.free(claim, "path.released", "revoked: the waiting client had gone");
   }
 
-  private arm(claim: Claim): void {
-    this.c.scheduler.at(`path:${claim.token}`, claim.expiresAt, () => this.expire(claim.token));
+  /** `fromRows`: read from rows another daemon may have written, whose timer fires it first (Scheduler.at's look). */
+  private arm(claim: Claim, fromRows = false): void {
+    const look = fromRows ? deadlineOf("SELECT expires_at AS at FROM path_claims WHERE token = ?", claim.token) : undefined;
+    this.c.scheduler.at(`path:${claim.token}`, claim.expiresAt, () => this.expire(claim.token), look);
   }
 
   private *expire(token: string): Tx<void> {

@@ -2,10 +2,12 @@
 // that exact moment and the agent departs: every primitive that registered a departure hook
 // releases what the agent held (locks, task claims, later slots and path claims), waking the
 // waiters behind it. unregister_agent is a departure too, announced instead of detected.
+import { AirlockError } from "../errors.ts";
 import { get, all, run, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 import { rowsSince } from "./row-versions.ts";
+import { deadlineOf } from "./timers.ts";
 
 export interface AgentRow {
   agent_id: string;
@@ -30,7 +32,7 @@ export class Presence {
    * (a catch-up by deltas), only the agents stamped above it.
    */
   *load(since: number | null = null): Tx<void> {
-    for (const row of yield* rowsSince<AgentRow>("agents", since)) this.arm(row.agent_id, row.expires_at);
+    for (const row of yield* rowsSince<AgentRow>("agents", since)) this.arm(row.agent_id, row.expires_at, true);
   }
 
   /** Hooks run inside the departing transaction, in registration order. */
@@ -42,20 +44,34 @@ export class Presence {
     assertTtl(ttlMs);
     // A row body (docs/cluster.md, "Scaling out"): on a shared store heartbeats and first
     // registrations alike do not take the global order. Its timer is armed after the commit.
-    return this.c.rowTx("agents", agentId, () => this.registerTx(agentId, ttlMs, role));
+    const at = await this.c.rowTx("agents", agentId, () => this.registerTx(agentId, ttlMs, role));
+    if (at !== null) return at;
+    // It lapsed and has not departed yet (its lapse is another daemon's to fire, or this one's
+    // a moment from now): a line body departs it first, as its lapse would, then registers it anew.
+    const self = this;
+    return this.c.tx(function* (): Tx<number> {
+      const row = yield* get<AgentRow>("SELECT * FROM agents WHERE agent_id = ?", agentId);
+      if (row && row.expires_at <= self.c.clock.now()) yield* self.depart(agentId, "lapsed");
+      const again = yield* self.registerTx(agentId, ttlMs, role);
+      if (again === null) throw new AirlockError("internal", `agent ${agentId} could not be registered: its row lapsed again at once`);
+      return again;
+    });
   }
 
   /**
-   * A known agent's heartbeat moves its expiry (one UPDATE); an unknown one (first, or after it
+   * A live agent's heartbeat moves its expiry (one UPDATE); an unknown one (first, or after it
    * departed) is inserted, and only the insert that made the row records agent.registered:
    * two first registrations at once on two daemons are ordered by the row's key, and the
-   * second finds the row and beats.
+   * second finds the row and beats. Null: the row is there but lapsed (its departure first).
    */
-  private *registerTx(agentId: string, ttlMs: number, role?: string): Tx<number> {
+  private *registerTx(agentId: string, ttlMs: number, role?: string): Tx<number | null> {
     const now = this.c.clock.now();
     const expiresAt = now + ttlMs;
-    this.c.store.afterCommit(() => this.arm(agentId, expiresAt));
-    if ((yield* this.beat(agentId, expiresAt, role)) > 0) return expiresAt;
+    const beaten = () => {
+      this.c.store.afterCommit(() => this.arm(agentId, expiresAt));
+      return expiresAt;
+    };
+    if ((yield* this.beat(agentId, expiresAt, now, role)) > 0) return beaten();
     const made = yield* get<{ agent_id: string }>(
       "INSERT INTO agents (agent_id, registered_at, expires_at, role) VALUES (?, ?, ?, ?) ON CONFLICT(agent_id) DO NOTHING RETURNING agent_id",
       agentId,
@@ -66,14 +82,19 @@ export class Presence {
     // Only a first registration is a change worth a record: a heartbeat every few seconds
     // from every agent would flood the journal (and trim real changes out of it) while
     // saying nothing a watcher can act on; agent.departed reports when presence ends.
-    if (made) yield* this.journal.record("agent.registered", agentId, { agentId, data: { ...(role ? { role } : {}), ttl_seconds: Math.ceil(ttlMs / 1000) } });
-    else yield* this.beat(agentId, expiresAt, role);
-    return expiresAt;
+    if (made) {
+      yield* this.journal.record("agent.registered", agentId, { agentId, data: { ...(role ? { role } : {}), ttl_seconds: Math.ceil(ttlMs / 1000) } });
+      return beaten();
+    }
+    return (yield* this.beat(agentId, expiresAt, now, role)) > 0 ? beaten() : null;
   }
 
-  /** The heartbeat of a registered agent: the rows it moved (0: not registered). */
-  private *beat(agentId: string, expiresAt: number, role?: string): Tx<number> {
-    return (yield* run("UPDATE agents SET expires_at = ?, role = COALESCE(?, role) WHERE agent_id = ?", expiresAt, role ?? null, agentId)).changes;
+  /**
+   * The heartbeat of a live agent: the rows it moved (0: not registered, or lapsed: a lapsed
+   * agent departs before it is registered again, whether or not this daemon armed its lapse).
+   */
+  private *beat(agentId: string, expiresAt: number, now: number, role?: string): Tx<number> {
+    return (yield* run("UPDATE agents SET expires_at = ?, role = COALESCE(?, role) WHERE agent_id = ? AND expires_at > ?", expiresAt, role ?? null, agentId, now)).changes;
   }
 
   async unregister(agentId: string): Promise<void> {
@@ -102,15 +123,18 @@ export class Presence {
     return (yield* get("SELECT 1 AS x FROM agents WHERE agent_id = ?", agentId)) !== null;
   }
 
-  private arm(agentId: string, expiresAt: number): void {
-    this.c.scheduler.at(`agent:${agentId}`, expiresAt, () => this.lapse(agentId));
+  /** `fromRows`: read from rows another daemon may have written, whose timer fires it first (Scheduler.at's look). */
+  private arm(agentId: string, expiresAt: number, fromRows = false): void {
+    const look = fromRows ? deadlineOf("SELECT expires_at AS at FROM agents WHERE agent_id = ?", agentId) : undefined;
+    this.c.scheduler.at(`agent:${agentId}`, expiresAt, () => this.lapse(agentId), look);
   }
 
   private *lapse(agentId: string): Tx<void> {
     const row = yield* get<AgentRow>("SELECT * FROM agents WHERE agent_id = ?", agentId);
     if (row && row.expires_at <= this.c.clock.now()) yield* this.depart(agentId, "lapsed");
-    // A heartbeat on another daemon moved it (heartbeats move no version): watch the new one.
-    else if (row) this.arm(agentId, row.expires_at);
+    // A heartbeat on another daemon moved it (heartbeats move no version): watch the new one,
+    // as that daemon's.
+    else if (row) this.arm(agentId, row.expires_at, true);
   }
 
   private *depart(agentId: string, reason: DepartureReason): Tx<void> {

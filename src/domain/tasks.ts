@@ -11,6 +11,7 @@ import { all, get, run, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 import { rowsSince } from "./row-versions.ts";
+import { deadlineOf } from "./timers.ts";
 import { newToken } from "./tokens.ts";
 import type { WaitQueue } from "./wait.ts";
 import type { Outcome } from "./waiter.ts";
@@ -74,7 +75,7 @@ export class Tasks {
    */
   *load(since: number | null = null): Tx<void> {
     for (const t of yield* rowsSince<TaskRow>("tasks", since, "state = 'claimed'")) {
-      if (t.state === "claimed") this.arm(t.id, t.lease_expires_at!);
+      if (t.state === "claimed") this.arm(t.id, t.lease_expires_at!, true);
       else this.c.scheduler.cancel(`task:${t.id}`);
     }
     yield* this.armPurge();
@@ -342,11 +343,18 @@ export class Tasks {
     yield* this.offer(t.queue);
   }
 
-  private arm(id: number, expiresAt: number): void {
+  /** `fromRows`: read from rows another daemon may have written, whose timer fires it first (Scheduler.at's look). */
+  private arm(id: number, expiresAt: number, fromRows = false): void {
     const self = this;
-    this.c.scheduler.at(`task:${id}`, expiresAt, function* () {
-      yield* self.claimedRow(id);
-    });
+    const look = fromRows ? deadlineOf("SELECT lease_expires_at AS at FROM tasks WHERE id = ? AND state = 'claimed'", id) : undefined;
+    this.c.scheduler.at(
+      `task:${id}`,
+      expiresAt,
+      function* () {
+        yield* self.claimedRow(id);
+      },
+      look,
+    );
   }
 
   /**

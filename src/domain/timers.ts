@@ -4,7 +4,7 @@
 // the earliest deadline and re-armed whenever that changes: no polling sweep, so an expiry
 // fires at its exact millisecond rather than on the next tick of a loop.
 import type { Awaitable } from "../store/store.ts";
-import type { Tx } from "../store/tx.ts";
+import { get, type Tx } from "../store/tx.ts";
 import type { Clock, TimerHandle } from "./clock.ts";
 
 // setTimeout keeps delays in a signed 32-bit int; anything longer is re-armed on firing.
@@ -21,11 +21,38 @@ interface Entry {
   live: boolean;
   /** What an atOutside entry starts, outside any transaction (then fn is nothing): never makes a call, or the timer, open one. */
   outside: (() => void) | null;
+  /** An entry armed from rows another daemon wrote (at's `look`): the row's deadline now, read in the shared order. */
+  look: Look | null;
 }
+
+/**
+ * A row's deadline as it stands (null: nothing to expire any more), read beside every daemon's
+ * row bodies. At or before now: the entry's fn runs in the global order; later: it is armed
+ * again at that deadline, as another daemon's (so a mirror that keeps the deadline in memory
+ * must answer its old one instead, for fn to take the new one in).
+ */
+export type Look = () => Tx<number | null>;
+
+/** A Look that reads one row's deadline: `sql` selects it as `at` (no row, or a null: nothing to expire). */
+export function deadlineOf(sql: string, ...args: (string | number)[]): Look {
+  return function* () {
+    return (yield* get<{ at: number | null }>(sql, ...args))?.at ?? null;
+  };
+}
+
+/**
+ * How long after a deadline armed from another daemon's rows this daemon's timer first looks
+ * (docs/cluster.md, "An expiry on every daemon"): the daemon that wrote the row fires at the
+ * deadline, and is given this long to have done so.
+ */
+export const OTHERS_GRACE_MS = 2_000;
 
 export class Scheduler {
   private readonly entries = new Map<string, Entry>();
-  private readonly heap: Entry[] = [];
+  /** The entries that fire at their deadline (atOutside's too). */
+  private readonly heap = new Heap();
+  /** The entries armed from another daemon's rows: the timer looks at them OTHERS_GRACE_MS after their deadline. */
+  private readonly later = new Heap();
   private seq = 0;
   private timer: TimerHandle | null = null;
   private armedAt = Number.POSITIVE_INFINITY;
@@ -34,16 +61,27 @@ export class Scheduler {
   /**
    * @param runBatch runs the processing of due entries (a transaction body) in one
    *   transaction; a store that answers after a round trip returns a promise.
+   * @param lookBatch on a shared store, runs a read in the shared order (beside every daemon's
+   *   row bodies): the looks of entries armed from other daemons' rows. Without it (SQLite, one
+   *   daemon) a look is never taken and every entry fires at its deadline.
    */
   constructor(
     private readonly clock: Clock,
     private readonly runBatch: (work: () => Tx<void>) => Awaitable<void> = (work) => drain(work()),
     private readonly onError: (err: unknown) => void = (err) => console.error("airlock: an expiry failed:", err),
+    private readonly lookBatch?: (work: () => Tx<(number | null)[]>) => Awaitable<(number | null)[]>,
   ) {}
 
-  /** Schedules fn at time `at` under key, replacing any entry with that key. */
-  at(key: string, at: number, fn: Due): void {
-    this.add(key, at, fn);
+  /**
+   * Schedules fn at time `at` under key, replacing any entry with that key. `look`: the
+   * deadline was read from rows another daemon wrote (a catch-up's refresh), whose own timer
+   * fires it at `at`. Here the timer waits OTHERS_GRACE_MS more, then reads the row's deadline
+   * in the shared order and runs fn (in the global order) only if it is still due; and a call
+   * that is a row body does not run it first (row bodies never act on a row whose deadline
+   * passed: their statements check it). Without `look`, fn runs at `at` as it always did.
+   */
+  at(key: string, at: number, fn: Due, look?: Look): void {
+    this.add(key, at, fn, null, this.lookBatch ? (look ?? null) : null);
   }
 
   /**
@@ -54,15 +92,15 @@ export class Scheduler {
    * one never does. fn only starts its work: it must not throw, nor wait.
    */
   atOutside(key: string, at: number, fn: () => void): void {
-    this.add(key, at, () => {}, fn);
+    this.add(key, at, () => {}, fn, null);
   }
 
-  private add(key: string, at: number, fn: Due, outside: (() => void) | null = null): void {
+  private add(key: string, at: number, fn: Due, outside: (() => void) | null, look: Look | null): void {
     this.cancel(key);
-    const e: Entry = { key, at, seq: ++this.seq, fn, live: true, outside };
+    const e: Entry = { key, at, seq: ++this.seq, fn, live: true, outside, look };
     this.entries.set(key, e);
-    this.push(e);
-    if (at < this.armedAt) this.arm();
+    (look ? this.later : this.heap).push(e);
+    if ((look ? at + OTHERS_GRACE_MS : at) < this.armedAt) this.arm();
   }
 
   cancel(key: string): void {
@@ -70,9 +108,12 @@ export class Scheduler {
     if (!e) return;
     e.live = false;
     this.entries.delete(key);
-    // Cancelled entries leave the heap lazily; rebuild it when they outnumber the live ones,
-    // so that a lock renewed every second for hours does not grow the heap.
-    if (this.heap.length > 64 && this.heap.length > 2 * this.entries.size) this.compact();
+    // Cancelled entries leave the heaps lazily; rebuild them when they outnumber the live ones,
+    // so that a lock renewed every second for hours does not grow a heap.
+    if (this.heap.length + this.later.length > 64 && this.heap.length + this.later.length > 2 * this.entries.size) {
+      this.heap.compact();
+      this.later.compact();
+    }
   }
 
   has(key: string): boolean {
@@ -83,11 +124,11 @@ export class Scheduler {
     return this.entries.size;
   }
 
-  /** Runs every entry that is due, earliest first (the caller provides the transaction). */
+  /** Runs every entry that is due, earliest first, those armed from others' rows too (the caller provides the transaction). */
   *runDue(): Tx<void> {
     const now = this.clock.now();
     for (;;) {
-      const top = this.peekLive();
+      const top = earliest(this.heap.peek(), this.later.peek());
       if (!top || top.at > now) break;
       this.take(top);
       if (top.outside) {
@@ -101,19 +142,22 @@ export class Scheduler {
 
   /**
    * True when some entry that needs a transaction is due now; cheap enough to ask on every call.
-   * The outside entries due before it are started first (they need no transaction).
+   * The outside entries due before it are started first (they need no transaction). With
+   * `rowBody` (the call is a row body), the entries armed from other daemons' rows are left to
+   * their look.
    */
-  hasDue(): boolean {
+  hasDue(rowBody = false): boolean {
     this.startOutside();
-    const top = this.peekLive();
-    return top !== undefined && top.at <= this.clock.now();
+    const now = this.clock.now();
+    const top = rowBody ? this.heap.peek() : earliest(this.heap.peek(), this.later.peek());
+    return top !== undefined && top.at <= now;
   }
 
   /** Starts the outside entries at the top of the heap that are due. */
   private startOutside(): void {
     const now = this.clock.now();
     for (;;) {
-      const top = this.peekLive();
+      const top = this.heap.peek();
       if (!top || !top.outside || top.at > now) return;
       this.take(top);
       this.start(top);
@@ -130,9 +174,52 @@ export class Scheduler {
   }
 
   private take(e: Entry): void {
-    this.pop();
+    (e.look ? this.later : this.heap).remove(e);
     this.entries.delete(e.key);
     e.live = false;
+  }
+
+  /**
+   * The entries armed from other daemons' rows whose grace has passed, looked at in one read in
+   * the shared order: a row no longer there (or no longer expiring) ends the entry; one whose
+   * deadline moved (a heartbeat or renewal elsewhere, which moves no version) is armed again
+   * at it, as another daemon's; one still due fires in the global order, as any entry does. A
+   * look that fails leaves them to fire there too.
+   */
+  private lookAtLater(): void {
+    const now = this.clock.now();
+    const looked: Entry[] = [];
+    for (let top = this.later.peek(); top && top.at + OTHERS_GRACE_MS <= now; top = this.later.peek()) {
+      this.take(top);
+      looked.push(top);
+    }
+    if (looked.length === 0) return;
+    // Re-added only if nothing armed the key meanwhile (a catch-up's refresh, a call).
+    const again = (e: Entry, at: number, look: Look | null) => {
+      if (!this.entries.has(e.key)) this.add(e.key, at, e.fn, null, look);
+    };
+    const settle = (deadlines: readonly (number | null)[]) => {
+      looked.forEach((e, i) => {
+        const at = deadlines[i];
+        if (at === null || at === undefined) return;
+        again(e, at, at > this.clock.now() ? e.look : null);
+      });
+    };
+    const fail = (err: unknown) => {
+      this.onError(err);
+      for (const e of looked) again(e, e.at, null);
+    };
+    try {
+      const read = this.lookBatch!(function* () {
+        const out: (number | null)[] = [];
+        for (const e of looked) out.push(yield* e.look!());
+        return out;
+      });
+      if (read instanceof Promise) read.then(settle, fail);
+      else settle(read);
+    } catch (err) {
+      fail(err);
+    }
   }
 
   stop(): void {
@@ -140,16 +227,18 @@ export class Scheduler {
     if (this.timer) this.clock.clearTimer(this.timer);
     this.timer = null;
     this.entries.clear();
-    this.heap.length = 0;
+    this.heap.clear();
+    this.later.clear();
   }
 
   private fire = (): void => {
     this.timer = null;
     this.armedAt = Number.POSITIVE_INFINITY;
     if (this.stopped) return;
+    this.lookAtLater();
     let batch: Awaitable<void> | undefined;
     try {
-      if (this.hasDue()) batch = this.runBatch(() => this.runDue());
+      if (this.hasDue(true)) batch = this.runBatch(() => this.runDue());
     } catch (err) {
       // An expiry that throws (a full disk, say) must not stop every later one from firing.
       this.onError(err);
@@ -171,8 +260,9 @@ export class Scheduler {
 
   private arm(): void {
     if (this.stopped) return;
-    const top = this.peekLive();
-    const at = top ? top.at : Number.POSITIVE_INFINITY;
+    const own = this.heap.peek();
+    const other = this.later.peek();
+    const at = Math.min(own ? own.at : Number.POSITIVE_INFINITY, other ? other.at + OTHERS_GRACE_MS : Number.POSITIVE_INFINITY);
     if (at === this.armedAt && this.timer) return;
     if (this.timer) this.clock.clearTimer(this.timer);
     this.timer = null;
@@ -181,37 +271,63 @@ export class Scheduler {
     const delay = Math.min(MAX_TIMER_DELAY_MS, Math.max(0, at - this.clock.now()));
     this.timer = this.clock.setTimer(this.fire, delay);
   }
+}
 
-  private compact(): void {
-    const live = this.heap.filter((e) => e.live);
-    this.heap.length = 0;
+/** The earlier of two entries (by deadline, then by when they were scheduled). */
+function earliest(a: Entry | undefined, b: Entry | undefined): Entry | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  return less(a, b) ? a : b;
+}
+
+function less(a: Entry, b: Entry): boolean {
+  return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+}
+
+/** A binary min-heap of entries ordered by (at, seq); cancelled entries are dropped lazily. */
+class Heap {
+  private readonly h: Entry[] = [];
+
+  get length(): number {
+    return this.h.length;
+  }
+
+  /** The earliest live entry. */
+  peek(): Entry | undefined {
+    while (this.h.length > 0 && !this.h[0]!.live) this.pop();
+    return this.h[0];
+  }
+
+  /** Takes out the entry peek() returned. */
+  remove(e: Entry): void {
+    if (this.h[0] === e) this.pop();
+    else e.live = false; // not at the top (never: callers take the top), so dropped lazily
+  }
+
+  clear(): void {
+    this.h.length = 0;
+  }
+
+  compact(): void {
+    const live = this.h.filter((e) => e.live);
+    this.h.length = 0;
     for (const e of live) this.push(e);
   }
 
-  private peekLive(): Entry | undefined {
-    while (this.heap.length > 0 && !this.heap[0]!.live) this.pop();
-    return this.heap[0];
-  }
-
-  // A binary min-heap ordered by (at, seq); cancelled entries are dropped lazily.
-  private less(a: Entry, b: Entry): boolean {
-    return a.at < b.at || (a.at === b.at && a.seq < b.seq);
-  }
-
-  private push(e: Entry): void {
-    const h = this.heap;
+  push(e: Entry): void {
+    const h = this.h;
     h.push(e);
     let i = h.length - 1;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (!this.less(h[i]!, h[p]!)) break;
+      if (!less(h[i]!, h[p]!)) break;
       [h[i], h[p]] = [h[p]!, h[i]!];
       i = p;
     }
   }
 
   private pop(): Entry | undefined {
-    const h = this.heap;
+    const h = this.h;
     const top = h[0];
     const last = h.pop();
     if (h.length > 0 && last) {
@@ -221,8 +337,8 @@ export class Scheduler {
         const l = 2 * i + 1;
         const r = l + 1;
         let m = i;
-        if (l < h.length && this.less(h[l]!, h[m]!)) m = l;
-        if (r < h.length && this.less(h[r]!, h[m]!)) m = r;
+        if (l < h.length && less(h[l]!, h[m]!)) m = l;
+        if (r < h.length && less(h[r]!, h[m]!)) m = r;
         if (m === i) break;
         [h[i], h[m]] = [h[m]!, h[i]!];
         i = m;

@@ -92,7 +92,7 @@ export class Worktrees {
   ) {}
 
   *load(): Tx<void> {
-    for (const row of yield* all<WorktreeRow>("SELECT * FROM worktrees")) this.remember(toWorktree(row));
+    for (const row of yield* all<WorktreeRow>("SELECT * FROM worktrees")) this.remember(toWorktree(row), true);
   }
 
   /**
@@ -103,7 +103,7 @@ export class Worktrees {
   *refresh(since: number | null = null): Tx<Reconciled> {
     const rows = yield* rowsSince<WorktreeRow>("worktrees", since);
     const gone = since === null ? undefined : (yield* goneSince("worktrees", since)).map(([agentId, room]) => keyOf(agentId!, room!));
-    return reconcile(rows.map(toWorktree), this.trees, (t) => keyOf(t.agentId, t.room), (t, m) => treeText(t) === treeText(m), (t) => this.remember(t), (key) => this.forget(key), gone);
+    return reconcile(rows.map(toWorktree), this.trees, (t) => keyOf(t.agentId, t.room), (t, m) => treeText(t) === treeText(m), (t) => this.remember(t, true), (key) => this.forget(key), gone);
   }
 
   async report(req: ReportRequest): Promise<Worktree> {
@@ -123,7 +123,8 @@ export class Worktrees {
     if (this.c.rowsOverlap) {
       const same = await this.c.rowTx("worktrees", keyOf(req.agentId, req.room), function* (): Tx<Worktree | null> {
         const old = yield* get<WorktreeRow>("SELECT * FROM worktrees WHERE agent_id = ? AND room = ? FOR UPDATE", req.agentId, req.room);
-        if (!old) return null;
+        // A report that lapsed (its lapse not run yet, maybe another daemon's to fire): the line body's.
+        if (!old || old.expires_at <= self.c.clock.now()) return null;
         const before = toWorktree(old);
         const tree = treeOf(req, dirty, touched, before, self.c.clock.now());
         if (changed(before, tree)) return null;
@@ -221,7 +222,12 @@ export class Worktrees {
 
   // ---- internals -------------------------------------------------------------------------
 
-  private remember(tree: Worktree): void {
+  /**
+   * `fromRows`: read from rows another daemon may have written, whose timer fires its lapse
+   * first (Scheduler.at's look). Memory keeps the expiry, so a look that finds the row
+   * refreshed answers the remembered one: the lapse then runs here and takes the new one in.
+   */
+  private remember(tree: Worktree, fromRows = false): void {
     const key = keyOf(tree.agentId, tree.room);
     const old = this.trees.get(key);
     if (old) this.index.remove(asClaim(old));
@@ -230,7 +236,13 @@ export class Worktrees {
       const caseInsensitive = roomIsCaseInsensitive(tree.room);
       this.index.add(asClaim(tree), tree.touched.map((t) => compileGlob(literalPattern(t.path), { caseInsensitive })));
     }
-    this.c.scheduler.at(`worktree:${key}`, tree.expiresAt, () => this.expire(tree.agentId, tree.room));
+    const look = fromRows
+      ? function* (): Tx<number | null> {
+          const row = yield* get<{ at: number }>("SELECT expires_at AS at FROM worktrees WHERE agent_id = ? AND room = ?", tree.agentId, tree.room);
+          return row ? Math.min(row.at, tree.expiresAt) : null;
+        }
+      : undefined;
+    this.c.scheduler.at(`worktree:${key}`, tree.expiresAt, () => this.expire(tree.agentId, tree.room), look);
   }
 
   private *drop(tree: Worktree, reason: DepartureReason | "expired"): Tx<void> {
@@ -257,7 +269,7 @@ export class Worktrees {
   private *expire(agentId: string, room: string): Tx<void> {
     const row = yield* get<WorktreeRow>("SELECT * FROM worktrees WHERE agent_id = ? AND room = ?", agentId, room);
     if (row && row.expires_at <= this.c.clock.now()) yield* this.drop(toWorktree(row), "expired");
-    else if (row) this.remember(toWorktree(row));
+    else if (row) this.remember(toWorktree(row), true);
   }
 }
 

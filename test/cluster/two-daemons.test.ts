@@ -874,4 +874,60 @@ describePg("two daemons, one database: row bodies and reads in the shared order"
       await writer.close();
     }
   });
+
+  // Every daemon that knew a deadline used to fire it at the same instant, each in the global
+  // order: N exclusive turns for one lapse, all but the first finding nothing left to do
+  // (docs/cluster.md, "An expiry on every daemon"). Here a lock group taken on d1 (a line body,
+  // so d2 learns of it) lapses while a row batch is held open: d1's expiry waits for the order
+  // exclusively, d2's look, after its grace, waits for it shared, and d2 never asks for it
+  // exclusively.
+  test("a lapse is fired by the daemon that armed it; the other looks in the shared order after a grace, and finds it done", async () => {
+    const { SQL } = await import("bun");
+    const writer = new SQL(c.db, { max: 1 });
+    const tx = await writer.reserve();
+    const waiting = async () =>
+      (await storeQuery<{ mode: string; n: string }>(c.db, "SELECT mode, count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted GROUP BY mode ORDER BY mode")).map((r) => `${r.mode}: ${r.n}`);
+    try {
+      await until("each daemon beaten since the last one came", async () => (await storeQuery<{ ok: boolean }>(c.db, "SELECT bool_and(seen_at > (SELECT max(started_at) FROM daemons)) AS ok FROM daemons"))[0]!.ok === true, 5_000, 50);
+      expect(await d1().call("lock_resources", { names: ["lapsing"], agent_id: "brief", ttl_seconds: 2 })).toMatchObject({ locked: true });
+      expect((await d2().call("list_locks")).map((l: LockEntry) => l.name)).toContain("lapsing"); // d2 caught up: the lapse is armed there too
+      await tx.unsafe("BEGIN; SELECT pg_advisory_xact_lock_shared(7019267304284449570)");
+      await until("d2's look waiting for the held batch, after the lapse and its grace", async () => (await waiting()).includes("ShareLock: 1"), 15_000, 100);
+      expect(await waiting()).toEqual(["ExclusiveLock: 1", "ShareLock: 1"]); // d1's expiry, d2's look
+      await tx.unsafe("COMMIT");
+      await until("the lock gone on d2", async () => !((await d2().call("list_locks")) as LockEntry[]).some((l) => l.name === "lapsing"), 5_000, 50);
+      const expired = (await d2().call("watch_changes", { since_revision: 0, kinds: ["lock.expired"], resource_prefix: "lapsing", limit: 10 })).changes;
+      expect(expired.length).toBe(1);
+    } finally {
+      await tx.unsafe("ROLLBACK").catch(() => undefined);
+      tx.release();
+      await writer.close();
+    }
+  });
+});
+
+// A heartbeat moved any agent's expiry, lapsed or not: on a daemon that had not fired the lapse
+// (another daemon's to fire, or a moment late) it revived an agent whose presence had ended,
+// and the locks it held stayed held. Now a row body beats only a live agent; a lapsed one is
+// departed first, by a line body, as its lapse would, and registered anew.
+describePg("a heartbeat for an agent that lapsed, on another daemon", () => {
+  const c = useCluster(2);
+  const d1 = () => c.daemons[0]!;
+  const d2 = () => c.daemons[1]!;
+
+  test("departs it first (its locks freed, recorded lapsed) and registers it anew, though its own daemon has not fired the lapse", async () => {
+    expect(await d1().call("register_agent", { agent_id: "sleepy", ttl_seconds: 1 })).toMatchObject({ registered: true });
+    expect(await d1().call("lock_resource", { name: "sleepy-lock", agent_id: "sleepy", ttl_seconds: 60 })).toMatchObject({ locked: true });
+    d1().proc.kill("SIGSTOP"); // d1 cannot fire the lapse it armed (well within the 5 s that would make it dead)
+    try {
+      await Bun.sleep(1_300);
+      expect(await d2().call("register_agent", { agent_id: "sleepy", ttl_seconds: 60 })).toMatchObject({ registered: true, expires_in_seconds: 60 });
+      expect(await d2().call("lock_resource", { name: "sleepy-lock", agent_id: "next", ttl_seconds: 60 })).toMatchObject({ locked: true });
+    } finally {
+      d1().proc.kill("SIGCONT");
+    }
+    const kinds = ((await d1().call("watch_changes", { since_revision: 0, resource_prefix: "sleepy", limit: 50 })).changes as { kind: string; reason?: string }[]).map((e) => (e.reason ? `${e.kind} (${e.reason})` : e.kind));
+    expect(kinds.filter((k) => k.startsWith("agent."))).toEqual(["agent.registered", "agent.departed (lapsed)", "agent.registered"]);
+    expect((await d1().call("list_agents")).map((a: { agent_id: string }) => a.agent_id)).toContain("sleepy");
+  });
 });

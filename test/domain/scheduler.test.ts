@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/domain/clock.ts";
-import { Scheduler } from "../../src/domain/timers.ts";
+import { OTHERS_GRACE_MS, Scheduler } from "../../src/domain/timers.ts";
 import type { Tx } from "../../src/store/tx.ts";
 import { LateClock } from "./support.ts";
 
@@ -145,7 +145,7 @@ describe("Scheduler", () => {
       clock.advance(0);
     }
     expect(scheduler.size).toBe(2);
-    const heap = scheduler["heap"] as unknown[];
+    const heap = scheduler["heap"] as unknown as { length: number };
     expect(heap.length).toBeLessThanOrEqual(2 * 64 + 2);
     clock.advance(20_000);
     expect(fired.map((f) => f.key)).toEqual(["renewed-a", "renewed-b"]);
@@ -238,5 +238,93 @@ describe("Scheduler entries run outside any transaction (atOutside)", () => {
     timed.clock.advance(5);
     expect([ran.slice(3), timed.transactions()]).toEqual([["look", "expiry 2"], 1]);
     expect(transactions()).toBe(0);
+  });
+});
+
+describe("Scheduler entries armed from other daemons' rows (a look)", () => {
+  /** A scheduler with a look batch (a shared store's): transactions and looks counted; `rows` answers each key's deadline. */
+  function shared(clock = new ManualClock(1_000_000)) {
+    const counts = { transactions: 0, looks: 0 };
+    const rows = new Map<string, number | null>();
+    let failLooks = false;
+    const scheduler = new Scheduler(
+      clock,
+      (work) => {
+        counts.transactions++;
+        drain(work());
+      },
+      () => {},
+      (work) => {
+        counts.looks++;
+        if (failLooks) throw new Error("store unreachable");
+        const body = work();
+        const r = body.next();
+        if (!r.done) throw new Error("a look here yields no statement");
+        return r.value;
+      },
+    );
+    const ran: string[] = [];
+    /** key, armed from rows at `at` (the row's deadline in `rows` decides its look). */
+    const fromRows = (key: string, at: number, row: number | null = at) => {
+      rows.set(key, row);
+      scheduler.at(key, at, () => void ran.push(key), function* () {
+        return rows.get(key) ?? null;
+      });
+    };
+    return { clock, scheduler, counts, rows, ran, fromRows, failing: () => (failLooks = true) };
+  }
+
+  test("the timer looks OTHERS_GRACE_MS after the deadline, not at it; a row still due runs in one transaction", () => {
+    const { clock, counts, ran, fromRows } = shared();
+    const t0 = clock.now();
+    fromRows("lock:a", t0 + 100);
+    clock.advance(100 + OTHERS_GRACE_MS - 1);
+    expect([ran, counts]).toEqual([[], { transactions: 0, looks: 0 }]);
+    clock.advance(1);
+    expect([ran, counts]).toEqual([["lock:a"], { transactions: 1, looks: 1 }]);
+  });
+
+  test("a row gone (the other daemon expired it) ends the entry with no transaction; one moved later is armed again, as another's", () => {
+    const { clock, scheduler, counts, rows, ran, fromRows } = shared();
+    const t0 = clock.now();
+    fromRows("agent:gone", t0 + 100, null);
+    fromRows("agent:beat", t0 + 100);
+    rows.set("agent:beat", t0 + 10_000); // a heartbeat elsewhere moved it
+    clock.advance(100 + OTHERS_GRACE_MS);
+    expect([ran, counts, scheduler.size, scheduler.has("agent:beat")]).toEqual([[], { transactions: 0, looks: 1 }, 1, true]);
+    clock.advance(10_000 - 100 - 1); // its look is due OTHERS_GRACE_MS after the new deadline
+    expect(ran).toEqual([]);
+    clock.advance(1);
+    expect([ran, counts]).toEqual([["agent:beat"], { transactions: 1, looks: 2 }]);
+  });
+
+  test("a row body's call leaves them to their look; any other call runs them first, as it runs every entry due", () => {
+    const { clock, scheduler, counts, ran, fromRows } = shared(new LateClock(1_000_000));
+    fromRows("lock:b", clock.now() + 100);
+    clock.advance(100);
+    expect(scheduler.hasDue(true)).toBe(false);
+    expect(scheduler.hasDue()).toBe(true);
+    drain(scheduler.runDue());
+    expect([ran, counts.looks]).toEqual([["lock:b"], 0]);
+  });
+
+  test("a look that fails leaves the entries to fire in a transaction", () => {
+    const { clock, scheduler, counts, ran, fromRows, failing } = shared();
+    fromRows("slot:c", clock.now() + 100);
+    failing();
+    clock.advance(100 + OTHERS_GRACE_MS);
+    expect([ran, counts]).toEqual([["slot:c"], { transactions: 1, looks: 1 }]);
+    expect(scheduler.size).toBe(0);
+  });
+
+  test("without a look batch (SQLite, one daemon), an entry with a look fires at its deadline", () => {
+    const clock = new ManualClock(1_000_000);
+    const scheduler = new Scheduler(clock, (work) => drain(work()));
+    const ran: number[] = [];
+    scheduler.at("lock:d", clock.now() + 100, () => void ran.push(clock.now() - 1_000_000), function* () {
+      return null;
+    });
+    clock.advance(100);
+    expect(ran).toEqual([100]);
   });
 });

@@ -16,6 +16,7 @@ import type { Journal } from "../journal.ts";
 import { assertTtl, type Ctx } from "../context.ts";
 import { type HandedOver, refuseOwnHandOver } from "../primitive.ts";
 import { rowsSince } from "../row-versions.ts";
+import { deadlineOf } from "../timers.ts";
 import { newToken } from "../tokens.ts";
 import type { WaitQueue } from "../wait.ts";
 import { isBlocked, type Outcome } from "../waiter.ts";
@@ -458,7 +459,7 @@ export class Pools implements WaitSource {
     const me = hostname();
     // With since (a catch-up by deltas, docs/cluster.md): only the slots stamped above it.
     for (const s of yield* rowsSince<SlotRow>("slots", since)) {
-      if (s.expires_at !== null) this.armSlot(s.token, s.expires_at);
+      if (s.expires_at !== null) this.armSlot(s.token, s.expires_at, true);
       else this.c.scheduler.cancel(`slot:${s.token}`);
       const host = bindingOf(s)?.host;
       if (host !== undefined && host !== me) this.process.watchHosts();
@@ -469,8 +470,10 @@ export class Pools implements WaitSource {
     }
   }
 
-  private armSlot(token: string, expiresAt: number): void {
-    this.c.scheduler.at(`slot:${token}`, expiresAt, () => this.slotLapsed(token));
+  /** `fromRows`: read from rows another daemon may have written, whose timer fires it first (Scheduler.at's look). */
+  private armSlot(token: string, expiresAt: number, fromRows = false): void {
+    const look = fromRows ? deadlineOf("SELECT expires_at AS at FROM slots WHERE token = ?", token) : undefined;
+    this.c.scheduler.at(`slot:${token}`, expiresAt, () => this.slotLapsed(token), look);
   }
 
   private *slotLapsed(token: string): Tx<void> {

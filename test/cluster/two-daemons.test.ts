@@ -5,10 +5,13 @@
 // pool capacity with offers seen from both, path claims refused and granted across them, and
 // one change feed. Skipped without a server (AIRLOCK_TEST_PG).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { hostname } from "node:os";
-import { type DaemonProcess, storeQuery } from "../helpers/daemon.ts";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { OTHERS_GRACE_MS } from "../../src/domain/timers.ts";
+import { type DaemonProcess, startDaemon, storeQuery } from "../helpers/daemon.ts";
 import { answered, doubleGrants, type Hold, median, seeded, useCluster } from "../helpers/cluster.ts";
-import { describePg } from "../helpers/pg.ts";
+import { describePg, freshDatabase } from "../helpers/pg.ts";
 import { track, until } from "../helpers/until.ts";
 
 // A blocked call below may legitimately take a few seconds when a test fails.
@@ -874,34 +877,48 @@ describePg("two daemons, one database: row bodies and reads in the shared order"
       await writer.close();
     }
   });
+});
 
-  // Every daemon that knew a deadline used to fire it at the same instant, each in the global
-  // order: N exclusive turns for one lapse, all but the first finding nothing left to do
-  // (docs/cluster.md, "An expiry on every daemon"). Here a lock group taken on d1 (a line body,
-  // so d2 learns of it) lapses while a row batch is held open: d1's expiry waits for the order
-  // exclusively, d2's look, after its grace, waits for it shared, and d2 never asks for it
-  // exclusively.
-  test("a lapse is fired by the daemon that armed it; the other looks in the shared order after a grace, and finds it done", async () => {
+// Every daemon that knew a deadline used to fire it at the same instant, each in the global
+// order: N exclusive turns for one lapse, all but the first finding nothing left to do
+// (docs/cluster.md, "An expiry on every daemon"). Here a lock group taken on d1 (a line body,
+// so d2 learns of it) lapses while a row batch is held open, and d2's transactions are traced
+// (AIRLOCK_TRACE: which order each one took): d2 takes no exclusive turn for it.
+describePg("a lapse on two daemons", () => {
+  test("is fired by the daemon that set it; the other looks in the shared order after a grace, finds it done, and takes no exclusive turn", async () => {
+    const db = await freshDatabase();
+    const trace = join(mkdtempSync(join(tmpdir(), "airlock-trace-")), "d2.trace");
+    const d1 = await startDaemon({ db: db.url });
+    const d2 = await startDaemon({ db: db.url, env: { AIRLOCK_TRACE: trace } });
     const { SQL } = await import("bun");
-    const writer = new SQL(c.db, { max: 1 });
+    const writer = new SQL(db.url, { max: 1 });
     const tx = await writer.reserve();
-    const waiting = async () =>
-      (await storeQuery<{ mode: string; n: string }>(c.db, "SELECT mode, count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted GROUP BY mode ORDER BY mode")).map((r) => `${r.mode}: ${r.n}`);
+    const held = async () => (await storeQuery<{ n: string }>(db.url, "SELECT count(*) AS n FROM locks WHERE name = 'lapsing' AND agent_id IS NOT NULL"))[0]!.n;
     try {
-      await until("each daemon beaten since the last one came", async () => (await storeQuery<{ ok: boolean }>(c.db, "SELECT bool_and(seen_at > (SELECT max(started_at) FROM daemons)) AS ok FROM daemons"))[0]!.ok === true, 5_000, 50);
-      expect(await d1().call("lock_resources", { names: ["lapsing"], agent_id: "brief", ttl_seconds: 2 })).toMatchObject({ locked: true });
-      expect((await d2().call("list_locks")).map((l: LockEntry) => l.name)).toContain("lapsing"); // d2 caught up: the lapse is armed there too
+      await until("each daemon beaten since the last one came", async () => (await storeQuery<{ ok: boolean }>(db.url, "SELECT bool_and(seen_at > (SELECT max(started_at) FROM daemons)) AS ok FROM daemons"))[0]!.ok === true, 5_000, 50);
+      expect(await d1.call("lock_resources", { names: ["lapsing"], agent_id: "brief", ttl_seconds: 2 })).toMatchObject({ locked: true });
+      expect((await d2.call("list_locks")).map((l: LockEntry) => l.name)).toEqual(["lapsing"]); // d2 caught up: the lapse is armed there too
+      const from = Date.now();
       await tx.unsafe("BEGIN; SELECT pg_advisory_xact_lock_shared(7019267304284449570)");
-      await until("d2's look waiting for the held batch, after the lapse and its grace", async () => (await waiting()).includes("ShareLock: 1"), 15_000, 100);
-      expect(await waiting()).toEqual(["ExclusiveLock: 1", "ShareLock: 1"]); // d1's expiry, d2's look
+      // Past the lapse and d2's grace: d1's expiry waits for the held batch, and so does d2's look.
+      await Bun.sleep(2_000 + OTHERS_GRACE_MS + 1_000);
+      expect(await held()).toBe("1");
       await tx.unsafe("COMMIT");
-      await until("the lock gone on d2", async () => !((await d2().call("list_locks")) as LockEntry[]).some((l) => l.name === "lapsing"), 5_000, 50);
-      const expired = (await d2().call("watch_changes", { since_revision: 0, kinds: ["lock.expired"], resource_prefix: "lapsing", limit: 10 })).changes;
+      await until("the lock expired", async () => (await held()) === "0", 5_000, 50);
+      await Bun.sleep(500); // d2's look, answered after d1's expiry, finds it done
+      const to = Date.now();
+      await d2.kill(); // its trace is written at exit
+      const marks = readFileSync(trace, "utf8").trim().split("\n").map((l) => l.split(" ")).filter(([t, ...label]) => Number(t) >= from && Number(t) <= to && label.join(" ").startsWith("order "));
+      expect(marks.map(([, ...label]) => label.join(" "))).toContain("order shared"); // the look
+      expect(marks.filter(([, ...label]) => label.join(" ") === "order exclusive")).toEqual([]);
+      const expired = (await d1.call("watch_changes", { since_revision: 0, kinds: ["lock.expired"], resource_prefix: "lapsing", limit: 10 })).changes;
       expect(expired.length).toBe(1);
     } finally {
       await tx.unsafe("ROLLBACK").catch(() => undefined);
       tx.release();
       await writer.close();
+      await Promise.all([d1.kill(9), d2.kill(9)]);
+      await db.drop();
     }
   });
 });
@@ -919,11 +936,15 @@ describePg("a heartbeat for an agent that lapsed, on another daemon", () => {
     expect(await d1().call("register_agent", { agent_id: "sleepy", ttl_seconds: 1 })).toMatchObject({ registered: true });
     expect(await d1().call("lock_resource", { name: "sleepy-lock", agent_id: "sleepy", ttl_seconds: 60 })).toMatchObject({ locked: true });
     d1().proc.kill("SIGSTOP"); // d1 cannot fire the lapse it armed (well within the 5 s that would make it dead)
+    // Resumed in any case before it counts as dead: stopped inside a transaction (a read of its
+    // own, every 5 s), it would hold up the line body on d2 until then.
+    const resume = setTimeout(() => d1().proc.kill("SIGCONT"), 4_000);
     try {
       await Bun.sleep(1_300);
       expect(await d2().call("register_agent", { agent_id: "sleepy", ttl_seconds: 60 })).toMatchObject({ registered: true, expires_in_seconds: 60 });
       expect(await d2().call("lock_resource", { name: "sleepy-lock", agent_id: "next", ttl_seconds: 60 })).toMatchObject({ locked: true });
     } finally {
+      clearTimeout(resume);
       d1().proc.kill("SIGCONT");
     }
     const kinds = ((await d1().call("watch_changes", { since_revision: 0, resource_prefix: "sleepy", limit: 50 })).changes as { kind: string; reason?: string }[]).map((e) => (e.reason ? `${e.kind} (${e.reason})` : e.kind));

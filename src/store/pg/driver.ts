@@ -22,6 +22,7 @@
 // that fails is answered with its error, the transaction rolls back, and the others run again
 // in the next (so a row body may run more than once before it commits).
 import { AirlockError } from "../../errors.ts";
+import { mark, TRACING } from "../../trace.ts";
 import type { RunResult, Stmt, Tx } from "../tx.ts";
 import { type Connection, isConnectionError, type Link, outcomeUnknown, unavailable } from "./connection.ts";
 import { type PgResult, rowsOf, type Translated, translate } from "./dialect.ts";
@@ -331,6 +332,8 @@ export class PgDriver {
     // On a shared store, in the same round trip: the global order's lock and the version.
     const sync = rows ? null : this.sync;
     const text = rows ? this.sync!.beginRowsText() : sync ? sync.beginText() : "BEGIN";
+    // Which order each transaction takes (bench/trace.ts; a test counts a daemon's exclusive turns).
+    if (TRACING) mark(rows ? "order shared" : "order exclusive");
     for (let attempt = 0; ; attempt++) {
       const l = await this.conn.ready();
       try {

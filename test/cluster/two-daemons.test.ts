@@ -735,6 +735,23 @@ describePg("two daemons, one database: row bodies and reads in the shared order"
     }
   });
 
+  test("list_notes on d2 is a read in the shared order: it answers while a row batch holds the order, with the notes set on d1", async () => {
+    const { SQL } = await import("bun");
+    const writer = new SQL(c.db, { max: 1 });
+    const tx = await writer.reserve();
+    try {
+      expect(await d1().call("set_note", { key: "listed-kept", value: "v" })).toMatchObject({ saved: true });
+      expect(await d1().call("set_note", { key: "listed-other", value: "w" })).toMatchObject({ saved: true });
+      await tx.unsafe("BEGIN; SELECT pg_advisory_xact_lock_shared(7019267304284449570)");
+      const listed = (await answered("list_notes on d2 beside a held row batch", d2().call("list_notes"))) as { key: string }[];
+      expect(listed.map((n) => n.key).filter((k) => k.startsWith("listed-"))).toEqual(["listed-kept", "listed-other"]);
+    } finally {
+      await tx.unsafe("ROLLBACK").catch(() => undefined);
+      tx.release();
+      await writer.close();
+    }
+  });
+
   test("a look at the journal beside a writer in flight stops before its revision; the next look waits for it, and passes it once it rolled back", async () => {
     const { SQL } = await import("bun");
     const writer = new SQL(c.db, { max: 1 });

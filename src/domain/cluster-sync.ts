@@ -12,7 +12,7 @@ import type { ClusterHooks, Opened, RowVersions, VersionProtocol } from "../stor
 import { get, type Tx } from "../store/tx.ts";
 
 /** Every transaction of every daemon takes this lock first: one global order (docs/cluster.md). */
-const ORDER_LOCK = "7019267304284449570";
+export const ORDER_LOCK = "7019267304284449570";
 /** The channel a daemon that wrote notifies, so the others catch up now rather than on their next call. */
 const CHANNEL = "airlock";
 /**

@@ -3,7 +3,7 @@
 // machines' daemons release it, or the team's budget would stay held for good.
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { hostname } from "node:os";
-import { answered, startCluster } from "../helpers/cluster.ts";
+import { answered, rowBatchHolder, seenEachOther, startCluster } from "../helpers/cluster.ts";
 import { storeQuery } from "../helpers/daemon.ts";
 import { describePg } from "../helpers/pg.ts";
 import { until } from "../helpers/until.ts";
@@ -45,9 +45,7 @@ describePg("the host check of a machine still seen", () => {
   test("runs in the shared order: calls on both daemons answer beside a row batch held open through a check, and the slot stays", async () => {
     const c = await startCluster(2);
     const sleeper = Bun.spawn(["sleep", "60"], { detached: true, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
-    const { SQL } = await import("bun");
-    const writer = new SQL(c.db, { max: 1 });
-    const tx = await writer.reserve();
+    const batch = await rowBatchHolder(c.db);
     try {
       const [d1, d2] = c.daemons as [NonNullable<(typeof c.daemons)[0]>, NonNullable<(typeof c.daemons)[1]>];
       await d1.call("configure_pool", { pool: "seen-box", capacity: 2, expected_version: 0, author: "test", reason: "a bound slot of another machine" });
@@ -60,11 +58,10 @@ describePg("the host check of a machine still seen", () => {
       expect((await d1.call("acquire_slot", { pool: "seen-box", agent_id: "other", reason: "unbound" })).granted).toBe(true);
       const holders = async () => ((await d2.call("list_pools")) as { pool: string; holders: { agent_id: string }[] }[]).find((p) => p.pool === "seen-box")!.holders.map((h) => h.agent_id).sort();
       expect(await holders()).toEqual(["builder", "other"]);
-      // Each daemon has beaten since the last one came (a daemon coming sends the others to
-      // catch up in the global order once); a line body on each runs after that catch-up.
-      await until("each daemon beaten since the last one came", async () => (await storeQuery<{ ok: boolean }>(c.db, "SELECT bool_and(seen_at > (SELECT max(started_at) FROM daemons)) AS ok FROM daemons"))[0]!.ok === true, 5_000, 50);
+      // Each daemon has seen the other come, and a line body on each runs what that left for it.
+      await seenEachOther(c.db);
       for (const d of [d1, d2]) await d.call("list_pools");
-      await tx.unsafe("BEGIN; SELECT pg_advisory_xact_lock_shared(7019267304284449570)");
+      await batch.hold();
       const end = performance.now() + 6000; // the host check is due within 5 s
       for (let i = 0; performance.now() < end; i++) {
         for (const [name, d] of [["d1", d1], ["d2", d2]] as const) {
@@ -73,13 +70,11 @@ describePg("the host check of a machine still seen", () => {
         }
         await Bun.sleep(200);
       }
-      await tx.unsafe("COMMIT");
+      await batch.commit();
       expect(await holders()).toEqual(["builder", "other"]);
     } finally {
       sleeper.kill(9);
-      await tx.unsafe("ROLLBACK").catch(() => undefined);
-      tx.release();
-      await writer.close();
+      await batch.close();
       await c.stop();
     }
   });

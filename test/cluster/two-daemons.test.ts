@@ -10,7 +10,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { OTHERS_GRACE_MS } from "../../src/domain/timers.ts";
 import { type DaemonProcess, startDaemon, storeQuery } from "../helpers/daemon.ts";
-import { answered, doubleGrants, type Hold, median, seeded, useCluster } from "../helpers/cluster.ts";
+import { answered, doubleGrants, type Hold, median, rowBatchHolder, seeded, seenEachOther, useCluster } from "../helpers/cluster.ts";
 import { describePg, freshDatabase } from "../helpers/pg.ts";
 import { track, until } from "../helpers/until.ts";
 
@@ -708,60 +708,50 @@ describePg("two daemons, one database: row bodies and reads in the shared order"
 
 
   test("check_paths on d2 sees a claim made on d1, and its release, as a row body: it answers while a row batch holds the order shared, where a line body waits", async () => {
-    const { SQL } = await import("bun");
-    const writer = new SQL(c.db, { max: 1 });
-    const tx = await writer.reserve();
+    const batch = await rowBatchHolder(c.db);
     const room = "shared-check";
     try {
       const claim = await d1().call("claim_paths", { agent_id: "editor-1", room, paths: ["src/api/**"], ttl_seconds: 600 });
       expect(claim.granted).toBe(true);
-      await tx.unsafe("BEGIN; SELECT pg_advisory_xact_lock_shared(7019267304284449570)");
+      await batch.hold();
       const seen = await d2().call("check_paths", { agent_id: "editor-2", room, paths: ["src/api/users.ts"] });
       expect(seen).toMatchObject({ clear: false, conflicts: [{ held_by: "editor-1", held_path: "src/api/**", witness: "src/api/users.ts" }] });
       // A line body on d2 waits for the row batch meanwhile.
       const line = blocked(d2().call("claim_paths", { agent_id: "editor-2", room, paths: ["docs/**"], ttl_seconds: 600 }));
       await Bun.sleep(300);
       expect(line.settled()).toBe(false);
-      await tx.unsafe("COMMIT");
+      await batch.commit();
       expect(await answered("the claim on d2 once the row batch committed", line.promise)).toMatchObject({ granted: true });
       // Released on d1: d2's next check finds the region clear, and d1's finds d2's claim.
       expect(await d1().call("release_paths", { claim_token: claim.claim_token })).toMatchObject({ released: true });
       expect(await d2().call("check_paths", { agent_id: "editor-2", room, paths: ["src/api/users.ts"] })).toMatchObject({ clear: true, conflicts: [] });
       expect(await d1().call("check_paths", { agent_id: "editor-1", room, paths: ["docs/a.md"] })).toMatchObject({ clear: false, conflicts: [{ held_by: "editor-2" }] });
     } finally {
-      await tx.unsafe("ROLLBACK").catch(() => undefined);
-      tx.release();
-      await writer.close();
+      await batch.close();
     }
   });
 
   test("list_notes on d2 is a read in the shared order: it answers while a row batch holds the order, with the notes set on d1", async () => {
-    const { SQL } = await import("bun");
-    const writer = new SQL(c.db, { max: 1 });
-    const tx = await writer.reserve();
+    const batch = await rowBatchHolder(c.db);
     try {
       expect(await d1().call("set_note", { key: "listed-kept", value: "v" })).toMatchObject({ saved: true });
       expect(await d1().call("set_note", { key: "listed-other", value: "w" })).toMatchObject({ saved: true });
-      await tx.unsafe("BEGIN; SELECT pg_advisory_xact_lock_shared(7019267304284449570)");
+      await batch.hold();
       const listed = (await answered("list_notes on d2 beside a held row batch", d2().call("list_notes"))) as { key: string }[];
       expect(listed.map((n) => n.key).filter((k) => k.startsWith("listed-"))).toEqual(["listed-kept", "listed-other"]);
     } finally {
-      await tx.unsafe("ROLLBACK").catch(() => undefined);
-      tx.release();
-      await writer.close();
+      await batch.close();
     }
   });
 
   test("a look at the journal beside a writer in flight stops before its revision; the next look waits for it, and passes it once it rolled back", async () => {
-    const { SQL } = await import("bun");
-    const writer = new SQL(c.db, { max: 1 });
-    const tx = await writer.reserve();
+    const batch = await rowBatchHolder(c.db);
     try {
       await d1().call("increment_counter", { name: "gap-before" });
       const before = await newest();
       // A row batch of some daemon, in flight: the order taken shared, a revision taken, not committed.
-      await tx.unsafe("BEGIN; SELECT pg_advisory_xact_lock_shared(7019267304284449570)");
-      const held = Number(((await tx.unsafe("INSERT INTO journal (at, kind, resource) VALUES (0, 'counter.changed', 'gap-held') RETURNING revision")) as { revision: string }[])[0]!.revision);
+      await batch.hold();
+      const held = Number(((await batch.tx.unsafe("INSERT INTO journal (at, kind, resource) VALUES (0, 'counter.changed', 'gap-held') RETURNING revision")) as { revision: string }[])[0]!.revision);
       const after = await d1().call("increment_counter", { name: "gap-after" });
       const afterRev = await newest();
       expect([held, afterRev]).toEqual([before + 1, before + 2]);
@@ -782,14 +772,12 @@ describePg("two daemons, one database: row bodies and reads in the shared order"
       const waiting = blocked(d2().call("watch_changes", { since_revision: before }));
       await Bun.sleep(300);
       expect(waiting.settled()).toBe(false);
-      await tx.unsafe("ROLLBACK");
+      await batch.rollback();
       const got = await answered("the look once the writer rolled back", waiting.promise);
       expect(got.changes.map((e: { revision: number; resource: string; value?: number }) => [e.revision, e.resource, e.value])).toEqual([[afterRev, "gap-after", after.value]]);
       expect(got.revision).toBe(afterRev);
     } finally {
-      await tx.unsafe("ROLLBACK").catch(() => undefined);
-      tx.release();
-      await writer.close();
+      await batch.close();
     }
   });
 
@@ -798,15 +786,13 @@ describePg("two daemons, one database: row bodies and reads in the shared order"
   // row bodies for it (docs/cluster.md, "Watchers beside row bodies"). Here that catch-up would
   // wait for the row batch the test holds open, and the next call on d2 behind it.
   test("a blocked watcher does not send row bodies through the exclusive order: changes it does not want answer beside a row batch held open; the one it wants wakes it once the batch ends", async () => {
-    const { SQL } = await import("bun");
-    const writer = new SQL(c.db, { max: 1 });
-    const tx = await writer.reserve();
+    const batch = await rowBatchHolder(c.db);
     try {
       const since = (await d2().call("watch_changes", {})).revision as number;
       const watching = blocked(d2().call("watch_changes", { since_revision: since, wait_seconds: LONG_WAIT_S, kinds: ["counter."], resource_prefix: "wanted-" }));
       await Bun.sleep(300);
       expect(watching.settled()).toBe(false);
-      await tx.unsafe("BEGIN; SELECT pg_advisory_xact_lock_shared(7019267304284449570)");
+      await batch.hold();
       // Changes it does not want, made on d2 and on d1 in turn, each answered before the next.
       for (let i = 0; i < 4; i++) {
         for (const [name, d] of [["d2", d2()], ["d1", d1()]] as const) {
@@ -820,13 +806,11 @@ describePg("two daemons, one database: row bodies and reads in the shared order"
       const made = await answered("the wanted change on d1", d1().call("increment_counter", { name: "wanted-a" }));
       await Bun.sleep(300);
       expect(watching.settled()).toBe(false);
-      await tx.unsafe("ROLLBACK");
+      await batch.rollback();
       const woke = await answered("the watcher on d2 once the held batch ended", watching.promise);
       expect(woke.changes.map((e: { resource: string; value?: number }) => [e.resource, e.value])).toEqual([["wanted-a", made.value]]);
     } finally {
-      await tx.unsafe("ROLLBACK").catch(() => undefined);
-      tx.release();
-      await writer.close();
+      await batch.close();
     }
   });
 
@@ -856,20 +840,15 @@ describePg("two daemons, one database: row bodies and reads in the shared order"
   // stopping every daemon's row bodies (docs/cluster.md, "Periodic checks"). Here such a turn
   // would wait for the row batch the test holds, and every later call of d1 behind it.
   test("a process-bound slot is checked in the shared order: calls on both daemons answer beside a row batch held open through a dozen checks; once the process exits, the slot is released when the batch ends", async () => {
-    const { SQL } = await import("bun");
-    const writer = new SQL(c.db, { max: 1 });
-    const tx = await writer.reserve();
+    const batch = await rowBatchHolder(c.db);
     const sleeper = Bun.spawn(["sleep", "60"], { detached: true, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
     const held = async () => Number((await storeQuery<{ n: string }>(c.db, "SELECT count(*) AS n FROM slots WHERE pool = ?", "watched-box"))[0]!.n);
     try {
-      // Each daemon has beaten since the last one came (a daemon coming sends the others to
-      // catch up in the global order once, which would queue behind the held batch); the line
-      // bodies below on d1 run after that catch-up.
-      const settled = async () => (await storeQuery<{ ok: boolean }>(c.db, "SELECT bool_and(seen_at > (SELECT max(started_at) FROM daemons)) AS ok FROM daemons"))[0]!.ok === true;
-      await until("each daemon beaten since the last one came", settled, 5_000, 50);
+      // Each daemon has seen the other come; the line bodies below on d1 run what that left for it.
+      await seenEachOther(c.db);
       await d1().call("configure_pool", { pool: "watched-box", capacity: 1, expected_version: 0, author: "test", reason: "one bound slot" });
       expect((await d1().call("acquire_slot", { pool: "watched-box", agent_id: "bound-builder", pid: sleeper.pid, reason: "a build" })).granted).toBe(true);
-      await tx.unsafe("BEGIN; SELECT pg_advisory_xact_lock_shared(7019267304284449570)");
+      await batch.hold();
       const end = performance.now() + 3000; // a dozen checks
       for (let i = 0; performance.now() < end; i++) {
         for (const [name, d] of [["d1", d1()], ["d2", d2()]] as const) {
@@ -883,15 +862,13 @@ describePg("two daemons, one database: row bodies and reads in the shared order"
       // The next checks find the process gone; the release, a line body, waits for the held batch.
       await Bun.sleep(600);
       expect(await held()).toBe(1);
-      await tx.unsafe("COMMIT");
+      await batch.commit();
       await until("the slot released once the held batch ended", async () => (await held()) === 0, 5_000, 50);
       const released = (await d1().call("watch_changes", { since_revision: 0, kinds: ["pool.released"], resource_prefix: "watched-box", limit: 10 })).changes as { reason?: string }[];
       expect(released.map((e) => e.reason)).toEqual(["process exited"]);
     } finally {
       sleeper.kill(9);
-      await tx.unsafe("ROLLBACK").catch(() => undefined);
-      tx.release();
-      await writer.close();
+      await batch.close();
     }
   });
 });
@@ -907,20 +884,18 @@ describePg("a lapse on two daemons", () => {
     const trace = join(mkdtempSync(join(tmpdir(), "airlock-trace-")), "d2.trace");
     const d1 = await startDaemon({ db: db.url });
     const d2 = await startDaemon({ db: db.url, env: { AIRLOCK_TRACE: trace } });
-    const { SQL } = await import("bun");
-    const writer = new SQL(db.url, { max: 1 });
-    const tx = await writer.reserve();
+    const batch = await rowBatchHolder(db.url);
     const held = async () => (await storeQuery<{ n: string }>(db.url, "SELECT count(*) AS n FROM locks WHERE name = 'lapsing' AND agent_id IS NOT NULL"))[0]!.n;
     try {
-      await until("each daemon beaten since the last one came", async () => (await storeQuery<{ ok: boolean }>(db.url, "SELECT bool_and(seen_at > (SELECT max(started_at) FROM daemons)) AS ok FROM daemons"))[0]!.ok === true, 5_000, 50);
+      await seenEachOther(db.url);
       expect(await d1.call("lock_resources", { names: ["lapsing"], agent_id: "brief", ttl_seconds: 2 })).toMatchObject({ locked: true });
       expect((await d2.call("list_locks")).map((l: LockEntry) => l.name)).toEqual(["lapsing"]); // d2 caught up: the lapse is armed there too
       const from = Date.now();
-      await tx.unsafe("BEGIN; SELECT pg_advisory_xact_lock_shared(7019267304284449570)");
+      await batch.hold();
       // Past the lapse and d2's grace: d1's expiry waits for the held batch, and so does d2's look.
       await Bun.sleep(2_000 + OTHERS_GRACE_MS + 1_000);
       expect(await held()).toBe("1");
-      await tx.unsafe("COMMIT");
+      await batch.commit();
       await until("the lock expired", async () => (await held()) === "0", 5_000, 50);
       await Bun.sleep(500); // d2's look, answered after d1's expiry, finds it done
       const to = Date.now();
@@ -931,9 +906,7 @@ describePg("a lapse on two daemons", () => {
       const expired = (await d1.call("watch_changes", { since_revision: 0, kinds: ["lock.expired"], resource_prefix: "lapsing", limit: 10 })).changes;
       expect(expired.length).toBe(1);
     } finally {
-      await tx.unsafe("ROLLBACK").catch(() => undefined);
-      tx.release();
-      await writer.close();
+      await batch.close();
       await Promise.all([d1.kill(9), d2.kill(9)]);
       await db.drop();
     }

@@ -4,8 +4,10 @@
 // daemons (SIGKILL: nothing of theirs is worth a graceful exit here) and drops the database.
 // Also here: the seeded randomness the cluster tests use, printed and replayable.
 import { afterAll, beforeAll } from "bun:test";
-import { type DaemonProcess, type StartOptions, startDaemon } from "./daemon.ts";
+import { ORDER_LOCK } from "../../src/domain/cluster-sync.ts";
+import { type DaemonProcess, type StartOptions, startDaemon, storeQuery } from "./daemon.ts";
 import { freshDatabase } from "./pg.ts";
+import { until } from "./until.ts";
 
 export interface Cluster {
   /** The daemons, in start order. */
@@ -170,4 +172,38 @@ export async function journalValues(d: DaemonProcess, name: string): Promise<num
     for (const ch of r.changes) if (ch.resource === name) values.push(ch.value);
     since = r.revision;
   }
+}
+
+/**
+ * Waits until every daemon of the database has beaten since the last one started, so that each
+ * has seen every other come (heartbeats once a second). A test that then holds the order open
+ * is not caught out by what a liveness change leaves for a daemon's next transaction in the
+ * global order: run one on each daemon first.
+ */
+export async function seenEachOther(db: string): Promise<void> {
+  const sql = "SELECT bool_and(seen_at > (SELECT max(started_at) FROM daemons)) AS ok FROM daemons";
+  await until("each daemon beaten since the last one came", async () => (await storeQuery<{ ok: boolean }>(db, sql))[0]!.ok === true, 5_000, 50);
+}
+
+/**
+ * A row batch of some daemon, held open on a connection of its own: `hold()` takes the global
+ * order shared, as a row batch does (a transaction in the global order then waits for it, and
+ * every request queued behind that one), `tx` runs statements inside it, `commit()` and
+ * `rollback()` end it; `close()` (in a finally) rolls back whatever is open and disconnects.
+ */
+export async function rowBatchHolder(db: string) {
+  const { SQL } = await import("bun");
+  const writer = new SQL(db, { max: 1 });
+  const tx = await writer.reserve();
+  return {
+    tx,
+    hold: () => tx.unsafe(`BEGIN; SELECT pg_advisory_xact_lock_shared(${ORDER_LOCK})`),
+    commit: () => tx.unsafe("COMMIT"),
+    rollback: () => tx.unsafe("ROLLBACK"),
+    async close(): Promise<void> {
+      await tx.unsafe("ROLLBACK").catch(() => undefined);
+      tx.release();
+      await writer.close();
+    },
+  };
 }

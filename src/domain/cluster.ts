@@ -87,8 +87,8 @@ export class Cluster implements ClusterHooks {
   *catchUp(changed: ReadonlySet<string> | null, rows?: RowVersions): Tx<void> {
     // The daemons' liveness moved (or a catch-up forgot a daemon): every reader reads its delta,
     // for the rows a daemon's row bodies stamped, which no version named.
-    const all = changed === null || changed.has("daemons");
-    const touched = (...tables: string[]) => all || tables.some((t) => changed!.has(t));
+    const everything = changed === null || changed.has("daemons");
+    const touched = (...tables: string[]) => everything || tables.some((t) => changed!.has(t));
     // A catch-up holds the order exclusively, so no transaction that stamps rows is in flight
     // when it reads the row version: every write after it, of any daemon, a row body's too, is
     // stamped above it. So the rows above the version read when a reader (the lines, a refresh)

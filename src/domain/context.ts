@@ -103,6 +103,7 @@ export function createCtx(store: Store, clock: Clock): Ctx {
     // On a shared store, deadlines armed from other daemons' rows are looked at in the shared
     // order first (timers.ts, docs/cluster.md "An expiry on every daemon").
     store.shared ? (work) => store.read(work(), { key: "scheduler:look" }) : undefined,
+    store.shared ? (key) => store.shared!.turn(key) : undefined,
   );
   // Due expiries commit on their own first: if the call's body throws, its rollback must not
   // undo a hand-off whose waiter has already left the line and whose scheduler entry is spent.

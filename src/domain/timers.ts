@@ -5,6 +5,7 @@
 // fires at its exact millisecond rather than on the next tick of a loop.
 import type { Awaitable } from "../store/store.ts";
 import { get, type Tx } from "../store/tx.ts";
+import { mark, TRACING } from "../trace.ts";
 import type { Clock, TimerHandle } from "./clock.ts";
 
 // setTimeout keeps delays in a signed 32-bit int; anything longer is re-armed on firing.
@@ -23,6 +24,8 @@ interface Entry {
   outside: (() => void) | null;
   /** An entry armed from rows another daemon wrote (at's `look`): the row's deadline now, read in the shared order. */
   look: Look | null;
+  /** An entry found still due by its look, waiting its turn among the daemons (Scheduler's `overdue`): when it looks again. */
+  lookAt: number;
 }
 
 /**
@@ -47,12 +50,21 @@ export function deadlineOf(sql: string, ...args: (string | number)[]): Look {
  */
 export const OTHERS_GRACE_MS = 2_000;
 
+/**
+ * A deadline still due at its look (the daemon that set it is slow or gone): the daemon whose
+ * turn is first fires it at once, the one whose turn is n looks again n × this later, and
+ * fires it only if it is still due then (docs/cluster.md, "An expiry on every daemon").
+ */
+export const TURN_STEP_MS = 1_000;
+
 export class Scheduler {
   private readonly entries = new Map<string, Entry>();
   /** The entries that fire at their deadline (atOutside's too). */
   private readonly heap = new Heap();
   /** The entries armed from another daemon's rows: the timer looks at them OTHERS_GRACE_MS after their deadline. */
   private readonly later = new Heap();
+  /** Those found still due by their look, waiting this daemon's turn to look again (ordered by lookAt; all are due). */
+  private readonly overdue = new Heap((e) => e.lookAt);
   private seq = 0;
   private timer: TimerHandle | null = null;
   private armedAt = Number.POSITIVE_INFINITY;
@@ -64,12 +76,15 @@ export class Scheduler {
    * @param lookBatch on a shared store, runs a read in the shared order (beside every daemon's
    *   row bodies): the looks of entries armed from other daemons' rows. Without it (SQLite, one
    *   daemon) a look is never taken and every entry fires at its deadline.
+   * @param turn this daemon's turn among the live daemons for a key (0: first), the same order
+   *   on every daemon: who fires a deadline its own daemon did not.
    */
   constructor(
     private readonly clock: Clock,
     private readonly runBatch: (work: () => Tx<void>) => Awaitable<void> = (work) => drain(work()),
     private readonly onError: (err: unknown) => void = (err) => console.error("airlock: an expiry failed:", err),
     private readonly lookBatch?: (work: () => Tx<(number | null)[]>) => Awaitable<(number | null)[]>,
+    private readonly turn: (key: string) => number = () => 0,
   ) {}
 
   /**
@@ -95,12 +110,22 @@ export class Scheduler {
     this.add(key, at, () => {}, fn, null);
   }
 
-  private add(key: string, at: number, fn: Due, outside: (() => void) | null, look: Look | null): void {
+  private add(key: string, at: number, fn: Due, outside: (() => void) | null, look: Look | null, lookAt = 0): void {
     this.cancel(key);
-    const e: Entry = { key, at, seq: ++this.seq, fn, live: true, outside, look };
+    const e: Entry = { key, at, seq: ++this.seq, fn, live: true, outside, look, lookAt };
     this.entries.set(key, e);
-    (look ? this.later : this.heap).push(e);
-    if ((look ? at + OTHERS_GRACE_MS : at) < this.armedAt) this.arm();
+    this.heapOf(e).push(e);
+    if (this.firesAt(e) < this.armedAt) this.arm();
+  }
+
+  /** Where an entry waits: its deadline (own), its look (another daemon's), or its turn to look again (overdue). */
+  private heapOf(e: Entry): Heap {
+    return e.lookAt > 0 ? this.overdue : e.look ? this.later : this.heap;
+  }
+
+  /** When the timer must wake for an entry. */
+  private firesAt(e: Entry): number {
+    return e.lookAt > 0 ? e.lookAt : e.look ? e.at + OTHERS_GRACE_MS : e.at;
   }
 
   cancel(key: string): void {
@@ -110,10 +135,8 @@ export class Scheduler {
     this.entries.delete(key);
     // Cancelled entries leave the heaps lazily; rebuild them when they outnumber the live ones,
     // so that a lock renewed every second for hours does not grow a heap.
-    if (this.heap.length + this.later.length > 64 && this.heap.length + this.later.length > 2 * this.entries.size) {
-      this.heap.compact();
-      this.later.compact();
-    }
+    const held = this.heap.length + this.later.length + this.overdue.length;
+    if (held > 64 && held > 2 * this.entries.size) for (const h of [this.heap, this.later, this.overdue]) h.compact();
   }
 
   has(key: string): boolean {
@@ -128,13 +151,15 @@ export class Scheduler {
   *runDue(): Tx<void> {
     const now = this.clock.now();
     for (;;) {
-      const top = earliest(this.heap.peek(), this.later.peek());
+      // Every overdue entry is due (its deadline passed before its look).
+      const top = this.overdue.peek() ?? earliest(this.heap.peek(), this.later.peek());
       if (!top || top.at > now) break;
       this.take(top);
       if (top.outside) {
         this.start(top);
         continue;
       }
+      if (TRACING) mark(`due ${top.key}`);
       const body = top.fn();
       if (body) yield* body;
     }
@@ -149,6 +174,7 @@ export class Scheduler {
   hasDue(rowBody = false): boolean {
     this.startOutside();
     const now = this.clock.now();
+    if (!rowBody && this.overdue.peek()) return true;
     const top = rowBody ? this.heap.peek() : earliest(this.heap.peek(), this.later.peek());
     return top !== undefined && top.at <= now;
   }
@@ -174,17 +200,20 @@ export class Scheduler {
   }
 
   private take(e: Entry): void {
-    (e.look ? this.later : this.heap).remove(e);
+    this.heapOf(e).remove(e);
     this.entries.delete(e.key);
     e.live = false;
   }
 
   /**
-   * The entries armed from other daemons' rows whose grace has passed, looked at in one read in
-   * the shared order: a row no longer there (or no longer expiring) ends the entry; one whose
-   * deadline moved (a heartbeat or renewal elsewhere, which moves no version) is armed again
-   * at it, as another daemon's; one still due fires in the global order, as any entry does. A
-   * look that fails leaves them to fire there too.
+   * The entries armed from other daemons' rows whose grace has passed (and the overdue ones
+   * whose turn came), looked at in one read in the shared order: a row no longer there (or no
+   * longer expiring) ends the entry; one whose deadline moved (a heartbeat or renewal
+   * elsewhere, which moves no version) is armed again at it, as another daemon's; one still
+   * due fires in the global order, as any entry does, on the daemon whose turn is first, and on
+   * the others only if it is still due when their turn comes (a daemon that set it and died
+   * leaves it to one survivor, not to all of them at once). A look that fails leaves them to
+   * fire in the global order.
    */
   private lookAtLater(): void {
     const now = this.clock.now();
@@ -193,16 +222,24 @@ export class Scheduler {
       this.take(top);
       looked.push(top);
     }
+    for (let top = this.overdue.peek(); top && top.lookAt <= now; top = this.overdue.peek()) {
+      this.take(top);
+      looked.push(top);
+    }
     if (looked.length === 0) return;
     // Re-added only if nothing armed the key meanwhile (a catch-up's refresh, a call).
-    const again = (e: Entry, at: number, look: Look | null) => {
-      if (!this.entries.has(e.key)) this.add(e.key, at, e.fn, null, look);
+    const again = (e: Entry, at: number, look: Look | null, lookAt = 0) => {
+      if (!this.entries.has(e.key)) this.add(e.key, at, e.fn, null, look, lookAt);
     };
     const settle = (deadlines: readonly (number | null)[]) => {
+      const now = this.clock.now();
       looked.forEach((e, i) => {
         const at = deadlines[i];
         if (at === null || at === undefined) return;
-        again(e, at, at > this.clock.now() ? e.look : null);
+        if (at > now) return again(e, at, e.look);
+        const turn = e.lookAt > 0 ? 0 : this.turn(e.key);
+        if (turn === 0) again(e, at, null);
+        else again(e, at, e.look, now + turn * TURN_STEP_MS);
       });
     };
     const fail = (err: unknown) => {
@@ -227,8 +264,7 @@ export class Scheduler {
     if (this.timer) this.clock.clearTimer(this.timer);
     this.timer = null;
     this.entries.clear();
-    this.heap.clear();
-    this.later.clear();
+    for (const h of [this.heap, this.later, this.overdue]) h.clear();
   }
 
   private fire = (): void => {
@@ -260,9 +296,7 @@ export class Scheduler {
 
   private arm(): void {
     if (this.stopped) return;
-    const own = this.heap.peek();
-    const other = this.later.peek();
-    const at = Math.min(own ? own.at : Number.POSITIVE_INFINITY, other ? other.at + OTHERS_GRACE_MS : Number.POSITIVE_INFINITY);
+    const at = Math.min(...[this.heap.peek(), this.later.peek(), this.overdue.peek()].map((e) => (e ? this.firesAt(e) : Number.POSITIVE_INFINITY)));
     if (at === this.armedAt && this.timer) return;
     if (this.timer) this.clock.clearTimer(this.timer);
     this.timer = null;
@@ -284,9 +318,17 @@ function less(a: Entry, b: Entry): boolean {
   return a.at < b.at || (a.at === b.at && a.seq < b.seq);
 }
 
-/** A binary min-heap of entries ordered by (at, seq); cancelled entries are dropped lazily. */
+/** A binary min-heap of entries ordered by `by` (their deadline unless told), then seq; cancelled entries are dropped lazily. */
 class Heap {
   private readonly h: Entry[] = [];
+
+  constructor(private readonly by: (e: Entry) => number = (e) => e.at) {}
+
+  private less(a: Entry, b: Entry): boolean {
+    const x = this.by(a);
+    const y = this.by(b);
+    return x < y || (x === y && a.seq < b.seq);
+  }
 
   get length(): number {
     return this.h.length;
@@ -320,7 +362,7 @@ class Heap {
     let i = h.length - 1;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (!less(h[i]!, h[p]!)) break;
+      if (!this.less(h[i]!, h[p]!)) break;
       [h[i], h[p]] = [h[p]!, h[i]!];
       i = p;
     }
@@ -337,8 +379,8 @@ class Heap {
         const l = 2 * i + 1;
         const r = l + 1;
         let m = i;
-        if (l < h.length && less(h[l]!, h[m]!)) m = l;
-        if (r < h.length && less(h[r]!, h[m]!)) m = r;
+        if (l < h.length && this.less(h[l]!, h[m]!)) m = l;
+        if (r < h.length && this.less(h[r]!, h[m]!)) m = r;
         if (m === i) break;
         [h[i], h[m]] = [h[m]!, h[i]!];
         i = m;

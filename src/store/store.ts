@@ -185,6 +185,12 @@ export interface SharedStore {
   readonly clockOffsetMs: number;
   /** From now on every transaction (reads included) runs the protocol and its hooks, in the global order. */
   attach(protocol: VersionProtocol): Promise<void>;
+  /**
+   * This daemon's turn among the live daemons for `key` (0: first): each live daemon has a
+   * different one, in an order that every daemon seeing the same live set agrees on, and that
+   * differs from key to key. Who fires a deadline whose own daemon did not (timers.ts).
+   */
+  turn(key: string): number;
 }
 
 /** then() that stays synchronous when the value is: SQLite's path pays no microtask for it. */

@@ -8,7 +8,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { OTHERS_GRACE_MS } from "../../src/domain/timers.ts";
+import { OTHERS_GRACE_MS, TURN_STEP_MS } from "../../src/domain/timers.ts";
 import { type DaemonProcess, startDaemon, storeQuery } from "../helpers/daemon.ts";
 import { answered, doubleGrants, type Hold, median, rowBatchHolder, seeded, seenEachOther, useCluster } from "../helpers/cluster.ts";
 import { describePg, freshDatabase } from "../helpers/pg.ts";
@@ -908,6 +908,58 @@ describePg("a lapse on two daemons", () => {
     } finally {
       await batch.close();
       await Promise.all([d1.kill(9), d2.kill(9)]);
+      await db.drop();
+    }
+  });
+});
+
+// A deadline whose own daemon does not fire it (stopped here; slow, or dead and not seen dead
+// yet) was fired by every other daemon that found it due, each in the global order. Now the
+// daemon whose turn is first fires it; the others look again when their turn comes, and find
+// it done. A row batch held open past the deadline lets both others' looks run side by side
+// (each finds it due) and holds the expiry until the batch ends; the others' traces
+// (AIRLOCK_TRACE) count their transactions in the global order meanwhile.
+describePg("a lapse whose own daemon is stopped, on three daemons", () => {
+  test("is fired by one of the others, once, in one exclusive turn; the last looks again at its turn and finds it done", async () => {
+    const db = await freshDatabase();
+    const dir = mkdtempSync(join(tmpdir(), "airlock-trace-"));
+    const d1 = await startDaemon({ db: db.url });
+    const others = [await startDaemon({ db: db.url, env: { AIRLOCK_TRACE: join(dir, "d2.trace") } }), await startDaemon({ db: db.url, env: { AIRLOCK_TRACE: join(dir, "d3.trace") } })];
+    const batch = await rowBatchHolder(db.url);
+    const held = async () => (await storeQuery<{ n: string }>(db.url, "SELECT count(*) AS n FROM locks WHERE name = 'orphaned' AND agent_id IS NOT NULL"))[0]!.n;
+    const exclusiveWaiting = async () => Number((await storeQuery<{ n: string }>(db.url, "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND mode = 'ExclusiveLock'"))[0]!.n);
+    const beatOf = async (pid: number) => (await storeQuery<{ seen_at: string }>(db.url, "SELECT seen_at FROM daemons WHERE pid = ?", pid))[0]!.seen_at;
+    try {
+      await seenEachOther(db.url);
+      expect(await d1.call("lock_resources", { names: ["orphaned"], agent_id: "stopped-holder", ttl_seconds: 1 })).toMatchObject({ locked: true });
+      const taken = Date.now();
+      for (const d of others) expect((await d.call("list_locks")).map((l: LockEntry) => l.name)).toEqual(["orphaned"]); // armed there, from the rows
+      // d1 stopped just after a heartbeat (so that it is not counted dead, 5 s, before it resumes): it fires nothing.
+      const beat = await beatOf(d1.proc.pid);
+      await until("a heartbeat of d1", async () => (await beatOf(d1.proc.pid)) !== beat, 3_000, 10);
+      d1.proc.kill("SIGSTOP");
+      const from = Date.now();
+      await batch.hold();
+      // One of the others found it due and asks for the order to fire it (within its look and a step).
+      await until("an expiry waiting for the held batch", async () => (await exclusiveWaiting()) > 0, 10_000, 20);
+      d1.proc.kill("SIGCONT"); // its own timer fires now, behind the batch too
+      await Bun.sleep(300); // the other's look has run too (their timers fire at the same instant)
+      await batch.commit();
+      await until("the lock expired", async () => (await held()) === "0", 10_000, 50);
+      // Past the last turn (three daemons: the deadline, the grace, two steps), the others' looks are done.
+      await Bun.sleep(Math.max(0, taken + 1_000 + OTHERS_GRACE_MS + 2 * TURN_STEP_MS + 500 - Date.now()));
+      const to = Date.now();
+      for (const d of others) await d.kill(); // their traces are written at exit
+      const exclusive = ["d2", "d3"].flatMap((n) =>
+        readFileSync(join(dir, `${n}.trace`), "utf8").split("\n").filter((l) => l.endsWith(" order exclusive") && Number(l.split(" ")[0]) >= from && Number(l.split(" ")[0]) <= to).map(() => n),
+      );
+      expect(exclusive.length).toBe(1);
+      const expired = (await storeQuery<{ n: string }>(db.url, "SELECT count(*) AS n FROM journal WHERE kind = 'lock.expired' AND resource = 'orphaned'"))[0]!.n;
+      expect(expired).toBe("1");
+    } finally {
+      d1.proc.kill("SIGCONT");
+      await batch.close();
+      await Promise.all([d1, ...others].map((d) => d.kill(9)));
       await db.drop();
     }
   });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/domain/clock.ts";
-import { OTHERS_GRACE_MS, Scheduler } from "../../src/domain/timers.ts";
+import { OTHERS_GRACE_MS, Scheduler, TURN_STEP_MS } from "../../src/domain/timers.ts";
 import type { Tx } from "../../src/store/tx.ts";
 import { LateClock } from "./support.ts";
 
@@ -243,7 +243,7 @@ describe("Scheduler entries run outside any transaction (atOutside)", () => {
 
 describe("Scheduler entries armed from other daemons' rows (a look)", () => {
   /** A scheduler with a look batch (a shared store's): transactions and looks counted; `rows` answers each key's deadline. */
-  function shared(clock = new ManualClock(1_000_000)) {
+  function shared(clock = new ManualClock(1_000_000), turn = 0) {
     const counts = { transactions: 0, looks: 0 };
     const rows = new Map<string, number | null>();
     let failLooks = false;
@@ -262,6 +262,7 @@ describe("Scheduler entries armed from other daemons' rows (a look)", () => {
         if (!r.done) throw new Error("a look here yields no statement");
         return r.value;
       },
+      () => turn,
     );
     const ran: string[] = [];
     /** key, armed from rows at `at` (the row's deadline in `rows` decides its look). */
@@ -326,5 +327,26 @@ describe("Scheduler entries armed from other daemons' rows (a look)", () => {
     });
     clock.advance(100);
     expect(ran).toEqual([100]);
+  });
+
+  test("still due at its look (its daemon slow or gone): the daemon whose turn is first fires it; the one whose turn is n looks again n steps later", () => {
+    const first = shared(new ManualClock(1_000_000), 0);
+    first.fromRows("agent:x", first.clock.now() + 100);
+    first.clock.advance(100 + OTHERS_GRACE_MS);
+    expect([first.ran, first.counts]).toEqual([["agent:x"], { transactions: 1, looks: 1 }]);
+
+    const third = shared(new ManualClock(1_000_000), 2);
+    third.fromRows("agent:x", third.clock.now() + 100);
+    third.fromRows("agent:y", third.clock.now() + 100);
+    third.clock.advance(100 + OTHERS_GRACE_MS);
+    expect([third.ran, third.counts]).toEqual([[], { transactions: 0, looks: 1 }]);
+    // Meanwhile a call that is a row body leaves them alone; any other call would run them.
+    expect([third.scheduler.hasDue(true), third.scheduler.hasDue()]).toEqual([false, true]);
+    // Another daemon expired x meanwhile; y is still due when this one's turn comes.
+    third.rows.set("agent:x", null);
+    third.clock.advance(2 * TURN_STEP_MS - 1);
+    expect(third.counts).toEqual({ transactions: 0, looks: 1 });
+    third.clock.advance(1);
+    expect([third.ran, third.counts, third.scheduler.size]).toEqual([["agent:y"], { transactions: 1, looks: 2 }, 0]);
   });
 });

@@ -214,6 +214,13 @@ export class Peers implements SharedStore {
     }
   }
 
+  turn(key: string): number {
+    const ids = this.liveDaemons.split(" ").filter(Boolean);
+    const me = ids.indexOf(this.daemonId);
+    if (me < 0 || ids.length < 2) return 0;
+    return (me + fnv1a(key)) % ids.length;
+  }
+
   /** The heartbeat's connection, which the row bodies' journal NOTIFYs share. */
   private side(): SQL {
     this.beater ??= new SQL(this.url, { max: 1, connectionTimeout: CONNECT_TIMEOUT_S });
@@ -231,4 +238,14 @@ export class Peers implements SharedStore {
     await this.listener?.close({ timeout: 0 }).catch(() => undefined);
     await this.beater?.close({ timeout: 0 }).catch(() => undefined);
   }
+}
+
+/** FNV-1a, 32 bits: a key's place in the turns (SharedStore.turn), the same on every daemon. */
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
 }

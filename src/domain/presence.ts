@@ -50,8 +50,7 @@ export class Presence {
     // a moment from now): a line body departs it first, as its lapse would, then registers it anew.
     const self = this;
     return this.c.tx(function* (): Tx<number> {
-      const row = yield* get<AgentRow>("SELECT * FROM agents WHERE agent_id = ?", agentId);
-      if (row && row.expires_at <= self.c.clock.now()) yield* self.depart(agentId, "lapsed");
+      yield* self.lapse(agentId);
       const again = yield* self.registerTx(agentId, ttlMs, role);
       if (again === null) throw new AirlockError("internal", `agent ${agentId} could not be registered: its row lapsed again at once`);
       return again;

@@ -340,10 +340,10 @@ class Heap {
     return this.h[0];
   }
 
-  /** Takes out the entry peek() returned. */
+  /** Takes out the entry peek() returned (callers take only the top). */
   remove(e: Entry): void {
-    if (this.h[0] === e) this.pop();
-    else e.live = false; // not at the top (never: callers take the top), so dropped lazily
+    if (this.h[0] !== e) throw new Error(`scheduler: ${e.key} taken out of a heap it does not top`);
+    this.pop();
   }
 
   clear(): void {

@@ -5,12 +5,12 @@
 // pool capacity with offers seen from both, path claims refused and granted across them, and
 // one change feed. Skipped without a server (AIRLOCK_TEST_PG).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { OTHERS_GRACE_MS, TURN_STEP_MS } from "../../src/domain/timers.ts";
 import { type DaemonProcess, startDaemon, storeQuery } from "../helpers/daemon.ts";
-import { answered, doubleGrants, type Hold, median, rowBatchHolder, seeded, seenEachOther, useCluster } from "../helpers/cluster.ts";
+import { answered, doubleGrants, type Hold, median, rowBatchHolder, seeded, seenEachOther, traceLabels, useCluster } from "../helpers/cluster.ts";
 import { describePg, freshDatabase } from "../helpers/pg.ts";
 import { track, until } from "../helpers/until.ts";
 
@@ -900,9 +900,9 @@ describePg("a lapse on two daemons", () => {
       await Bun.sleep(500); // d2's look, answered after d1's expiry, finds it done
       const to = Date.now();
       await d2.kill(); // its trace is written at exit
-      const marks = readFileSync(trace, "utf8").trim().split("\n").map((l) => l.split(" ")).filter(([t, ...label]) => Number(t) >= from && Number(t) <= to && label.join(" ").startsWith("order "));
-      expect(marks.map(([, ...label]) => label.join(" "))).toContain("order shared"); // the look
-      expect(marks.filter(([, ...label]) => label.join(" ") === "order exclusive")).toEqual([]);
+      const orders = traceLabels(trace, from, to).filter((l) => l.startsWith("order "));
+      expect(orders).toContain("order shared"); // the look
+      expect(orders.filter((l) => l === "order exclusive")).toEqual([]);
       const expired = (await d1.call("watch_changes", { since_revision: 0, kinds: ["lock.expired"], resource_prefix: "lapsing", limit: 10 })).changes;
       expect(expired.length).toBe(1);
     } finally {
@@ -950,9 +950,7 @@ describePg("a lapse whose own daemon is stopped, on three daemons", () => {
       await Bun.sleep(Math.max(0, taken + 1_000 + OTHERS_GRACE_MS + 2 * TURN_STEP_MS + 500 - Date.now()));
       const to = Date.now();
       for (const d of others) await d.kill(); // their traces are written at exit
-      const exclusive = ["d2", "d3"].flatMap((n) =>
-        readFileSync(join(dir, `${n}.trace`), "utf8").split("\n").filter((l) => l.endsWith(" order exclusive") && Number(l.split(" ")[0]) >= from && Number(l.split(" ")[0]) <= to).map(() => n),
-      );
+      const exclusive = ["d2", "d3"].flatMap((n) => traceLabels(join(dir, `${n}.trace`), from, to).filter((l) => l === "order exclusive"));
       expect(exclusive.length).toBe(1);
       const expired = (await storeQuery<{ n: string }>(db.url, "SELECT count(*) AS n FROM journal WHERE kind = 'lock.expired' AND resource = 'orphaned'"))[0]!.n;
       expect(expired).toBe("1");

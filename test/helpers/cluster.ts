@@ -4,6 +4,7 @@
 // daemons (SIGKILL: nothing of theirs is worth a graceful exit here) and drops the database.
 // Also here: the seeded randomness the cluster tests use, printed and replayable.
 import { afterAll, beforeAll } from "bun:test";
+import { readFileSync } from "node:fs";
 import { ORDER_LOCK } from "../../src/domain/cluster-sync.ts";
 import { type DaemonProcess, type StartOptions, startDaemon, storeQuery } from "./daemon.ts";
 import { freshDatabase } from "./pg.ts";
@@ -206,4 +207,18 @@ export async function rowBatchHolder(db: string) {
       await writer.close();
     },
   };
+}
+
+/**
+ * The labels a daemon's trace (AIRLOCK_TRACE, written when it exits: src/trace.ts) marked
+ * between `from` and `to` (wall-clock ms), in order: "order shared" / "order exclusive" for
+ * each transaction, "due <key>" for each scheduler entry run.
+ */
+export function traceLabels(file: string, from: number, to: number): string[] {
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => [Number(l.slice(0, l.indexOf(" "))), l.slice(l.indexOf(" ") + 1)] as const)
+    .filter(([t]) => t >= from && t <= to)
+    .map(([, label]) => label);
 }

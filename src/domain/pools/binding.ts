@@ -39,14 +39,17 @@ export class ProcessWatch {
   /** Checks bound slots and requests every PROCESS_WATCH_MS while there are any. */
   watch(): void {
     if (this.watching) return;
-    this.watching = true;
-    this.every("pools:watch", PROCESS_WATCH_MS, (act) => this.reconcile(act), () => this.watch(), () => (this.watching = false));
+    this.armWatch(PROCESS_WATCH_MS);
   }
 
   /** At start: process-bound holders and requests are checked against real liveness at once. */
   checkNow(): void {
+    this.armWatch(0);
+  }
+
+  private armWatch(inMs: number): void {
     this.watching = true;
-    this.every("pools:watch", 0, (act) => this.reconcile(act), () => this.watch(), () => (this.watching = false));
+    this.every("pools:watch", inMs, (act) => this.reconcile(act), () => this.watch(), () => (this.watching = false));
   }
 
   /**
@@ -111,16 +114,12 @@ export class ProcessWatch {
     for (const s of yield* all<SlotRow>("SELECT * FROM slots WHERE pid IS NOT NULL")) {
       const b = bindingOf(s)!;
       if (b.host === undefined || b.host === me) continue;
-      if (!gone(b)) out.remaining++;
-      else if (act) yield* this.host.releaseSlot(s.token, reason(b));
-      else out.gone++;
+      yield* tally(out, !gone(b), act, () => this.host.releaseSlot(s.token, reason(b)));
     }
     for (const w of [...this.waits.all()]) {
       const b = w.req.binding;
       if (!b || b.host === undefined || b.host === me) continue;
-      if (!gone(b)) out.remaining++;
-      else if (act) yield* this.host.withdraw(w, reason(b));
-      else out.gone++;
+      yield* tally(out, !gone(b), act, () => this.host.withdraw(w, reason(b)));
     }
     return out;
   }
@@ -134,15 +133,11 @@ export class ProcessWatch {
     for (const s of yield* all<SlotRow>("SELECT * FROM slots WHERE pid IS NOT NULL")) {
       const b = bindingOf(s)!;
       if (!ours(b)) continue;
-      if (groupAlive(b)) out.remaining++;
-      else if (act) yield* this.host.releaseSlot(s.token, "process exited");
-      else out.gone++;
+      yield* tally(out, groupAlive(b), act, () => this.host.releaseSlot(s.token, "process exited"));
     }
     for (const w of [...this.waits.all()]) {
       if (!w.req.binding || !ours(w.req.binding)) continue;
-      if (groupAlive(w.req.binding)) out.remaining++;
-      else if (act) yield* this.host.withdraw(w, "process exited");
-      else out.gone++;
+      yield* tally(out, groupAlive(w.req.binding), act, () => this.host.withdraw(w, "process exited"));
     }
     return out;
   }
@@ -152,6 +147,13 @@ export class ProcessWatch {
 interface Check {
   remaining: number;
   gone: number;
+}
+
+/** One binding into a check: alive (still watched), or gone: ended when the check acts, else counted. */
+function* tally(out: Check, alive: boolean, act: boolean, end: () => Tx<unknown>): Tx<void> {
+  if (alive) out.remaining++;
+  else if (act) yield* end();
+  else out.gone++;
 }
 
 /** A stored binding (a slot's pid, pgid and start time), or null when it has none. */

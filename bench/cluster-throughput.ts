@@ -25,7 +25,9 @@
 // what an edit hook does: check_paths of its path, then report_worktree of its checkout (the
 // same report every time after the first). An eighth, watched, is the distinct counters with one
 // watch_changes blocked on each daemon, of a kind nobody records: what a long-polling reader of
-// the feed costs the writers beside it (docs/cluster.md, "Watchers beside row bodies"). A ninth,
+// the feed costs the writers beside it (docs/cluster.md, "Watchers beside row bodies"). Polled
+// is the same with watchers that want every change the clients make, each polling again as soon
+// as it is answered (a live log, a dashboard, on each daemon: "Watchers off the stored lines"). A tenth,
 // claims, has each client claim a path of its own and release it (two line bodies) while a
 // worker waits on an empty queue on each daemon: what a blocked call elsewhere costs line bodies.
 // Nothing is pinned here: three daemons must be able to use both cores, and the bench's client
@@ -64,7 +66,7 @@ export type ThroughputRow = {
   clientBusy?: number;
 };
 
-export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check", "edit", "watched", "claims"] as const;
+export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check", "edit", "watched", "polled", "claims"] as const;
 export type Case = (typeof CASES)[number];
 /** The cases timed on the daemon setups only, in cycles of several calls. */
 type CycleCase = Exclude<Case, "distinct" | "hot">;
@@ -142,7 +144,7 @@ function daemons(ds: DaemonProcess[]): Target {
   return {
     name: `${ds.length} daemon${ds.length > 1 ? "s" : ""}`,
     async prepare(kase) {
-      if (kase !== "watched" && kase !== "claims") return;
+      if (kase !== "watched" && kase !== "polled" && kase !== "claims") return;
       stop = false;
       watchers = ds.map(async (d, i) => {
         if (kase === "claims") {
@@ -153,10 +155,12 @@ function daemons(ds: DaemonProcess[]): Target {
           }
           return;
         }
-        // A watcher of a kind nobody records: it wants none of the clients' changes.
+        // Watched: a watcher of a kind nobody records, it wants none of the clients' changes.
+        // Polled: one that wants them all, and is answered at almost every change.
+        const wants = kase === "polled" ? { kinds: ["counter."], resource_prefix: "bench:tput:" } : { kinds: ["bench.never."] };
         let from = (await d.call("watch_changes", {})).revision as number;
         while (!stop) {
-          const w = await d.call("watch_changes", { since_revision: from, kinds: ["bench.never."], wait_seconds: WATCH_S });
+          const w = await d.call("watch_changes", { since_revision: from, ...wants, wait_seconds: kase === "polled" ? 1 : WATCH_S });
           if (w.isError || typeof w.revision !== "number") throw new Error(`a watcher failed: ${JSON.stringify(w)}`);
           from = w.revision;
         }
@@ -164,7 +168,7 @@ function daemons(ds: DaemonProcess[]): Target {
       await Bun.sleep(200); // blocked by now
     },
     async finish(kase) {
-      if (kase !== "watched" && kase !== "claims") return;
+      if (kase !== "watched" && kase !== "polled" && kase !== "claims") return;
       stop = true;
       await Promise.all(watchers);
       watchers = [];
@@ -207,7 +211,7 @@ function daemons(ds: DaemonProcess[]): Target {
         since.set(c, w.revision);
         return true;
       }
-      // distinct, hot, and watched (distinct counters beside the watchers)
+      // distinct, hot, watched and polled (distinct counters beside the watchers)
       const r = await d.call("increment_counter", { name: name(kase, c) });
       return !r.isError && typeof r.value === "number";
     },
@@ -345,6 +349,7 @@ function reportCycles(add: (r: ThroughputRow) => void, kase: CycleCase, setups: 
     check: ["check_paths, " + `${CLIENTS} clients, a path each in one room with one claim`, "path checks", "checks/s"],
     edit: ["check_paths + report_worktree (an edit hook's two calls), " + `${CLIENTS} clients, a path each`, "edits", "edits/s"],
     watched: ["increment_counter, " + `${CLIENTS} clients, distinct counters, one watch_changes blocked on each daemon wanting none of them`, "distinct counters, watched", "ops/s"],
+    polled: ["increment_counter, " + `${CLIENTS} clients, distinct counters, one watch_changes on each daemon wanting all of them, polling again at once`, "distinct counters, polled", "ops/s"],
     claims: ["claim_paths + release_paths, " + `${CLIENTS} clients, a path each in one room, one claim_next_task blocked on each daemon`, "path claims with a worker waiting", "pairs/s"],
   };
   const [what, short, unit] = labels[kase];

@@ -187,9 +187,12 @@ export class Cluster implements ClusterHooks {
     return wrote;
   }
 
-  /** Whether any call of this daemon is blocked right now (a waiter or a change-feed watcher). */
+  /**
+   * Whether a call of this daemon is blocked right now in a stored line (a change-feed watcher
+   * is not: a recorded change wakes it, through journalWanted, with no catch-up).
+   */
   waiting(): boolean {
-    for (const q of this.queues.values()) for (const w of q.all()) if (w.daemon === undefined && w.attached) return true;
+    for (const q of this.queues.values()) if (!q.local) for (const w of q.all()) if (w.daemon === undefined && w.attached) return true;
     return false;
   }
 
@@ -199,10 +202,6 @@ export class Cluster implements ClusterHooks {
 
   journalWanted(): Tx<boolean> {
     return this.journal.wanted();
-  }
-
-  recordedForWatchers(): boolean {
-    return this.journal.takeRecordedForWatchers();
   }
 
   othersLinesWritten(): boolean {

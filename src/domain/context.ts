@@ -68,9 +68,10 @@ export interface Ctx {
   readonly rowsOverlap: boolean;
   /**
    * A waiter queue whose detached waiters keep their place for graceMs; hooks give its policy.
-   * Unless `quiet`, changes to its lines are announced to onWaitsChanged listeners.
+   * Unless `quiet`, changes to its lines are announced to onWaitsChanged listeners. `local`: on a
+   * shared store its lines are this daemon's alone, never stored (WaitQueueOptions.local).
    */
-  waitQueue<Req, R>(name: string, graceMs: number, hooks?: Pick<WaitQueueOptions<Req, R>, "onDetach" | "onExpire" | "revoke" | "codec">, quiet?: boolean): WaitQueue<Req, R>;
+  waitQueue<Req, R>(name: string, graceMs: number, hooks?: Pick<WaitQueueOptions<Req, R>, "onDetach" | "onExpire" | "revoke" | "codec">, opts?: { quiet?: boolean; local?: boolean }): WaitQueue<Req, R>;
   /** Every queue made here, by name (the cluster keeps them in the shared store). */
   readonly queues: ReadonlyMap<string, WaitQueue<unknown, unknown>>;
   /** The waiter ids, arrival orders and hand-off count this kernel's queues share (its own, no other's). */
@@ -160,7 +161,7 @@ export function createCtx(store: Store, clock: Clock): Ctx {
     },
     queues,
     sequences,
-    waitQueue(name, graceMs, hooks = {}, quiet = false) {
+    waitQueue(name, graceMs, hooks = {}, { quiet = false, local = false } = {}) {
       if (queues.has(name)) throw new Error(`two wait queues named ${name}`);
       const q = new WaitQueue({
         name,
@@ -170,6 +171,7 @@ export function createCtx(store: Store, clock: Clock): Ctx {
         afterCommit: store.afterCommit,
         tx: (fn, what) => detached(() => store.tx(fn), (err) => log.error(`a ${name} waiter's ${what} failed:`, err)),
         graceMs,
+        local: local && store.shared !== undefined,
         onBlock,
         ...(quiet ? {} : { onChange: waitsChanged }),
         ...hooks,

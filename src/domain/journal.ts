@@ -91,12 +91,11 @@ export class Journal {
   /** The newest revision this daemon's watchers have been shown (a shared store: others record too). */
   private seen = 0;
   /**
-   * A shared store: every revision up to this one committed, and none matched a watcher here
-   * when `wanted` read it (a watcher that came later asked for what is after its own read).
+   * A shared store: every revision up to this one committed, and `wanted` woke the watchers here
+   * that any of them matched (a watcher that came later reads them in its own look, taken after
+   * its place: watchShared).
    */
   private checkedUpTo = 0;
-  /** A row body here recorded a change that matches a watcher here (said once after its batch: takeRecordedForWatchers). */
-  private recordedForWatchers = false;
   private readonly benchOff: boolean;
 
   constructor(
@@ -106,7 +105,10 @@ export class Journal {
     this.retentionMs = o.retentionMs ?? JOURNAL_DAYS * 24 * 3600 * 1000;
     this.maxEntries = Math.max(1, o.maxEntries ?? JOURNAL_MAX);
     this.benchOff = o.benchOff === true;
-    this.waits = c.waitQueue("journal", 0, {}, true); // quiet: watchers are not what the dashboard shows
+    // Quiet: watchers are not what the dashboard shows. Local: on a shared store a watcher's
+    // place is not stored, so a long poll takes no exclusive turn (docs/cluster.md, "Watchers
+    // off the stored lines").
+    this.waits = c.waitQueue("journal", 0, {}, { quiet: true, local: true });
     this.armTrim();
   }
 
@@ -138,9 +140,10 @@ export class Journal {
         // A copy: a grant takes the waiter out of the line being walked.
         for (const w of [...line]) if (matches(w.req, kind, resource)) this.waits.grant(w, true);
       }
-    } else if (!this.recordedForWatchers) {
-      // Said after the commit (ClusterHooks.recordedForWatchers): the catch-up it asks for grants.
-      this.recordedForWatchers = this.watchers().some((w) => wants(w.req, revision, kind, resource));
+    } else {
+      // Woken after the commit, each to look for itself (watchShared).
+      const woken = this.watchers().filter((w) => wants(w.req, revision, kind, resource));
+      if (woken.length > 0) this.c.store.afterCommit(() => this.wake(woken));
     }
     if (++this.sinceCountCheck >= COUNT_CHECK_EVERY) {
       this.sinceCountCheck = 0;
@@ -183,32 +186,30 @@ export class Journal {
     }
   }
 
-  takeRecordedForWatchers(): boolean {
-    const was = this.recordedForWatchers;
-    this.recordedForWatchers = false;
-    return was;
-  }
-
   /** Whether a call here is blocked watching the change feed. */
   watching(): boolean {
     return this.watchers().length > 0;
   }
 
-  /** The calls blocked here watching the change feed (another daemon's watchers are mirrored in the line too). */
+  /**
+   * The calls watching the change feed here: on a shared store every place in the local line
+   * (blocked, or about to block once its look is done: watchShared); on SQLite the blocked ones.
+   */
   private watchers(): readonly Waiter<WatchFilter, true>[] {
-    return this.waits.line("journal").filter((w) => w.daemon === undefined && w.attached);
+    const line = this.waits.line("journal");
+    return this.waits.local ? line : line.filter((w) => w.attached);
   }
 
   /**
-   * A shared store, in the shared order (docs/cluster.md, "Watchers beside row bodies"): whether a
-   * change recorded after what this daemon's watchers were last shown matches one of them, so
-   * that the catch-up that grants it (in the exclusive order) is due now. Row bodies record
-   * without moving the version, and a catch-up in the exclusive order after each of their
-   * batches would stop every daemon's row bodies for it; this read stops none. A revision in
+   * A shared store, in the shared order (docs/cluster.md, "Watchers beside row bodies",
+   * "Watchers off the stored lines"): the watchers here that a change recorded after what they
+   * were last shown matches are woken once the read commits, each to look for itself. Another
+   * daemon's commit, a row batch or a line body, says it recorded changes, and this read stops no
+   * daemon's row bodies; a catch-up in the exclusive order would stop them all. A revision in
    * flight (taken, not committed) is not seen: its commit says so again, and it is read then.
    * What it read up to its first missing revision is not read again (`checkedUpTo`). Far behind
-   * (WANTED_READ rows or more), it leaves the reading to the catch-up, which passes a gap that is
-   * final, and moves `seen`.
+   * (WANTED_READ rows or more), true: it leaves the reading to a catch-up, which passes a gap
+   * that is final, and moves `seen`.
    */
   *wanted(): Tx<boolean> {
     const watchers = this.watchers();
@@ -222,40 +223,78 @@ export class Journal {
     if (rows.length >= WANTED_READ) return true;
     let upTo = from;
     let contiguous = true;
+    const woken = new Set<Waiter<WatchFilter, true>>();
     for (const r of rows) {
       if (contiguous && r.revision === upTo + 1) upTo = r.revision;
       else contiguous = false;
-      if (watchers.some((w) => wants(w.req, r.revision, r.kind, r.resource))) return true;
+      for (const w of watchers) if (wants(w.req, r.revision, r.kind, r.resource)) woken.add(w);
     }
     this.checkedUpTo = upTo;
+    if (woken.size > 0) this.c.store.afterCommit(() => this.wake(woken));
     return false;
+  }
+
+  /**
+   * Wakes watchers still in line, outside any transaction (a shared store): each looks for
+   * itself, and a look cut before its change reads exactly (watchShared).
+   */
+  private wake(watchers: Iterable<Waiter<WatchFilter, true>>): void {
+    for (const w of watchers) if (this.waits.get(w.token) === w) this.waits.grant(w, true);
   }
 
   /**
    * watch_changes: the matching changes after `since` at once, or else blocks up to waitMs until
    * one commits. The check and the enqueue happen in one transaction, so a change committed
-   * between two calls is always returned by the second. On a shared store the look comes first,
-   * in the shared order (`shared`): only a watch that finds nothing and would wait joins the line.
+   * between two calls is always returned by the second. On a shared store (`watchShared`) the
+   * watcher's place is this daemon's memory, and the look is in the shared order.
    */
   async watch(since: number, waitMs: number, filter: WatchFilter, limit: number, signal?: AbortSignal): Promise<WatchResult> {
+    if (this.c.rowsOverlap) return this.watchShared(since, waitMs, filter, limit, signal);
     const self = this;
-    // Not awaited where there is no look: SQLite's watch joins the line in the caller's turn.
-    const seen = this.c.rowsOverlap ? await this.look(since, filter, limit) : null;
-    if (seen && (seen.changes.length > 0 || waitMs <= 0)) return seen;
     const first = await this.c.tx(function* () {
       const r = yield* self.changes(since, filter, limit);
       if (r.changes.length > 0 || waitMs <= 0) return r;
       return { blocked: self.waits.block(self.waits.enqueue("journal", { ...filter, after: r.revision }), self.c.clock.now() + waitMs, signal) };
     });
     if ("changes" in first) return first;
-    const outcome = await first.blocked;
+    await first.blocked;
+    return this.c.read(() => this.changes(since, filter, limit));
+  }
+
+  /**
+   * watch_changes on a shared store (docs/cluster.md, "Watchers off the stored lines"): no
+   * exclusive turn unless a gap is met. A watch that may wait takes its place in this daemon's
+   * line first (memory only: the line is local) and then looks, in the shared order; what
+   * commits after the look is read by the check a commit's word starts (`wanted`, which wakes
+   * it), and what committed before, by the look. A place taken out by a wake-up between the
+   * look and the block means the look may have missed its change: it looks again.
+   */
+  private async watchShared(since: number, waitMs: number, filter: WatchFilter, limit: number, signal?: AbortSignal): Promise<WatchResult> {
+    const exact = () => this.c.read(() => this.changes(since, filter, limit));
+    const now = async () => (await this.look(since, filter, limit)) ?? (await exact());
+    if (waitMs <= 0) return now();
+    const deadline = this.c.clock.now() + waitMs;
+    const w = this.waits.enqueue("journal", { ...filter, after: since });
+    let seen: WatchResult;
+    try {
+      seen = await now();
+    } catch (err) {
+      this.waits.remove(w);
+      throw err;
+    }
+    if (seen.changes.length > 0) {
+      this.waits.remove(w);
+      return seen;
+    }
+    if (this.waits.get(w.token) !== w) return now(); // woken while it looked
+    const outcome = await this.waits.block(w, deadline, signal);
     // Woken: a matching change committed. A look cut before it (at a gap for good, or at a writer
     // still in flight before it) would answer nothing, a wake-up for nothing: read it exactly.
     // Not woken (the wait ended): the look's answer stands, even with nothing in it (a long
     // poll's end must not stop every daemon's row bodies for an exclusive read); a look cut
     // before anything that matches reads exactly too.
-    const woken = this.c.rowsOverlap ? await this.look(since, filter, limit) : null;
-    return woken && (woken.changes.length > 0 || outcome.kind !== "granted") ? woken : this.c.read(() => this.changes(since, filter, limit));
+    const woken = await this.look(since, filter, limit);
+    return woken && (woken.changes.length > 0 || outcome.kind !== "granted") ? woken : exact();
   }
 
   /** On a shared store: the changes after `since` as a row body sees them (shared). */

@@ -11,7 +11,9 @@
 //   gets there first expires it when the grace ends (the others find it gone).
 // A grace-0 queue (events, task claims, journal watchers) holds only calls that block right
 // now: SQLite does not store it (nothing would come back), and a departed daemon's places in
-// it leave at once.
+// it leave at once. The journal watchers' queue is local: no store keeps it, since a change
+// wakes every watcher it matches and no daemon grants another's (docs/cluster.md, "Watchers
+// off the stored lines").
 import { all, run, type Tx } from "../store/tx.ts";
 import { goneSince } from "./mirror.ts";
 import { rowsSince } from "./row-versions.ts";
@@ -68,8 +70,9 @@ export class Lines {
     private readonly afterCommit: (fn: () => void, orElse?: () => void) => void,
   ) {
     for (const q of queues.values()) {
-      // On a shared store every line is stored: other daemons' calls block in them too.
-      if (!shared && q.graceMs <= 0) continue;
+      // On a shared store every line is stored (other daemons' calls block in them too) but a
+      // local one's (the change feed's watchers: WaitQueueOptions.local).
+      if ((!shared && q.graceMs <= 0) || q.local) continue;
       this.kept.set(q.name, q);
       q.onWaiterChanged = (w) => void this.dirty.set(w, q);
       // On a shared store a row body reads the rows, not memory (which may not have caught up).

@@ -44,6 +44,14 @@ export interface WaitQueueOptions<Req, R> {
   tx: (fn: () => Tx<void>, what: string) => void;
   /** How long a detached waiter keeps its place; 0 removes it as soon as its call returns. */
   graceMs: number;
+  /**
+   * On a shared store: the lines hold only this daemon's calls and are never stored (the change
+   * feed's watchers: nobody else grants them a place, a change wakes them). A call leaving at
+   * its deadline or by its client's going leaves at once, outside any transaction, since no
+   * row changes (a line kept for every daemon leaves in a transaction of the global order).
+   * Only for grace-0 queues whose grants hand nothing over (no revoke, no onDetach).
+   */
+  local?: boolean;
   /** Runs (in a transaction) when a blocked call ends without a grant: timeout or disconnect. */
   onDetach?: (w: Waiter<Req, R>) => Tx<void>;
   /** Runs (in a transaction) when a detached waiter's grace ends and it leaves the line. */
@@ -80,7 +88,9 @@ export class WaitQueue<Req, R> {
   /** Every place each agent holds, in any line (the wait-for graph reads it). */
   private readonly ofAgent = new Map<string, Set<Waiter<Req, R>>>();
 
-  constructor(private readonly o: WaitQueueOptions<Req, R>) {}
+  constructor(private readonly o: WaitQueueOptions<Req, R>) {
+    if (o.local && (o.graceMs > 0 || o.revoke || o.onDetach)) throw new Error(`wait queue ${o.name}: a local line keeps no place and hands nothing back`);
+  }
 
   get name(): string {
     return this.o.name;
@@ -92,6 +102,11 @@ export class WaitQueue<Req, R> {
 
   get graceMs(): number {
     return this.o.graceMs;
+  }
+
+  /** Whether the lines are this daemon's alone, never stored (WaitQueueOptions.local). */
+  get local(): boolean {
+    return this.o.local === true;
   }
 
   /** Puts a new, detached waiter at the tail of each of its keys' lines. */
@@ -185,8 +200,9 @@ export class WaitQueue<Req, R> {
     w.graceEnds = undefined;
     return new Promise<Outcome<R>>((resolve) => {
       // The client leaving is handled in turn with transactions: one halfway through its
-      // statements may be granting to this waiter, and a grant must find it as it left it.
-      const onAbort = () => this.o.tx(() => this.detachTx(w), "detach");
+      // statements may be granting to this waiter, and a grant must find it as it left it. A
+      // local line's grant hands nothing over: whichever comes first, the call is answered once.
+      const onAbort = this.o.local ? () => this.detach(w, { kind: "aborted" }) : () => this.o.tx(() => this.detachTx(w), "detach");
       w.attached = true;
       w.signal = signal;
       this.changed(w);
@@ -201,7 +217,9 @@ export class WaitQueue<Req, R> {
       };
       if (signal?.aborted) return this.detach(w, { kind: "aborted" });
       signal?.addEventListener("abort", onAbort, { once: true });
-      this.o.scheduler.at(this.deadlineKey(w), deadline, () => this.detach(w, { kind: "timeout" }));
+      const timeout = () => this.detach(w, { kind: "timeout" });
+      if (this.o.local) this.o.scheduler.atOutside(this.deadlineKey(w), deadline, timeout);
+      else this.o.scheduler.at(this.deadlineKey(w), deadline, timeout);
       if (signal) this.o.onBlock?.(this as WaitQueue<unknown, unknown>, w as Waiter<unknown, unknown>, signal);
     });
   }

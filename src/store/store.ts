@@ -84,8 +84,9 @@ export interface ClusterHooks {
   /** A transaction failed after flush ran: what it believed written may not be. */
   forget(): void;
   /**
-   * Whether a call here is blocked (a waiter, a change-feed watcher): then another daemon's
-   * change is caught up with at once, since it may answer it; else at this daemon's next call.
+   * Whether a call here is blocked in a stored line: then another daemon's change to the lines
+   * is caught up with at once, since it may answer it; else at this daemon's next call. (A
+   * change-feed watcher is woken by journalWanted.)
    */
   waiting(): boolean;
   /**
@@ -94,16 +95,11 @@ export interface ClusterHooks {
    */
   watchingJournal(): boolean;
   /**
-   * In the shared order, beside row bodies in flight: whether a change recorded since this
-   * daemon last caught up may answer a watcher here (then a catch-up in the exclusive order is
-   * due to wake it; no: nothing to do until the next change).
+   * In the shared order, beside row bodies in flight: wakes the watchers here that a change
+   * recorded since they were last shown matches (after its commit). True only when so far
+   * behind that a catch-up in the exclusive order should read it instead.
    */
   journalWanted(): Tx<boolean>;
-  /**
-   * After a batch of this daemon's row bodies committed: whether a change it recorded matches a
-   * watcher here (then a catch-up in the exclusive order is due to wake it). Says it once.
-   */
-  recordedForWatchers(): boolean;
   /**
    * After flush: whether it wrote or deleted a place in line that another daemon owns or owned.
    * A transaction that changed only this daemon's own places cannot answer a call blocked

@@ -913,6 +913,49 @@ describePg("a lapse on two daemons", () => {
   });
 });
 
+// A change-feed long poll used to join the stored lines and leave them, each in a transaction of
+// the global order, and its wake-up was a catch-up in that order too: three exclusive turns a
+// poll, each stopping every daemon's row bodies. Now its place is the daemon's memory, a change
+// recorded anywhere wakes it through a read in the shared order, and it looks for itself.
+// d2's trace (AIRLOCK_TRACE) counts its transactions in each order meanwhile.
+describePg("change-feed long polls on two daemons", () => {
+  test("take no exclusive turn: woken by changes made on the other daemon and on their own, or ended by their wait, with no place stored", async () => {
+    const db = await freshDatabase();
+    const trace = join(mkdtempSync(join(tmpdir(), "airlock-trace-")), "d2.trace");
+    const d1 = await startDaemon({ db: db.url });
+    const d2 = await startDaemon({ db: db.url, env: { AIRLOCK_TRACE: trace } });
+    const stored = async () => (await storeQuery<{ n: string }>(db.url, "SELECT count(*) AS n FROM waiters WHERE queue = 'journal'"))[0]!.n;
+    try {
+      await seenEachOther(db.url);
+      let since = (await d2.call("watch_changes", {})).revision as number;
+      const from = Date.now();
+      const poll = (wait: number) => blocked(d2.call("watch_changes", { since_revision: since, wait_seconds: wait, kinds: ["counter."], resource_prefix: "polled-" }));
+      for (const [i, d, name] of [[0, d1, "d1"], [1, d2, "d2"], [2, d1, "d1"]] as const) {
+        const watching = poll(LONG_WAIT_S);
+        await Bun.sleep(300);
+        expect(watching.settled()).toBe(false);
+        expect(await stored()).toBe("0");
+        await d.call("increment_counter", { name: `unwanted-${i}` });
+        const made = await d.call("increment_counter", { name: `polled-${i}` });
+        const woke = await answered(`the watcher on d2 after a change on ${name}`, watching.promise);
+        expect(woke.changes.map((e: { resource: string; value?: number }) => [e.resource, e.value])).toEqual([[`polled-${i}`, made.value]]);
+        since = woke.revision;
+      }
+      const ended = await answered("a poll that nothing answers, at its wait's end", poll(1).promise, 5_000);
+      expect(ended.changes).toEqual([]);
+      expect(ended.revision).toBe(since);
+      const to = Date.now();
+      await d2.kill(); // its trace is written at exit
+      const orders = traceLabels(trace, from, to).filter((l) => l.startsWith("order "));
+      expect(orders).toContain("order shared");
+      expect(orders.filter((l) => l === "order exclusive")).toEqual([]);
+    } finally {
+      await Promise.all([d1.kill(9), d2.kill(9)]);
+      await db.drop();
+    }
+  });
+});
+
 // A deadline whose own daemon does not fire it (stopped here; slow, or dead and not seen dead
 // yet) was fired by every other daemon that found it due, each in the global order. Now the
 // daemon whose turn is first fires it; the others look again when their turn comes, and find

@@ -31,7 +31,6 @@ function recorder() {
     *journalWanted() {
       return false;
     },
-    recordedForWatchers: () => false,
     othersLinesWritten: () => state.othersLines,
   };
   return { calls, hooks, state };

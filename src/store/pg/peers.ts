@@ -71,7 +71,10 @@ export class Peers implements SharedStore {
       }
       const tables = protocol.tablesIn(what);
       if (tables) this.pokeFor(tables);
-      else this.poke(true);
+      else {
+        this.poke(true);
+        this.pokeWatchers();
+      }
     });
     this.driver.onRowsCommitted = () => this.rowsCommitted(protocol);
   }
@@ -80,13 +83,12 @@ export class Peers implements SharedStore {
    * Row bodies here wrote the journal, in the shared order (docs/cluster.md, "Scaling out"):
    * they moved no version and sent no NOTIFY in their transaction (a notifying transaction
    * holds a database-wide lock through its commit, which would serialize every commit again).
-   * So: this daemon's next transaction catches the journal up (at once if a call here is
-   * blocked: a watcher may want the change), and the others are told once, outside any
-   * transaction, on the heartbeat's connection; commits meanwhile share one more NOTIFY.
+   * So: this daemon's next transaction catches the journal up (its own watchers that a change
+   * matched were woken after the commit: Journal.record), and the others are told once, outside
+   * any transaction, on the heartbeat's connection; commits meanwhile share one more NOTIFY.
    */
   private rowsCommitted(protocol: VersionProtocol): void {
     protocol.journalMoved = true;
-    if (protocol.hooks.recordedForWatchers()) this.poke();
     if (this.notifying) {
       this.notifyAgain = true;
       return;
@@ -136,16 +138,17 @@ export class Peers implements SharedStore {
    * the global order.)
    */
   private pokeFor(tables: readonly string[]): void {
-    if (tables.some((t) => t === "*" || ANSWERING.includes(t))) this.poke(true);
-    else if (tables.includes("journal")) this.pokeWatchers();
+    const all = tables.includes("*");
+    if (all || tables.some((t) => ANSWERING.includes(t))) this.poke(true);
+    if (all || tables.includes("journal")) this.pokeWatchers();
   }
 
   /**
-   * Another daemon's row bodies recorded changes and moved no version: only a
-   * change-feed watcher here may want them now (no other blocked call is answered by a row
-   * body's write: those run only where nobody is in line). So a read in the shared order asks
-   * whether one of them matches a watcher here (ClusterHooks.journalWanted), and only then a
-   * catch-up in the exclusive order wakes it: row bodies of every daemon go on meanwhile.
+   * Another daemon recorded changes: only a change-feed watcher here may want them now (no
+   * other blocked call is answered by a row body's write: those run only where nobody is in
+   * line; a line body's grants and places are pokeFor's). So a read in the shared order wakes
+   * the watchers here that one of them matches (ClusterHooks.journalWanted), and row bodies of
+   * every daemon go on meanwhile; only a daemon far behind catches up in the exclusive order.
    * One read at a time; changes committed while it runs are read by one more after it.
    */
   private pokeWatchers(): void {

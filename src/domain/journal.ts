@@ -21,6 +21,13 @@ const TRIM_EVERY_MS = 3600 * 1000;
 const COUNT_CHECK_EVERY = 256;
 /** The most rows a shared check for watchers reads (Journal.wanted); more, and the catch-up reads them. */
 const WANTED_READ = 1000;
+/**
+ * A look in the shared order cut before what it wants, by a revision missing (a writer still in
+ * flight, most often, whose commit is a few ms away; or a rollback's gap for good), looks again
+ * after each of these pauses before it reads in the exclusive order, which waits for every
+ * writer and stops every daemon's row bodies meanwhile (docs/cluster.md, "A look cut at a gap").
+ */
+const LOOK_AGAIN_MS = [1, 3, 10, 25] as const;
 const COUNT_SLACK = 1.1;
 // What newToken() makes (16 random bytes in hex): nothing else can name a token in the journal.
 const TOKEN_SHAPE = /^[0-9a-f]{32}$/;
@@ -270,8 +277,7 @@ export class Journal {
    * look and the block means the look may have missed its change: it looks again.
    */
   private async watchShared(since: number, waitMs: number, filter: WatchFilter, limit: number, signal?: AbortSignal): Promise<WatchResult> {
-    const exact = () => this.c.read(() => this.changes(since, filter, limit));
-    const now = async () => (await this.look(since, filter, limit)) ?? (await exact());
+    const now = (woken = false) => this.settled(since, filter, limit, woken);
     if (waitMs <= 0) return now();
     const deadline = this.c.clock.now() + waitMs;
     const w = this.waits.enqueue("journal", { ...filter, after: since });
@@ -286,15 +292,28 @@ export class Journal {
       this.waits.remove(w);
       return seen;
     }
-    if (this.waits.get(w.token) !== w) return now(); // woken while it looked
+    if (this.waits.get(w.token) !== w) return now(true); // woken while it looked
     const outcome = await this.waits.block(w, deadline, signal);
-    // Woken: a matching change committed. A look cut before it (at a gap for good, or at a writer
-    // still in flight before it) would answer nothing, a wake-up for nothing: read it exactly.
     // Not woken (the wait ended): the look's answer stands, even with nothing in it (a long
-    // poll's end must not stop every daemon's row bodies for an exclusive read); a look cut
-    // before anything that matches reads exactly too.
-    const woken = await this.look(since, filter, limit);
-    return woken && (woken.changes.length > 0 || outcome.kind !== "granted") ? woken : exact();
+    // poll's end must not stop every daemon's row bodies for an exclusive read).
+    return now(outcome.kind === "granted");
+  }
+
+  /**
+   * The changes after `since`, from a look in the shared order that is not cut before what it
+   * wants: anything (null is a look cut before any match), or, `woken` (a matching change
+   * committed), a change: a look cut before it would answer nothing, a wake-up for nothing. A
+   * cut look looks again after short pauses (LOOK_AGAIN_MS: the writer in flight commits), and
+   * then reads exactly, in the exclusive order, which passes a gap for good.
+   */
+  private async settled(since: number, filter: WatchFilter, limit: number, woken: boolean): Promise<WatchResult> {
+    for (let i = 0; ; i++) {
+      const r = await this.look(since, filter, limit);
+      if (r && (r.changes.length > 0 || !woken)) return r;
+      const pause = LOOK_AGAIN_MS[i];
+      if (pause === undefined) return this.c.read(() => this.changes(since, filter, limit));
+      await new Promise<void>((resolve) => this.c.clock.setTimer(resolve, pause));
+    }
   }
 
   /** On a shared store: the changes after `since` as a row body sees them (shared). */

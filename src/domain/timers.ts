@@ -94,8 +94,13 @@ export class Scheduler {
    * in the shared order and runs fn (in the global order) only if it is still due; and a call
    * that is a row body does not run it first (row bodies never act on a row whose deadline
    * passed: their statements check it). Without `look`, fn runs at `at` as it always did.
+   * A deadline read from rows that this daemon armed itself, to the millisecond (its own write,
+   * read back by a catch-up that rereads the rows it stamped), keeps its own entry: it still
+   * fires at `at`, not a grace later.
    */
   at(key: string, at: number, fn: Due, look?: Look): void {
+    const mine = look ? this.entries.get(key) : undefined;
+    if (mine && !mine.look && !mine.outside && mine.at === at) return;
     this.add(key, at, fn, null, this.lookBatch ? (look ?? null) : null);
   }
 

@@ -285,6 +285,19 @@ describe("Scheduler entries armed from other daemons' rows (a look)", () => {
     expect([ran, counts]).toEqual([["lock:a"], { transactions: 1, looks: 1 }]);
   });
 
+  test("a deadline this daemon armed itself, read back from its rows, keeps its own timer; one another daemon moved is armed as another's", () => {
+    const { clock, scheduler, counts, ran, fromRows } = shared();
+    const t0 = clock.now();
+    scheduler.at("lock:mine", t0 + 100, () => void ran.push("lock:mine"));
+    scheduler.at("lock:moved", t0 + 100, () => void ran.push("lock:moved"));
+    fromRows("lock:mine", t0 + 100); // a catch-up rereads the row this daemon wrote
+    fromRows("lock:moved", t0 + 5_000); // another daemon renewed it
+    clock.advance(100);
+    expect([ran, counts]).toEqual([["lock:mine"], { transactions: 1, looks: 0 }]);
+    clock.advance(5_000 - 100 + OTHERS_GRACE_MS);
+    expect([ran, counts]).toEqual([["lock:mine", "lock:moved"], { transactions: 2, looks: 1 }]);
+  });
+
   test("a row gone (the other daemon expired it) ends the entry with no transaction; one moved later is armed again, as another's", () => {
     const { clock, scheduler, counts, rows, ran, fromRows } = shared();
     const t0 = clock.now();

@@ -304,13 +304,14 @@ export class Journal {
    * wants: anything (null is a look cut before any match), or, `woken` (a matching change
    * committed), a change: a look cut before it would answer nothing, a wake-up for nothing. A
    * cut look looks again after short pauses (LOOK_AGAIN_MS: the writer in flight commits), and
-   * then reads exactly, in the exclusive order, which passes a gap for good.
+   * then reads exactly, in the exclusive order, which passes a gap for good. A look from 0 (a
+   * first call) cut at once is a journal whose oldest entries were trimmed: no pause helps it.
    */
   private async settled(since: number, filter: WatchFilter, limit: number, woken: boolean): Promise<WatchResult> {
     for (let i = 0; ; i++) {
       const r = await this.look(since, filter, limit);
       if (r && (r.changes.length > 0 || !woken)) return r;
-      const pause = LOOK_AGAIN_MS[i];
+      const pause = since > 0 ? LOOK_AGAIN_MS[i] : undefined;
       if (pause === undefined) return this.c.read(() => this.changes(since, filter, limit));
       await new Promise<void>((resolve) => this.c.clock.setTimer(resolve, pause));
     }

@@ -6,6 +6,7 @@
 import type { Awaitable } from "../store/store.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
+import { type JournalEntry, readAfter, type SinceOptions } from "./journal-read.ts";
 import type { WaitQueue } from "./wait.ts";
 import type { Waiter } from "./waiter.ts";
 
@@ -60,33 +61,13 @@ export interface WatchResult {
   trimmed?: true;
 }
 
-export interface JournalEntry {
-  revision: number;
-  at: number;
-  /** Dotted: `pool.granted`, `path.denied`, `lock.granted`, ... */
-  kind: string;
-  /** What it happened to: a pool, a lock, a room, a queue. */
-  resource: string;
-  agentId?: string;
-  reason?: string;
-  /** The kind's own fields. */
-  data?: Record<string, unknown>;
-}
+
+export type { JournalEntry } from "./journal-read.ts";
 
 export interface RecordFields {
   agentId?: string | null | undefined;
   reason?: string | null | undefined;
   data?: Record<string, unknown> | undefined;
-}
-
-interface JournalRow {
-  revision: number;
-  at: number;
-  kind: string;
-  resource: string;
-  agent_id: string | null;
-  reason: string | null;
-  data: string | null;
 }
 
 export class Journal {
@@ -184,9 +165,12 @@ export class Journal {
       this.seen = yield* this.revisionTx();
       return;
     }
+    // Nothing at or before the earliest revision a watcher here asked after can wake one (a
+    // watcher that comes later looks at it for itself): a daemon whose `seen` lags far behind
+    // (no transaction here in the global order for a while) does not read it all here.
     for (const r of yield* all<{ revision: number; kind: string; resource: string }>(
       "SELECT revision, kind, resource FROM journal WHERE revision > ? ORDER BY revision",
-      this.seen,
+      Math.max(this.seen, floorOf(line)),
     )) {
       for (const w of [...line]) if (wants(w.req, r.revision, r.kind, r.resource)) this.waits.grant(w, true);
       this.seen = r.revision;
@@ -221,7 +205,10 @@ export class Journal {
   *wanted(): Tx<boolean> {
     const watchers = this.watchers();
     if (watchers.length === 0) return false;
-    const from = Math.max(this.seen, this.checkedUpTo);
+    const checked = Math.max(this.seen, this.checkedUpTo);
+    // From the earliest revision a watcher here asked after, when that is later (catchUp): a
+    // run read from there says nothing of what is before it, which a writer may still hold.
+    const from = Math.max(checked, floorOf(watchers));
     const rows = yield* all<{ revision: number; kind: string; resource: string }>(
       "SELECT revision, kind, resource FROM journal WHERE revision > ? ORDER BY revision LIMIT ?",
       from,
@@ -236,7 +223,7 @@ export class Journal {
       else contiguous = false;
       for (const w of watchers) if (wants(w.req, r.revision, r.kind, r.resource)) woken.add(w);
     }
-    this.checkedUpTo = upTo;
+    if (from === checked) this.checkedUpTo = upTo;
     if (woken.size > 0) this.c.store.afterCommit(() => this.wake(woken));
     return false;
   }
@@ -288,7 +275,7 @@ export class Journal {
       this.waits.remove(w);
       throw err;
     }
-    if (seen.changes.length > 0) {
+    if (seen.changes.length > 0 || signal?.aborted) {
       this.waits.remove(w);
       return seen;
     }
@@ -335,13 +322,13 @@ export class Journal {
    * stays behind it.
    */
   private *shared(since: number, filter: WatchFilter, limit: number): Tx<WatchResult | null> {
-    const read = yield* this.readAfter(since, { ...filter, limit }, true);
+    const read = yield* readAfter(since, { ...filter, limit }, true);
     if (read.cut && read.entries.length === 0) return null;
     return yield* this.result(since, read.entries, read.upTo);
   }
 
   private *changes(since: number, filter: WatchFilter, limit: number): Tx<WatchResult> {
-    const read = yield* this.readAfter(since, { ...filter, limit }, false);
+    const read = yield* readAfter(since, { ...filter, limit }, false);
     return yield* this.result(since, read.entries, read.entries.length > 0 ? read.upTo : yield* this.revisionTx());
   }
 
@@ -390,54 +377,7 @@ export class Journal {
   }
 
   *sinceTx(revision: number, o: SinceOptions = {}): Tx<JournalEntry[]> {
-    return (yield* this.readAfter(revision, o, false)).entries;
-  }
-
-  /**
-   * Entries after `revision` that match, oldest first, and the newest revision read (`upTo`).
-   * `contiguous`: stop before the first revision missing after `revision` (`cut` says one was),
-   * for a read beside writers in flight (shared); in the exclusive order none is, so a gap there
-   * is final (a rollback, or a trim) and is passed.
-   */
-  private *readAfter(revision: number, o: SinceOptions, contiguous: boolean): Tx<{ entries: JournalEntry[]; upTo: number; cut: boolean }> {
-    const limit = o.limit ?? 1000;
-    const filter = filterSql(o);
-    if (filter) return yield* this.readFiltered(revision, limit, filter, contiguous);
-    const rows = yield* all<JournalRow>("SELECT * FROM journal WHERE revision > ? ORDER BY revision LIMIT ?", revision, limit);
-    const entries: JournalEntry[] = [];
-    let upTo = revision;
-    for (const r of rows) {
-      if (contiguous && r.revision !== upTo + 1) return { entries, upTo, cut: true };
-      upTo = r.revision;
-      entries.push(toEntry(r));
-    }
-    return { entries, upTo, cut: false };
-  }
-
-  /**
-   * readAfter with a filter, which the database applies: a watcher of a rare kind far behind
-   * reads the rows it wants, not every row since (up to the whole journal, each materialized).
-   * Contiguous: first where the run of revisions from `revision` + 1 ends (the first row whose
-   * next revision is missing: the newest, or one before a gap; cut when it is not the newest),
-   * then the matches up to there.
-   */
-  private *readFiltered(revision: number, limit: number, f: { sql: string; args: (string | number)[] }, contiguous: boolean): Tx<{ entries: JournalEntry[]; upTo: number; cut: boolean }> {
-    let end = Number.MAX_SAFE_INTEGER;
-    let cut = false;
-    if (contiguous) {
-      const after = yield* get<{ lo: number | null; hi: number | null }>("SELECT MIN(revision) AS lo, MAX(revision) AS hi FROM journal WHERE revision > ?", revision);
-      if (after?.lo == null) return { entries: [], upTo: revision, cut: false };
-      if (after.lo !== revision + 1) return { entries: [], upTo: revision, cut: true };
-      end = (yield* get<{ r: number }>(
-        "SELECT revision AS r FROM journal j WHERE revision > ? AND NOT EXISTS (SELECT 1 FROM journal k WHERE k.revision = j.revision + 1) ORDER BY revision LIMIT 1",
-        revision,
-      ))!.r;
-      cut = end < after.hi!;
-    }
-    const rows = yield* all<JournalRow>(`SELECT * FROM journal WHERE revision > ? AND revision <= ? AND ${f.sql} ORDER BY revision LIMIT ?`, revision, end, ...f.args, limit);
-    const entries = rows.map(toEntry);
-    if (entries.length >= limit) return { entries, upTo: entries[entries.length - 1]!.revision, cut: false };
-    return { entries, upTo: contiguous ? end : revision, cut };
+    return (yield* readAfter(revision, o, false)).entries;
   }
 
   /** The newest revision recorded (0 when none). */
@@ -483,33 +423,9 @@ export class Journal {
   }
 }
 
-type SinceOptions = { limit?: number; kinds?: readonly string[]; resourcePrefix?: string };
-
-/**
- * What matches() asks, as SQL over the journal's kind and resource (null: no filter): exact
- * kinds, kind prefixes ending in ".", a resource prefix; by characters, as JavaScript compares.
- */
-function filterSql(f: { kinds?: readonly string[] | undefined; resourcePrefix?: string | undefined }): { sql: string; args: (string | number)[] } | null {
-  const parts: string[] = [];
-  const args: (string | number)[] = [];
-  if (f.kinds && f.kinds.length > 0) {
-    const kinds: string[] = [];
-    for (const k of f.kinds) {
-      if (k.endsWith(".")) {
-        kinds.push("substr(kind, 1, ?) = ?");
-        args.push([...k].length, k);
-      } else {
-        kinds.push("kind = ?");
-        args.push(k);
-      }
-    }
-    parts.push(`(${kinds.join(" OR ")})`);
-  }
-  if (f.resourcePrefix) {
-    parts.push("substr(resource, 1, ?) = ?");
-    args.push([...f.resourcePrefix].length, f.resourcePrefix);
-  }
-  return parts.length > 0 ? { sql: parts.join(" AND "), args } : null;
+/** The earliest revision any of these watchers asked after: nothing at or before it wakes one. */
+function floorOf(watchers: readonly Waiter<WatchFilter, true>[]): number {
+  return watchers.reduce((min, w) => Math.min(min, w.req.after ?? 0), Number.POSITIVE_INFINITY);
 }
 
 /** Whether a blocked watcher wants this change: after what it had read, and matching its filter. */
@@ -521,12 +437,4 @@ function wants(w: WatchFilter, revision: number, kind: string, resource: string)
 function matches(f: WatchFilter, kind: string, resource: string): boolean {
   if (f.kinds && f.kinds.length > 0 && !f.kinds.some((k) => kind === k || (k.endsWith(".") && kind.startsWith(k)))) return false;
   return !f.resourcePrefix || resource.startsWith(f.resourcePrefix);
-}
-
-function toEntry(r: JournalRow): JournalEntry {
-  const e: JournalEntry = { revision: r.revision, at: r.at, kind: r.kind, resource: r.resource };
-  if (r.agent_id !== null) e.agentId = r.agent_id;
-  if (r.reason !== null) e.reason = r.reason;
-  if (r.data !== null) e.data = JSON.parse(r.data) as Record<string, unknown>;
-  return e;
 }

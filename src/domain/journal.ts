@@ -121,7 +121,8 @@ export class Journal {
     const revision = Number(inserted.lastInsertRowid);
     // A row body in the shared order (a shared store; docs/cluster.md, "Scaling out") leaves the
     // lines alone, and other daemons' row bodies may hold smaller revisions not committed yet:
-    // the watchers here are woken by the catch-up its commit asks for, in revision order.
+    // the watchers here that the change matches are woken after its commit, and each looks for
+    // itself, its look cut at any revision still in flight (watchShared).
     if (!this.c.inSharedOrder()) {
       const line = this.waits.line("journal");
       if (line.length > 0) {
@@ -129,7 +130,6 @@ export class Journal {
         for (const w of [...line]) if (matches(w.req, kind, resource)) this.waits.grant(w, true);
       }
     } else {
-      // Woken after the commit, each to look for itself (watchShared).
       const woken = this.watchers().filter((w) => wants(w.req, revision, kind, resource));
       if (woken.length > 0) this.c.store.afterCommit(() => this.wake(woken));
     }

@@ -319,21 +319,20 @@ function earliest(a: Entry | undefined, b: Entry | undefined): Entry | undefined
   return less(a, b) ? a : b;
 }
 
-function less(a: Entry, b: Entry): boolean {
-  return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+const byDeadline = (e: Entry): number => e.at;
+
+/** Whether a comes before b: by `by` (the deadline unless told), then by when it was added. */
+function less(a: Entry, b: Entry, by: (e: Entry) => number = byDeadline): boolean {
+  const x = by(a);
+  const y = by(b);
+  return x < y || (x === y && a.seq < b.seq);
 }
 
 /** A binary min-heap of entries ordered by `by` (their deadline unless told), then seq; cancelled entries are dropped lazily. */
 class Heap {
   private readonly h: Entry[] = [];
 
-  constructor(private readonly by: (e: Entry) => number = (e) => e.at) {}
-
-  private less(a: Entry, b: Entry): boolean {
-    const x = this.by(a);
-    const y = this.by(b);
-    return x < y || (x === y && a.seq < b.seq);
-  }
+  constructor(private readonly by: (e: Entry) => number = byDeadline) {}
 
   get length(): number {
     return this.h.length;
@@ -367,7 +366,7 @@ class Heap {
     let i = h.length - 1;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (!this.less(h[i]!, h[p]!)) break;
+      if (!less(h[i]!, h[p]!, this.by)) break;
       [h[i], h[p]] = [h[p]!, h[i]!];
       i = p;
     }
@@ -384,8 +383,8 @@ class Heap {
         const l = 2 * i + 1;
         const r = l + 1;
         let m = i;
-        if (l < h.length && this.less(h[l]!, h[m]!)) m = l;
-        if (r < h.length && this.less(h[r]!, h[m]!)) m = r;
+        if (l < h.length && less(h[l]!, h[m]!, this.by)) m = l;
+        if (r < h.length && less(h[r]!, h[m]!, this.by)) m = r;
         if (m === i) break;
         [h[i], h[m]] = [h[m]!, h[i]!];
         i = m;

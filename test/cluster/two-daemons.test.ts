@@ -5,12 +5,10 @@
 // pool capacity with offers seen from both, path claims refused and granted across them, and
 // one change feed. Skipped without a server (AIRLOCK_TEST_PG).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
-import { join } from "node:path";
+import { hostname } from "node:os";
 import { OTHERS_GRACE_MS, TURN_STEP_MS } from "../../src/domain/timers.ts";
-import { type DaemonProcess, startDaemon, storeQuery } from "../helpers/daemon.ts";
-import { answered, doubleGrants, type Hold, median, rowBatchHolder, seeded, seenEachOther, traceLabels, useCluster } from "../helpers/cluster.ts";
+import { type DaemonProcess, storeQuery } from "../helpers/daemon.ts";
+import { answered, doubleGrants, type Hold, median, rowBatchHolder, seeded, seenEachOther, tracedDaemons, useCluster } from "../helpers/cluster.ts";
 import { describePg, freshDatabase } from "../helpers/pg.ts";
 import { track, until } from "../helpers/until.ts";
 
@@ -881,9 +879,8 @@ describePg("two daemons, one database: row bodies and reads in the shared order"
 describePg("a lapse on two daemons", () => {
   test("is fired by the daemon that set it; the other looks in the shared order after a grace, finds it done, and takes no exclusive turn", async () => {
     const db = await freshDatabase();
-    const trace = join(mkdtempSync(join(tmpdir(), "airlock-trace-")), "d2.trace");
-    const d1 = await startDaemon({ db: db.url });
-    const d2 = await startDaemon({ db: db.url, env: { AIRLOCK_TRACE: trace } });
+    const { first: d1, traced, labels } = await tracedDaemons(db.url, 1);
+    const d2 = traced[0]!;
     const batch = await rowBatchHolder(db.url);
     const held = async () => (await storeQuery<{ n: string }>(db.url, "SELECT count(*) AS n FROM locks WHERE name = 'lapsing' AND agent_id IS NOT NULL"))[0]!.n;
     try {
@@ -900,7 +897,7 @@ describePg("a lapse on two daemons", () => {
       await Bun.sleep(500); // d2's look, answered after d1's expiry, finds it done
       const to = Date.now();
       await d2.kill(); // its trace is written at exit
-      const orders = traceLabels(trace, from, to).filter((l) => l.startsWith("order "));
+      const orders = labels(d2, from, to).filter((l) => l.startsWith("order "));
       expect(orders).toContain("order shared"); // the look
       expect(orders.filter((l) => l === "order exclusive")).toEqual([]);
       const expired = (await d1.call("watch_changes", { since_revision: 0, kinds: ["lock.expired"], resource_prefix: "lapsing", limit: 10 })).changes;
@@ -921,9 +918,8 @@ describePg("a lapse on two daemons", () => {
 describePg("change-feed long polls on two daemons", () => {
   test("take no exclusive turn: woken by changes made on the other daemon and on their own, or ended by their wait, with no place stored, though d2 last caught up 1,200 changes ago", async () => {
     const db = await freshDatabase();
-    const trace = join(mkdtempSync(join(tmpdir(), "airlock-trace-")), "d2.trace");
-    const d1 = await startDaemon({ db: db.url });
-    const d2 = await startDaemon({ db: db.url, env: { AIRLOCK_TRACE: trace } });
+    const { first: d1, traced, labels } = await tracedDaemons(db.url, 1);
+    const d2 = traced[0]!;
     const stored = async () => (await storeQuery<{ n: string }>(db.url, "SELECT count(*) AS n FROM waiters WHERE queue = 'journal'"))[0]!.n;
     try {
       await seenEachOther(db.url);
@@ -954,7 +950,7 @@ describePg("change-feed long polls on two daemons", () => {
       expect(ended.revision).toBe(since);
       const to = Date.now();
       await d2.kill(); // its trace is written at exit
-      const orders = traceLabels(trace, from, to).filter((l) => l.startsWith("order "));
+      const orders = labels(d2, from, to).filter((l) => l.startsWith("order "));
       expect(orders).toContain("order shared");
       expect(orders.filter((l) => l === "order exclusive")).toEqual([]);
     } finally {
@@ -973,9 +969,7 @@ describePg("change-feed long polls on two daemons", () => {
 describePg("a lapse whose own daemon is stopped, on three daemons", () => {
   test("is fired by one of the others, once, in one exclusive turn; the last looks again at its turn and finds it done", async () => {
     const db = await freshDatabase();
-    const dir = mkdtempSync(join(tmpdir(), "airlock-trace-"));
-    const d1 = await startDaemon({ db: db.url });
-    const others = [await startDaemon({ db: db.url, env: { AIRLOCK_TRACE: join(dir, "d2.trace") } }), await startDaemon({ db: db.url, env: { AIRLOCK_TRACE: join(dir, "d3.trace") } })];
+    const { first: d1, traced: others, labels } = await tracedDaemons(db.url, 2);
     const batch = await rowBatchHolder(db.url);
     const held = async () => (await storeQuery<{ n: string }>(db.url, "SELECT count(*) AS n FROM locks WHERE name = 'orphaned' AND agent_id IS NOT NULL"))[0]!.n;
     const exclusiveWaiting = async () => Number((await storeQuery<{ n: string }>(db.url, "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND mode = 'ExclusiveLock'"))[0]!.n);
@@ -1001,7 +995,7 @@ describePg("a lapse whose own daemon is stopped, on three daemons", () => {
       await Bun.sleep(Math.max(0, taken + 1_000 + OTHERS_GRACE_MS + 2 * TURN_STEP_MS + 500 - Date.now()));
       const to = Date.now();
       for (const d of others) await d.kill(); // their traces are written at exit
-      const exclusive = ["d2", "d3"].flatMap((n) => traceLabels(join(dir, `${n}.trace`), from, to).filter((l) => l === "order exclusive"));
+      const exclusive = others.flatMap((d) => labels(d, from, to).filter((l) => l === "order exclusive"));
       expect(exclusive.length).toBe(1);
       const expired = (await storeQuery<{ n: string }>(db.url, "SELECT count(*) AS n FROM journal WHERE kind = 'lock.expired' AND resource = 'orphaned'"))[0]!.n;
       expect(expired).toBe("1");

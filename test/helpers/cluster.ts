@@ -4,7 +4,9 @@
 // daemons (SIGKILL: nothing of theirs is worth a graceful exit here) and drops the database.
 // Also here: the seeded randomness the cluster tests use, printed and replayable.
 import { afterAll, beforeAll } from "bun:test";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ORDER_LOCK } from "../../src/domain/cluster-sync.ts";
 import { type DaemonProcess, type StartOptions, startDaemon, storeQuery } from "./daemon.ts";
 import { freshDatabase } from "./pg.ts";
@@ -221,4 +223,21 @@ export function traceLabels(file: string, from: number, to: number): string[] {
     .map((l) => [Number(l.slice(0, l.indexOf(" "))), l.slice(l.indexOf(" ") + 1)] as const)
     .filter(([t]) => t >= from && t <= to)
     .map(([, label]) => label);
+}
+
+/**
+ * Daemons on db, started in order: `first` untraced, then `traced` ones each writing its trace
+ * (AIRLOCK_TRACE) to a file of its own; `labels(d, from, to)` reads d's (traceLabels), once d
+ * has exited.
+ */
+export async function tracedDaemons(db: string, traced: number): Promise<{ first: DaemonProcess; traced: DaemonProcess[]; labels: (d: DaemonProcess, from: number, to: number) => string[] }> {
+  const dir = mkdtempSync(join(tmpdir(), "airlock-trace-"));
+  const first = await startDaemon({ db });
+  const files = new Map<DaemonProcess, string>();
+  for (let i = 0; i < traced; i++) {
+    const file = join(dir, `d${i + 2}.trace`);
+    const d = await startDaemon({ db, env: { AIRLOCK_TRACE: file } });
+    files.set(d, file);
+  }
+  return { first, traced: [...files.keys()], labels: (d, from, to) => traceLabels(files.get(d)!, from, to) };
 }

@@ -30,6 +30,8 @@
 // as it is answered (a live log, a dashboard, on each daemon: "Watchers off the stored lines"). A tenth,
 // claims, has each client claim a path of its own and release it (two line bodies) while a
 // worker waits on an empty queue on each daemon: what a blocked call elsewhere costs line bodies.
+// An eleventh, messages, has each client (a registered agent) send a message to its own inbox,
+// read it (read_messages, wait_seconds 0) and ack it: an inbox's round trip, three calls.
 // Nothing is pinned here: three daemons must be able to use both cores, and the bench's client
 // side (fetch's HTTP thread, the SQL client) floats with them.
 // The clients run in the bench process, not in spawned client processes: on 2 cores a client
@@ -66,7 +68,7 @@ export type ThroughputRow = {
   clientBusy?: number;
 };
 
-export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check", "edit", "watched", "polled", "claims"] as const;
+export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check", "edit", "watched", "polled", "claims", "messages"] as const;
 export type Case = (typeof CASES)[number];
 /** The cases timed on the daemon setups only, in cycles of several calls. */
 type CycleCase = Exclude<Case, "distinct" | "hot">;
@@ -144,6 +146,11 @@ function daemons(ds: DaemonProcess[]): Target {
   return {
     name: `${ds.length} daemon${ds.length > 1 ? "s" : ""}`,
     async prepare(kase) {
+      if (kase === "messages") {
+        // A recipient must be seen: each client is a registered agent, on its own daemon.
+        for (let c = 0; c < CLIENTS; c++) await ds[c % ds.length]!.call("register_agent", { agent_id: `bench-tput-${c}`, ttl_seconds: 3600 });
+        return;
+      }
       if (kase !== "watched" && kase !== "polled" && kase !== "claims") return;
       stop = false;
       watchers = ds.map(async (d, i) => {
@@ -195,6 +202,14 @@ function daemons(ds: DaemonProcess[]): Target {
         const g = await d.call("claim_paths", { agent_id: `bench-tput-${c}`, room: "bench-claims", paths: [`src/c${c}/**`], ttl_seconds: 60 });
         if (g.isError || g.granted !== true) return false;
         return (await d.call("release_paths", { claim_token: g.claim_token })).released === true;
+      }
+      if (kase === "messages") {
+        const agent = `bench-tput-${c}`;
+        const sent = await d.call("send_message", { from: agent, to: [agent], body: "x" });
+        if (sent.isError) return false;
+        const r = await d.call("read_messages", { agent_id: agent });
+        if (r.isError || r.messages?.[0]?.id !== sent.message_id) return false;
+        return (await d.call("ack_message", { agent_id: agent, message_id: sent.message_id })).acked === true;
       }
       if (kase === "check" || kase === "edit") {
         const path = `src/c${c}/index.ts`;
@@ -354,6 +369,7 @@ function reportCycles(add: (r: ThroughputRow) => void, kase: CycleCase, setups: 
     watched: ["increment_counter, " + `${CLIENTS} clients, distinct counters, one watch_changes blocked on each daemon wanting none of them`, "distinct counters, watched", "ops/s"],
     polled: ["increment_counter, " + `${CLIENTS} clients, distinct counters, one watch_changes on each daemon wanting all of them, polling again at once`, "distinct counters, polled", "ops/s"],
     claims: ["claim_paths + release_paths, " + `${CLIENTS} clients, a path each in one room, one claim_next_task blocked on each daemon`, "path claims with a worker waiting", "pairs/s"],
+    messages: ["send_message + read_messages (wait 0) + ack_message, " + `${CLIENTS} clients, each its own inbox`, "inbox round trips", "cycles/s"],
   };
   const [what, short, unit] = labels[kase];
   const of = `median of ${ROUNDS} × ${(roundMs / 1000).toFixed(1)} s`;

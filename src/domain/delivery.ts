@@ -13,7 +13,7 @@
 //   messages wait for the next tool boundary or prompt, since a stop can speak only by holding).
 import { all, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
-import { type Message, type MessageRow, toMessage } from "./message-rows.ts";
+import { markIds, type Message, type MessageRow, toMessage } from "./message-rows.ts";
 import type { Primitive } from "./primitive.ts";
 
 /** Per hook point: a hook's text is read by the model in full, so a burst comes in parts. */
@@ -93,19 +93,6 @@ export class Delivery {
     if (!owner?.about) return false;
     return (yield* owner.about.holders(about.slice(i + 1))).includes(agentId);
   }
-}
-
-/** Sets `column` on those of the agent's rows where it is still NULL; the ids this call marked. */
-function* markIds(column: "delivered_at" | "held_at", agentId: string, now: number, ids: readonly number[]): Tx<Set<number>> {
-  if (ids.length === 0) return new Set();
-  const marks = ids.map(() => "?").join(", ");
-  const rows = yield* all<{ message_id: number }>(
-    `UPDATE message_recipients SET ${column} = ? WHERE agent_id = ? AND ${column} IS NULL AND message_id IN (${marks}) RETURNING message_id`,
-    now,
-    agentId,
-    ...ids,
-  );
-  return new Set(rows.map((r) => Number(r.message_id)));
 }
 
 function* rowsOf(agentId: string, ids: readonly number[]): Tx<MessageRow[]> {

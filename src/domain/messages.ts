@@ -22,6 +22,7 @@ import type { HandedOver, Primitive } from "./primitive.ts";
 import type { WaitQueue } from "./wait.ts";
 import { type Message, type MessageRow, toMessage } from "./message-rows.ts";
 import { Delivery } from "./delivery.ts";
+import { markIds } from "./message-rows.ts";
 
 export type { Message };
 import type { Outcome } from "./waiter.ts";
@@ -140,6 +141,13 @@ export class Messages {
     const deadline = this.c.clock.now() + req.waitMs;
     const self = this;
     for (;;) {
+      // On a shared store, a read that does not block is a row body (docs/cluster.md, "Scaling
+      // out"): it reads and marks only this inbox's rows, each mark conditional, so a read of
+      // the same inbox on another daemon at the same moment never takes the same unread
+      // message. One that would block (nothing there, time left) is the line body's, which
+      // looks again before it takes its place in line.
+      const quick = this.c.rowsOverlap ? await this.c.rowTx("message_recipients", req.agentId, () => self.readNow(req, deadline)) : null;
+      if (quick) return quick;
       const first = await this.c.tx(function* (): Tx<{ done: ReadResult } | { blocked: Promise<Outcome<true>> }> {
         const messages = yield* self.fetch(req);
         if (messages.length > 0 || self.c.clock.now() >= deadline) return { done: yield* self.finishRead(req, messages) };
@@ -153,30 +161,12 @@ export class Messages {
 
   async ack(agentId: string, messageId: number, reply?: string): Promise<{ acked: true; replyId?: number }> {
     if (reply !== undefined) checkBody("reply", reply);
-    const self = this;
-    return this.c.tx(function* () {
-      const m = yield* get<MessageRow>(
-        "SELECT m.* FROM message_recipients r JOIN messages m ON m.id = r.message_id WHERE r.agent_id = ? AND r.message_id = ?",
-        agentId,
-        messageId,
-      );
-      if (!m) throw new AirlockError("invalid_argument", `message_id: there is no message ${messageId} in ${agentId}'s inbox (read_messages lists them)`);
-      const now = self.c.clock.now();
-      yield* run(
-        "UPDATE message_recipients SET acked_at = COALESCE(acked_at, ?), read_at = COALESCE(read_at, ?) WHERE agent_id = ? AND message_id = ?",
-        now,
-        now,
-        agentId,
-        messageId,
-      );
-      const threadId = m.thread ?? String(m.id);
-      const replied =
-        reply === undefined
-          ? undefined
-          : yield* self.deliver({ from: agentId, to: [m.from_agent], body: reply, subject: reSubject(m.subject), threadId }, [m.from_agent]);
-      yield* self.journal.record("message.acked", `thread:${threadId}`, { agentId, data: { id: messageId, ...(replied ? { reply: replied.id } : {}) } });
-      return { acked: true as const, ...(replied ? { replyId: replied.id } : {}) };
-    });
+    // On a shared store a row body first (docs/cluster.md, "Scaling out"): it marks one row of
+    // this inbox, and a reply only inserts. Anything else (a reply whose recipient waits to read
+    // it, a count check due, a message not there to refuse) is the line body's, which decides as
+    // it always did.
+    const quick = this.c.rowsOverlap ? await this.c.rowTx("message_recipients", agentId, () => this.ackTx(agentId, messageId, reply, true)) : null;
+    return quick ?? (await this.c.tx(() => this.ackTx(agentId, messageId, reply, false)))!;
   }
 
   /**
@@ -345,6 +335,56 @@ export class Messages {
     return false;
   }
 
+  /**
+   * The ack, marking the message read too, and the reply if any. `alone` (a row body): null where
+   * it needs the line body (the message is not there, to be refused; the reply's recipient waits
+   * in line to read; the inboxes' count check is due).
+   */
+  private *ackTx(agentId: string, messageId: number, reply: string | undefined, alone: boolean): Tx<{ acked: true; replyId?: number } | null> {
+    const m = yield* get<MessageRow>(
+      "SELECT m.* FROM message_recipients r JOIN messages m ON m.id = r.message_id WHERE r.agent_id = ? AND r.message_id = ?",
+      agentId,
+      messageId,
+    );
+    if (!m && alone) return null;
+    if (!m) throw new AirlockError("invalid_argument", `message_id: there is no message ${messageId} in ${agentId}'s inbox (read_messages lists them)`);
+    if (alone && reply !== undefined && (this.sinceCountCheck + 1 >= COUNT_CHECK_EVERY || (yield* this.waits.anyoneIn(m.from_agent)))) return null;
+    const now = this.c.clock.now();
+    yield* run(
+      "UPDATE message_recipients SET acked_at = COALESCE(acked_at, ?), read_at = COALESCE(read_at, ?) WHERE agent_id = ? AND message_id = ?",
+      now,
+      now,
+      agentId,
+      messageId,
+    );
+    const threadId = m.thread ?? String(m.id);
+    let replied: Sent | undefined;
+    if (reply !== undefined) {
+      const answer = { from: agentId, to: [m.from_agent], body: reply, subject: reSubject(m.subject), threadId };
+      if (alone) {
+        replied = yield* this.insert(answer, [m.from_agent]);
+        this.c.store.afterCommit(() => this.sinceCountCheck++);
+      } else replied = yield* this.deliver(answer, [m.from_agent]);
+    }
+    yield* this.journal.record("message.acked", `thread:${threadId}`, { agentId, data: { id: messageId, ...(replied ? { reply: replied.id } : {}) } });
+    return { acked: true as const, ...(replied ? { replyId: replied.id } : {}) };
+  }
+
+  /**
+   * A read that does not block, as a row body: null when it would (nothing there and time left
+   * before `deadline`), or when a read of the same inbox elsewhere marked every unread message
+   * it fetched first (the line body then looks again). The unread ones it returns are the ones
+   * its own conditional mark took.
+   */
+  private *readNow(req: ReadRequest, deadline: number): Tx<ReadResult | null> {
+    const fetched = yield* this.fetch(req);
+    if (fetched.length === 0 && this.c.clock.now() < deadline) return null;
+    if (req.peek || !req.unreadOnly || fetched.length === 0) return yield* this.finishRead(req, fetched);
+    const mine = yield* markIds("read_at", req.agentId, this.c.clock.now(), fetched.map((m) => m.id));
+    const messages = fetched.filter((m) => mine.has(m.id));
+    return messages.length > 0 ? { messages, unread: yield* this.unread(req.agentId) } : null;
+  }
+
   private *fetch(req: ReadRequest): Tx<Message[]> {
     const rows = req.unreadOnly
       ? yield* all<MessageRow>(
@@ -375,8 +415,12 @@ export class Messages {
         messages[messages.length - 1]!.id,
       );
     }
-    const n = yield* get<{ n: number }>("SELECT COUNT(*) AS n FROM message_recipients WHERE agent_id = ? AND read_at IS NULL", req.agentId);
-    return { messages, unread: n?.n ?? 0 };
+    return { messages, unread: yield* this.unread(req.agentId) };
+  }
+
+  private *unread(agentId: string): Tx<number> {
+    const n = yield* get<{ n: number }>("SELECT COUNT(*) AS n FROM message_recipients WHERE agent_id = ? AND read_at IS NULL", agentId);
+    return Number(n?.n ?? 0);
   }
 
   private *trimTx(): Tx<void> {

@@ -3,11 +3,13 @@
 // blocked on one is woken by a send on the other (the waiter in the shared lines, the grant
 // through `grants` and a NOTIFY); a lock, claim and slot held on one are handed over on the
 // other, and the old token stops working on both; the hooks' delivery asked of both at once
-// never shows a message twice. Skipped without a server (AIRLOCK_TEST_PG).
+// never shows a message twice, nor do reads of one inbox asked of both at once; a read that does
+// not block and an ack take no exclusive turn, and an ack's reply still wakes a read blocked on
+// the other daemon. Skipped without a server (AIRLOCK_TEST_PG).
 import { expect, setDefaultTimeout, test } from "bun:test";
 import type { DaemonProcess } from "../helpers/daemon.ts";
-import { useCluster } from "../helpers/cluster.ts";
-import { describePg } from "../helpers/pg.ts";
+import { answered, seenEachOther, tracedDaemons, useCluster } from "../helpers/cluster.ts";
+import { describePg, freshDatabase } from "../helpers/pg.ts";
 import { until } from "../helpers/until.ts";
 
 setDefaultTimeout(60_000);
@@ -91,5 +93,74 @@ describePg("messages on two daemons sharing a store", () => {
     expect(await one.call("unlock_resource", { name: "cluster-handed", lock_token: h.token })).toEqual({ released: true });
     expect(await one.call("release_paths", { claim_token: hc.token })).toEqual({ released: true });
     expect(await one.call("release_slot", { slot_token: hs.token })).toEqual({ released: true });
+  });
+  test("reads of one inbox asked of both daemons at once take each unread message once", async () => {
+    const [one, two] = c.daemons as [DaemonProcess, DaemonProcess];
+    await one.call("register_agent", { agent_id: "racer", ttl_seconds: 300 });
+    const ids: number[] = [];
+    for (let i = 0; i < 24; i++) ids.push((await two.call("send_message", { from: "writer", to: ["racer"], body: `race ${i}` })).message_id);
+    const reads = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? one : two).call("read_messages", { agent_id: "racer", limit: 3 })));
+    const taken = reads.flatMap((r) => (r.messages as { id: number }[]).map((m) => m.id));
+    expect(new Set(taken).size).toBe(taken.length);
+    const rest = (await one.call("read_messages", { agent_id: "racer", limit: 50 })).messages.map((m: { id: number }) => m.id);
+    expect([...taken, ...rest].sort((a, b) => a - b)).toEqual(ids);
+    expect((await two.call("read_messages", { agent_id: "racer", peek: true })).unread).toBe(0);
+  });
+
+  test("an ack's reply to a sender blocked reading on the other daemon wakes it; an ack of a message not there is refused", async () => {
+    const [one, two] = c.daemons as [DaemonProcess, DaemonProcess];
+    await one.call("register_agent", { agent_id: "asker", ttl_seconds: 300 });
+    await two.call("register_agent", { agent_id: "answerer", ttl_seconds: 300 });
+    const q = await one.call("send_message", { from: "asker", to: ["answerer"], body: "may I?", subject: "npm install", ack_required: true });
+    const waiting = one.call("read_messages", { agent_id: "asker", wait_seconds: 30 });
+    await until("daemon two to see the blocked read", async () => (await readers(two, "asker")) === 1, 10_000);
+    const a = await two.call("ack_message", { agent_id: "answerer", message_id: q.message_id, reply: "go ahead" });
+    const r = await answered("the read blocked on daemon one", waiting);
+    expect(r.messages.map((m: any) => [m.id, m.from, m.body, m.subject, m.thread_id])).toEqual([[a.reply_id, "answerer", "go ahead", "Re: npm install", String(q.message_id)]]);
+    const refused = await two.call("ack_message", { agent_id: "answerer", message_id: q.message_id + 1_000 });
+    expect(refused.error).toContain(`message_id: there is no message ${q.message_id + 1_000} in answerer's inbox`);
+  });
+});
+
+// read_messages and ack_message used to be transactions in the global order, each stopping
+// every daemon's row bodies; one that does not block is a row body now. The traced daemon's
+// transactions (AIRLOCK_TRACE) over reads that find messages, a read that finds none and does
+// not wait, and acks with and without a reply count none in the exclusive order.
+describePg("reads and acks on two daemons", () => {
+  test("take no exclusive turn: a read that finds messages (waiting or not), one that finds none and does not wait, an ack, an ack's reply", async () => {
+    const db = await freshDatabase();
+    const { first: d1, traced, labels } = await tracedDaemons(db.url, 1);
+    const d2 = traced[0]!;
+    try {
+      await seenEachOther(db.url);
+      await d1.call("register_agent", { agent_id: "inbox-a", ttl_seconds: 300 });
+      await d1.call("register_agent", { agent_id: "inbox-b", ttl_seconds: 300 });
+      const sent: number[] = [];
+      for (let i = 0; i < 3; i++) sent.push((await d1.call("send_message", { from: "inbox-b", to: ["inbox-a"], body: `m${i}`, ack_required: true })).message_id);
+      const from = Date.now();
+      const first = await d2.call("read_messages", { agent_id: "inbox-a", limit: 2 });
+      const second = await d2.call("read_messages", { agent_id: "inbox-a", wait_seconds: 20 });
+      const none = await d2.call("read_messages", { agent_id: "inbox-a" });
+      const acked = await d2.call("ack_message", { agent_id: "inbox-a", message_id: sent[0], reply: "done" });
+      const plain = await d2.call("ack_message", { agent_id: "inbox-a", message_id: sent[1] });
+      const to = Date.now();
+      await d2.kill(); // its trace is written at exit
+      expect(first.messages.map((m: { id: number }) => m.id)).toEqual(sent.slice(0, 2));
+      expect(first.unread).toBe(1);
+      expect(second.messages.map((m: { id: number }) => m.id)).toEqual([sent[2]]);
+      expect([none.messages, none.unread]).toEqual([[], 0]);
+      expect(acked.reply_id).toBeGreaterThan(sent[2]!);
+      expect(plain).toEqual({ acked: true });
+      const back = await d1.call("read_messages", { agent_id: "inbox-b" });
+      expect(back.messages.map((m: any) => [m.id, m.body, m.thread_id])).toEqual([[acked.reply_id, "done", String(sent[0])]]);
+      const journal = await d1.call("watch_changes", { kinds: ["message.acked"] });
+      expect(journal.changes.map((e: any) => [e.agent_id, e.id, e.reply])).toEqual([["inbox-a", sent[0], acked.reply_id], ["inbox-a", sent[1], undefined]]);
+      const orders = labels(d2, from, to).filter((l) => l.startsWith("order "));
+      expect(orders).toContain("order shared");
+      expect(orders.filter((l) => l === "order exclusive")).toEqual([]);
+    } finally {
+      await Promise.all([d1.kill(9), d2.kill(9)]);
+      await db.drop();
+    }
   });
 });

@@ -31,7 +31,10 @@
 // claims, has each client claim a path of its own and release it (two line bodies) while a
 // worker waits on an empty queue on each daemon: what a blocked call elsewhere costs line bodies.
 // An eleventh, messages, has each client (a registered agent) send a message to its own inbox,
-// read it (read_messages, wait_seconds 0) and ack it: an inbox's round trip, three calls.
+// read it (read_messages, wait_seconds 0) and ack it: an inbox's round trip, three calls. A
+// twelfth, status, is the distinct counters with one dashboard on each daemon: a loop asking
+// for the status snapshot (`airlock/status`, what /ui/api/status answers) 50 ms after its last
+// answer, as an open page does while changes keep coming (src/ui/app.ts, DEBOUNCE_MS).
 // Nothing is pinned here: three daemons must be able to use both cores, and the bench's client
 // side (fetch's HTTP thread, the SQL client) floats with them.
 // The clients run in the bench process, not in spawned client processes: on 2 cores a client
@@ -49,6 +52,8 @@ const ROUNDS = 3;
 const CLIENT_BUSY = 0.8;
 /** The watched case's watchers' wait, a long poll's: the case waits at most this long for them to end. */
 const WATCH_S = 20;
+/** The status case's dashboards ask again this long after an answer (the page's debounce, src/ui/app.ts). */
+const STATUS_AFTER_MS = 50;
 /** The setups before the daemons': the floor's two forms. */
 const FLOORS = 2;
 
@@ -68,7 +73,7 @@ export type ThroughputRow = {
   clientBusy?: number;
 };
 
-export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check", "edit", "watched", "polled", "claims", "messages"] as const;
+export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check", "edit", "watched", "polled", "claims", "messages", "status"] as const;
 export type Case = (typeof CASES)[number];
 /** The cases timed on the daemon setups only, in cycles of several calls. */
 type CycleCase = Exclude<Case, "distinct" | "hot">;
@@ -151,9 +156,17 @@ function daemons(ds: DaemonProcess[]): Target {
         for (let c = 0; c < CLIENTS; c++) await ds[c % ds.length]!.call("register_agent", { agent_id: `bench-tput-${c}`, ttl_seconds: 3600 });
         return;
       }
-      if (kase !== "watched" && kase !== "polled" && kase !== "claims") return;
+      if (kase !== "watched" && kase !== "polled" && kase !== "claims" && kase !== "status") return;
       stop = false;
       watchers = ds.map(async (d, i) => {
+        if (kase === "status") {
+          while (!stop) {
+            const r = await d.rpc("airlock/status");
+            if (r.error || typeof r.result?.revision !== "number") throw new Error(`a dashboard's status failed: ${JSON.stringify(r.error)}`);
+            await Bun.sleep(STATUS_AFTER_MS);
+          }
+          return;
+        }
         if (kase === "claims") {
           // A worker waiting on a queue nobody pushes to, as a team has some.
           while (!stop) {
@@ -178,7 +191,7 @@ function daemons(ds: DaemonProcess[]): Target {
       await Bun.sleep(200); // blocked by now
     },
     async finish(kase) {
-      if (kase !== "watched" && kase !== "polled" && kase !== "claims") return;
+      if (kase !== "watched" && kase !== "polled" && kase !== "claims" && kase !== "status") return;
       stop = true;
       await Promise.all(watchers);
       watchers = [];
@@ -229,7 +242,7 @@ function daemons(ds: DaemonProcess[]): Target {
         since.set(c, w.revision);
         return true;
       }
-      // distinct, hot, watched and polled (distinct counters beside the watchers)
+      // distinct, hot, watched, polled and status (distinct counters beside the watchers or dashboards)
       const r = await d.call("increment_counter", { name: name(kase, c) });
       return !r.isError && typeof r.value === "number";
     },
@@ -369,6 +382,7 @@ function reportCycles(add: (r: ThroughputRow) => void, kase: CycleCase, setups: 
     watched: ["increment_counter, " + `${CLIENTS} clients, distinct counters, one watch_changes blocked on each daemon wanting none of them`, "distinct counters, watched", "ops/s"],
     polled: ["increment_counter, " + `${CLIENTS} clients, distinct counters, one watch_changes on each daemon wanting all of them, polling again at once`, "distinct counters, polled", "ops/s"],
     claims: ["claim_paths + release_paths, " + `${CLIENTS} clients, a path each in one room, one claim_next_task blocked on each daemon`, "path claims with a worker waiting", "pairs/s"],
+    status: ["increment_counter, " + `${CLIENTS} clients, distinct counters, one dashboard on each daemon asking for the status 50 ms after each answer`, "distinct counters, dashboards open", "ops/s"],
     messages: ["send_message + read_messages (wait 0) + ack_message, " + `${CLIENTS} clients, each its own inbox`, "inbox round trips", "cycles/s"],
   };
   const [what, short, unit] = labels[kase];

@@ -1,5 +1,5 @@
 // Issue 11's bench: Airlock on PostgreSQL against its floors, as ratios measured in the same run.
-//   bun bench/cluster.ts [--quick] [--pg postgres://user@host:port/db] [--float] [--only throughput] [--cases distinct,hot,locks,tasks,feed,check,edit,watched,polled,claims,messages]
+//   bun bench/cluster.ts [--quick] [--pg postgres://user@host:port/db] [--float] [--only throughput] [--cases distinct,hot,locks,tasks,feed,check,edit,watched,polled,claims,messages,status]
 // The server comes from --pg or AIRLOCK_TEST_PG (as the tests take it); the daemons run on a fresh
 // database there, the direct measurements on another, both dropped at the end.
 // 1. Single-daemon write calls on a PostgreSQL-backed daemon, medians over sequential calls:
@@ -42,7 +42,7 @@ const SERVER = values.pg ?? process.env.AIRLOCK_TEST_PG;
 /** --only throughput: part 3 alone (the one run again and again while the store changes). */
 const ONLY = values.only;
 if (!SERVER || (ONLY !== undefined && ONLY !== "throughput")) {
-  console.error("usage: bun bench/cluster.ts [--quick] [--pg postgres://user@host:port/db] [--float] [--only throughput] [--cases distinct,hot,locks,tasks,feed,check,edit,watched,polled,claims,messages]  (or set AIRLOCK_TEST_PG)");
+  console.error("usage: bun bench/cluster.ts [--quick] [--pg postgres://user@host:port/db] [--float] [--only throughput] [--cases distinct,hot,locks,tasks,feed,check,edit,watched,polled,claims,messages,status]  (or set AIRLOCK_TEST_PG)");
   process.exit(2);
 }
 // The helpers read the server from AIRLOCK_TEST_PG when they load.

@@ -3,7 +3,7 @@
 // (read-only), so the two paths share this one function. Path claims come without their
 // tokens: whoever can read the status must not be able to release someone else's claim.
 import { type Awaitable, DEAD_AFTER_MS } from "../store/store.ts";
-import { all, get, type Tx } from "../store/tx.ts";
+import { all, gather, get, type Read, reading, type Tx } from "../store/tx.ts";
 import { secondsSince, secondsUntil } from "./context.ts";
 import type { CycleStep, Deadlock, Wait, WaitKind, WouldDeadlock } from "./deadlock.ts";
 import type { JournalEntry } from "./journal.ts";
@@ -140,22 +140,47 @@ type WaiterInfo = { agentId: string; attached: boolean; since: number; token: st
 export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
   const lockWaiters = (name: string): WaiterInfo[] =>
     live ? live.locks.waits.line(name).map((w) => ({ agentId: w.req.agentId, attached: w.attached, since: w.since, token: w.token })) : [];
-  // The places call tasks wait in (any daemon's, on a shared store): marked as tasks.
-  const taskPlaces = yield* callTaskPlaces();
+  // The tables a database may lack. A live daemon migrated its store, so every one is there
+  // (`daemons` only on a shared store) and it asks the catalogue nothing (on PostgreSQL each
+  // question is a round trip to information_schema); a stopped daemon's database, opened
+  // read-only, may predate some of them.
+  const there = new Set<string>();
+  for (const t of TABLES_MAYBE_ABSENT) if (live ? t !== "daemons" || live.ctx.store.shared !== undefined : yield* hasTable(t)) there.add(t);
+  const ifThere = <R>(table: (typeof TABLES_MAYBE_ABSENT)[number], r: Read<R[]>): Read<R[]> => (there.has(table) ? r : reading.all<R>(NO_ROWS));
+  // Every read that needs no other's answer, together: on PostgreSQL one round trip's wait, not
+  // one each, while the snapshot holds its place in the order (a dashboard asks again at every
+  // burst of changes).
+  const [taskPlaceRows, daemonRows, lockRows, agentRows, claimedRows, queueRows, eventRows, noteRows, counters, journalRows, unread, worktreeRows, claimRows] = yield* gather(
+    // The places call tasks wait in (any daemon's, on a shared store): marked as tasks.
+    ifThere<{ wake_token: string | null }>("call_tasks", reading.all("SELECT wake_token FROM call_tasks WHERE status = 'working'")),
+    // Only a shared store has daemons to count (and its clock is the database's).
+    ifThere<{ n: number }>("daemons", reading.all("SELECT COUNT(*) AS n FROM daemons WHERE seen_at >= ?", now - DEAD_AFTER_MS)),
+    reading.all<{ name: string; agent_id: string; fence: number; acquired_at: number; expires_at: number }>(
+      "SELECT name, agent_id, fence, acquired_at, expires_at FROM locks WHERE expires_at > ? ORDER BY name",
+      now,
+    ),
+    reading.all<{ agent_id: string; expires_at: number; role: string | null }>("SELECT agent_id, expires_at, role FROM agents WHERE expires_at > ? ORDER BY agent_id", now),
+    // Every claimed task at once, not a read per agent.
+    reading.all<{ id: number; lease_agent: string }>("SELECT id, lease_agent FROM tasks WHERE state = 'claimed' AND lease_agent IS NOT NULL ORDER BY id"),
+    reading.all<{ queue: string; state: "pending" | "claimed" | "done" | "failed"; n: number }>("SELECT queue, state, COUNT(*) AS n FROM tasks GROUP BY queue, state ORDER BY queue"),
+    reading.all<{ name: string; generation: number }>("SELECT name, generation FROM events ORDER BY name"),
+    reading.all<{ n: number }>("SELECT COUNT(*) AS n FROM notes WHERE expires_at IS NULL OR expires_at > ?", now),
+    reading.all<{ name: string; value: number }>("SELECT name, value FROM counters ORDER BY name"),
+    ifThere<JournalRow>("journal", reading.all("SELECT * FROM (SELECT * FROM journal ORDER BY revision DESC LIMIT ?) AS tail ORDER BY revision", JOURNAL_TAIL)),
+    ifThere<{ agent_id: string; n: number }>("message_recipients", reading.all("SELECT agent_id, COUNT(*) AS n FROM message_recipients WHERE read_at IS NULL GROUP BY agent_id")),
+    ifThere<WorktreeRow>("worktrees", reading.all("SELECT room, agent_id, branch, head, dirty, touched, reported_at FROM worktrees WHERE expires_at > ? ORDER BY room, agent_id", now)),
+    // The live claims, as list_path_claims orders them (a stopped daemon's timer is not
+    // deleting lapsed ones, so the expiry is read, not assumed).
+    ifThere<ClaimRow>("path_claims", reading.all("SELECT room, agent_id, paths, reason, fence, expires_at FROM path_claims WHERE expires_at > ? ORDER BY acquired_at, room, fence", now)),
+  );
+  const taskPlaces = new Set(taskPlaceRows.flatMap((r) => (r.wake_token ? [r.wake_token] : [])));
 
   // Before the agents: each agent row lists its slots, claims and waits.
   const pools = live ? yield* livePools(live, now, taskPlaces) : yield* storedPools(now);
-  const claims = byRoom(live ? yield* live.paths.listTx() : yield* storedClaims(now), now);
+  const claims = byRoom(claimRows, now);
   const graph = live ? yield* live.graph.view() : { waits: [], deadlocks: [], wouldDeadlock: [] };
-  // Only a shared store has daemons to count (and its clock is the database's).
-  const daemons = (yield* hasTable("daemons"))
-    ? ((yield* get<{ n: number }>("SELECT COUNT(*) AS n FROM daemons WHERE seen_at >= ?", now - DEAD_AFTER_MS))?.n ?? 0)
-    : undefined;
+  const daemons = there.has("daemons") ? Number(daemonRows[0]?.n ?? 0) : undefined;
 
-  const lockRows = yield* all<{ name: string; agent_id: string; fence: number; acquired_at: number; expires_at: number }>(
-    "SELECT name, agent_id, fence, acquired_at, expires_at FROM locks WHERE expires_at > ? ORDER BY name",
-    now,
-  );
   const locks = lockRows.map((l) => {
     const waiters = lockWaiters(l.name);
     return {
@@ -169,30 +194,21 @@ export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
     };
   });
 
-  const agentRows = yield* all<{ agent_id: string; expires_at: number; role: string | null }>(
-    "SELECT agent_id, expires_at, role FROM agents WHERE expires_at > ? ORDER BY agent_id",
-    now,
-  );
-  const agents: SnapshotAgent[] = [];
-  for (const a of agentRows) {
-    const tasks = yield* all<{ id: number }>("SELECT id FROM tasks WHERE lease_agent = ? AND state = 'claimed' ORDER BY id", a.agent_id);
-    agents.push({
-      agent_id: a.agent_id,
-      expires_in_seconds: secondsUntil(a.expires_at, now),
-      ...(a.role ? { role: a.role } : {}),
-      locks: locks.filter((l) => l.agent_id === a.agent_id).map((l) => l.name),
-      tasks: tasks.map((t) => t.id),
-      slots: pools.flatMap((p) => p.holders.filter((h) => h.agent_id === a.agent_id).map((h) => ({ pool: p.pool, weight: h.weight }))),
-      claims: claims.flatMap((r) => r.claims.filter((c) => c.agent_id === a.agent_id).map((c) => ({ room: r.room, paths: c.paths }))),
-      waiting_for: graph.waits
-        .filter((w) => w.agentId === a.agent_id)
-        .map((w) => ({ kind: w.kind, resource: w.resource, blocked_by: [...new Set(w.edges.map((e) => e.waitsFor))], blocked: w.blocked })),
-    });
-  }
+  const claimedBy = new Map<string, number[]>();
+  for (const t of claimedRows) claimedBy.set(t.lease_agent, [...(claimedBy.get(t.lease_agent) ?? []), t.id]);
+  const agents: SnapshotAgent[] = agentRows.map((a) => ({
+    agent_id: a.agent_id,
+    expires_in_seconds: secondsUntil(a.expires_at, now),
+    ...(a.role ? { role: a.role } : {}),
+    locks: locks.filter((l) => l.agent_id === a.agent_id).map((l) => l.name),
+    tasks: claimedBy.get(a.agent_id) ?? [],
+    slots: pools.flatMap((p) => p.holders.filter((h) => h.agent_id === a.agent_id).map((h) => ({ pool: p.pool, weight: h.weight }))),
+    claims: claims.flatMap((r) => r.claims.filter((c) => c.agent_id === a.agent_id).map((c) => ({ room: r.room, paths: c.paths }))),
+    waiting_for: graph.waits
+      .filter((w) => w.agentId === a.agent_id)
+      .map((w) => ({ kind: w.kind, resource: w.resource, blocked_by: [...new Set(w.edges.map((e) => e.waitsFor))], blocked: w.blocked })),
+  }));
 
-  const queueRows = yield* all<{ queue: string; state: "pending" | "claimed" | "done" | "failed"; n: number }>(
-    "SELECT queue, state, COUNT(*) AS n FROM tasks GROUP BY queue, state ORDER BY queue",
-  );
   const queues = new Map<string, Snapshot["queues"][number]>();
   for (const r of queueRows) {
     let e = queues.get(r.queue);
@@ -200,35 +216,21 @@ export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
     e[r.state] = r.n;
   }
 
-  const events = (yield* all<{ name: string; generation: number }>("SELECT name, generation FROM events ORDER BY name")).map((e) => ({
-    ...e,
-    waiters: live?.events.waits.line(e.name).length ?? 0,
-  }));
+  const events = eventRows.map((e) => ({ ...e, waiters: live?.events.waits.line(e.name).length ?? 0 }));
+  const notes = noteRows[0]!.n;
 
-  const notes = (yield* get<{ n: number }>("SELECT COUNT(*) AS n FROM notes WHERE expires_at IS NULL OR expires_at > ?", now))!.n;
-  const counters = yield* all<{ name: string; value: number }>("SELECT name, value FROM counters ORDER BY name");
-
-  const journal = (yield* hasTable("journal"))
-    ? (yield* all<{ revision: number; at: number; kind: string; resource: string; agent_id: string | null; reason: string | null; data: string | null }>(
-        "SELECT * FROM (SELECT * FROM journal ORDER BY revision DESC LIMIT ?) AS tail ORDER BY revision",
-        JOURNAL_TAIL,
-      )).map((r) =>
-        changeView({
-          revision: r.revision,
-          at: r.at,
-          kind: r.kind,
-          resource: r.resource,
-          ...opt("agentId", r.agent_id),
-          ...opt("reason", r.reason),
-          ...(r.data === null ? {} : { data: JSON.parse(r.data) as Record<string, unknown> }),
-        }),
-      )
-    : [];
+  const journal = journalRows.map((r) =>
+    changeView({
+      revision: r.revision,
+      at: r.at,
+      kind: r.kind,
+      resource: r.resource,
+      ...opt("agentId", r.agent_id),
+      ...opt("reason", r.reason),
+      ...(r.data === null ? {} : { data: JSON.parse(r.data) as Record<string, unknown> }),
+    }),
+  );
   const revision = journal.at(-1)?.revision ?? 0;
-  // Opened read-only, a database an older daemon wrote has no messages.
-  const unread = (yield* hasTable("message_recipients"))
-    ? yield* all<{ agent_id: string; n: number }>("SELECT agent_id, COUNT(*) AS n FROM message_recipients WHERE read_at IS NULL GROUP BY agent_id")
-    : [];
   const readers = live ? [...live.messages.waits.keys()] : [];
   const inboxes = [...new Set([...unread.map((r) => r.agent_id), ...readers])].sort().map((agent_id) => ({
     agent_id,
@@ -251,7 +253,7 @@ export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
     journal,
     ...(daemons === undefined ? {} : { daemons }),
     inboxes,
-    worktrees: yield* storedWorktrees(now),
+    worktrees: worktreeRows.map((r) => worktreeView(r, now)),
   };
 }
 
@@ -265,22 +267,22 @@ function graphView(g: { waits: Wait[]; deadlocks: Deadlock[]; wouldDeadlock: Wou
   };
 }
 
-function* callTaskPlaces(): Tx<Set<string>> {
-  if (!(yield* hasTable("call_tasks"))) return new Set();
-  const rows = yield* all<{ wake_token: string | null }>("SELECT wake_token FROM call_tasks WHERE status = 'working'");
-  return new Set(rows.flatMap((r) => (r.wake_token ? [r.wake_token] : [])));
-}
+/** The tables a database an older daemon wrote may lack (opened read-only, it is not migrated). */
+const TABLES_MAYBE_ABSENT = ["call_tasks", "daemons", "journal", "message_recipients", "worktrees", "path_claims"] as const;
+/** A gathered read in place of one of a table that is not there. */
+const NO_ROWS = "SELECT 1 AS none WHERE 1 = 0";
 
 function* hasTable(name: string): Tx<boolean> {
   return (yield* get("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", name)) !== null;
 }
 
-/** The live reports, read from the rows (the daemon's and a stopped daemon's database alike). */
-function* storedWorktrees(now: number): Tx<SnapshotWorktree[]> {
-  if (!(yield* hasTable("worktrees"))) return [];
-  type Row = { room: string; agent_id: string; branch: string | null; head: string | null; dirty: string; touched: string; reported_at: number };
-  const rows = yield* all<Row>("SELECT room, agent_id, branch, head, dirty, touched, reported_at FROM worktrees WHERE expires_at > ? ORDER BY room, agent_id", now);
-  return rows.map((r) => ({
+type JournalRow = { revision: number; at: number; kind: string; resource: string; agent_id: string | null; reason: string | null; data: string | null };
+type WorktreeRow = { room: string; agent_id: string; branch: string | null; head: string | null; dirty: string; touched: string; reported_at: number };
+type ClaimRow = { room: string; agent_id: string; paths: string; reason: string | null; fence: number; expires_at: number };
+
+/** A live report, as read from its row (the daemon's and a stopped daemon's database alike). */
+function worktreeView(r: WorktreeRow, now: number): SnapshotWorktree {
+  return {
     room: r.room,
     agent_id: r.agent_id,
     ...opt("branch", r.branch),
@@ -288,30 +290,16 @@ function* storedWorktrees(now: number): Tx<SnapshotWorktree[]> {
     dirty_count: (JSON.parse(r.dirty) as string[]).length,
     touched: Object.keys(JSON.parse(r.touched) as Record<string, number>),
     reported_seconds: secondsSince(r.reported_at, now),
-  }));
-}
-
-type ClaimInfo = { room: string; agentId: string; paths: string[]; reason: string | null; fence: number; expiresAt: number };
-
-/** The daemon is down: the persisted claims not yet past their expiry (the timer that deletes them is not running). */
-function* storedClaims(now: number): Tx<ClaimInfo[]> {
-  type Row = { room: string; agent_id: string; paths: string; reason: string | null; fence: number; expires_at: number };
-  // Opened read-only, a database an older daemon wrote has not been migrated: no claims table, no claims.
-  if (!(yield* hasTable("path_claims"))) return [];
-  const rows = yield* all<Row>(
-    "SELECT room, agent_id, paths, reason, fence, expires_at FROM path_claims WHERE expires_at > ? ORDER BY acquired_at, room, fence",
-    now,
-  );
-  return rows.map((r) => ({ room: r.room, agentId: r.agent_id, paths: JSON.parse(r.paths) as string[], reason: r.reason, fence: r.fence, expiresAt: r.expires_at }));
+  };
 }
 
 /** Oldest claim first within a room, as list_path_claims gives them. */
-function byRoom(claims: ClaimInfo[], now: number): SnapshotRoomClaims[] {
+function byRoom(claims: readonly ClaimRow[], now: number): SnapshotRoomClaims[] {
   const rooms = new Map<string, SnapshotRoomClaims>();
   for (const c of claims) {
     let r = rooms.get(c.room);
     if (!r) rooms.set(c.room, (r = { room: c.room, claims: [] }));
-    r.claims.push({ agent_id: c.agentId, paths: c.paths, ...opt("reason", c.reason), fence: c.fence, expires_in_seconds: secondsUntil(c.expiresAt, now) });
+    r.claims.push({ agent_id: c.agent_id, paths: JSON.parse(c.paths) as string[], ...opt("reason", c.reason), fence: c.fence, expires_in_seconds: secondsUntil(c.expires_at, now) });
   }
   return [...rooms.values()].sort((a, b) => (a.room < b.room ? -1 : a.room > b.room ? 1 : 0));
 }

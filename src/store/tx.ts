@@ -17,6 +17,38 @@ export interface Stmt {
   sql: string;
   args: SQLQueryBindings[];
   mode: StmtMode;
+  /**
+   * A gather (gather()): these statements, none depending on another's result, sent together;
+   * the answer is their results in order, and `sql` and `args` are empty.
+   */
+  reads?: readonly Stmt[];
+}
+
+/** A statement made to be gathered (reading.get, reading.all), typed by its result. */
+export interface Read<R> extends Stmt {
+  readonly result?: R;
+}
+
+/** Statements for gather(): the same as get() and all(), not yet sent. */
+export const reading = {
+  get: <R>(sql: string, ...args: SQLQueryBindings[]): Read<R | null> => ({ sql, args, mode: "get" }),
+  all: <R>(sql: string, ...args: SQLQueryBindings[]): Read<R[]> => ({ sql, args, mode: "all" }),
+};
+
+type Results<T extends readonly Read<unknown>[]> = { -readonly [K in keyof T]: T[K] extends Read<infer R> ? R : never };
+
+/**
+ * Statements none of which needs another's result, answered together: a networked store sends
+ * them all before it waits for the first answer, so they cost one round trip's wait instead of
+ * one each (the status snapshot's reads); SQLite answers them one after the other. Their
+ * results, in the order given.
+ */
+export function* gather<T extends readonly Read<unknown>[]>(...reads: T): Tx<Results<T>> {
+  if (answerNow) {
+    const answer = answerNow;
+    return reads.map((r) => answer(r.mode, r.sql, r.args)) as Results<T>;
+  }
+  return (yield { sql: "", args: [], mode: "all", reads }) as Results<T>;
 }
 
 export interface RunResult {
@@ -69,7 +101,8 @@ export function runNow<T>(body: Tx<T>, answer: Answer): T {
     while (!step.done) {
       let result: unknown;
       try {
-        result = answer(step.value.mode, step.value.sql, step.value.args);
+        const st = step.value;
+        result = st.reads ? st.reads.map((r) => answer(r.mode, r.sql, r.args)) : answer(st.mode, st.sql, st.args);
       } catch (err) {
         step = body.throw(err);
         continue;

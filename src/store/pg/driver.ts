@@ -268,6 +268,9 @@ export class PgDriver {
   }
 
   private async exec(l: Link, stmt: Stmt): Promise<unknown> {
+    // A gather: each statement sent as this loop reaches it (the first opening the savepoint,
+    // if one is due), all before any answer is awaited; the server runs them in the order sent.
+    if (stmt.reads) return Promise.all(stmt.reads.map((r) => this.exec(l, r)));
     let t = this.translations.get(stmt.sql);
     if (!t) {
       t = translate(stmt.sql);

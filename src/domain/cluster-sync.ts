@@ -65,6 +65,11 @@ export class VersionSync implements VersionProtocol {
     this.daemonsMoved = true;
   }
 
+  /** The daemons' liveness moved and no transaction in the global order has judged the lines again yet. */
+  get livenessPending(): boolean {
+    return this.daemonsMoved;
+  }
+
   /** A transaction failed: memory may be ahead of the rows now, so reread them all. */
   failed(): void {
     this.seen = -1;

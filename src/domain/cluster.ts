@@ -43,6 +43,9 @@ interface GrantRow {
   value: string;
 }
 
+/** The tables whose change since a daemon's memory was current may leave its lines behind the stored ones. */
+const LINE_TABLES = ["waiters", "grants", "daemons"] as const;
+
 type AnyQueue = WaitQueue<unknown, unknown>;
 type AnyWaiter = Waiter<unknown, unknown>;
 
@@ -59,6 +62,8 @@ export class Cluster implements ClusterHooks {
   private freshAt = -1;
   /** The version this daemon's memory was current at, after its last transaction in the global order (-1: unknown). */
   seen: () => number = () => -1;
+  /** The daemons' liveness moved since then (VersionSync): the lines are to be judged again. */
+  livenessMoved: () => boolean = () => false;
 
   constructor(
     private readonly me: string,
@@ -130,6 +135,22 @@ export class Cluster implements ClusterHooks {
       this.applied.set(r, at.rows.ver);
     }
     this.freshAt = at.version;
+  }
+
+  /**
+   * In the shared order (a read beside row bodies, the status snapshot's): whether this daemon's
+   * waiter lines are the stored ones, so a read of them needs no catch-up in the exclusive order.
+   * Lines change only in that order; each such transaction moves the version and names the
+   * tables it wrote, and none runs while this read holds the order shared. So they are when no
+   * version since this daemon's memory was last current wrote the lines or the grants to its
+   * waiters (nor forgot a daemon), and the daemons' liveness was not seen to move meanwhile
+   * (which judges every place again). One row read (`standing`), as freshen's.
+   */
+  *linesCurrent(): Tx<boolean> {
+    const seen = this.seen();
+    if (seen < 0 || this.livenessMoved()) return false;
+    const at = yield* standing(seen);
+    return at.version === seen || (at.changed !== null && !LINE_TABLES.some((t) => at.changed!.has(t)));
   }
 
   /**

@@ -15,7 +15,8 @@ export interface JournalEntry {
   data?: Record<string, unknown>;
 }
 
-interface JournalRow {
+/** A journal row as stored. */
+export interface JournalRow {
   revision: number;
   at: number;
   kind: string;
@@ -101,7 +102,7 @@ function* readFiltered(revision: number, limit: number, f: { sql: string; args: 
   return { entries, upTo: contiguous ? end : revision, cut };
 }
 
-function toEntry(r: JournalRow): JournalEntry {
+export function toEntry(r: JournalRow): JournalEntry {
   const e: JournalEntry = { revision: r.revision, at: r.at, kind: r.kind, resource: r.resource };
   if (r.agent_id !== null) e.agentId = r.agent_id;
   if (r.reason !== null) e.reason = r.reason;

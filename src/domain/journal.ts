@@ -6,7 +6,7 @@
 import type { Awaitable } from "../store/store.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
-import { type JournalEntry, readAfter, type SinceOptions } from "./journal-read.ts";
+import { type JournalEntry, type JournalRow, readAfter, type SinceOptions, toEntry } from "./journal-read.ts";
 import type { WaitQueue } from "./wait.ts";
 import type { Waiter } from "./waiter.ts";
 
@@ -29,6 +29,12 @@ const WANTED_READ = 1000;
  * writer and stops every daemon's row bodies meanwhile (docs/cluster.md, "A look cut at a gap").
  */
 const LOOK_AGAIN_MS = [1, 3, 10, 25] as const;
+/**
+ * How long the status snapshot's journal tail may stay cut at one missing revision before the
+ * exclusive order reads it (settledTail): a writer in flight commits within a few ms; a
+ * rollback's gap stays.
+ */
+const GAP_PATIENCE_MS = 50;
 const COUNT_SLACK = 1.1;
 // What newToken() makes (16 random bytes in hex): nothing else can name a token in the journal.
 const TOKEN_SHAPE = /^[0-9a-f]{32}$/;
@@ -84,6 +90,14 @@ export class Journal {
    * its place: watchShared).
    */
   private checkedUpTo = 0;
+  /**
+   * A shared store: every revision up to this one committed or gone for good, as the status
+   * snapshot found (settledTail, settledUpTo). Apart from `checkedUpTo`, which also says the
+   * watchers were woken for what it passed.
+   */
+  private settledTo = 0;
+  /** The revision a settled tail was last cut at (settledTail), and since when it has been missing. */
+  private missing: { revision: number; since: number } | null = null;
   private readonly benchOff: boolean;
 
   constructor(
@@ -175,6 +189,49 @@ export class Journal {
       for (const w of [...line]) if (wants(w.req, r.revision, r.kind, r.resource)) this.waits.grant(w, true);
       this.seen = r.revision;
     }
+  }
+
+  /**
+   * In the shared order (a shared store's status snapshot): the newest `n` entries up to the
+   * last revision before which no writer in flight may still hold one, and that revision
+   * (docs/cluster.md, "The status snapshot beside row bodies"). Everything up to `seen` (read in
+   * the exclusive order), `checkedUpTo` or `settledTo` committed; from there the run of
+   * revisions is followed to its first missing one, and what it passed is settled. Null where the
+   * exclusive order must read it: the run is longer than WANTED_READ (this daemon has not been
+   * in the global order for a while), or the same revision has stayed missing past
+   * GAP_PATIENCE_MS, a rollback's gap for good most likely, which that order passes.
+   */
+  *settledTail(n: number): Tx<{ entries: JournalEntry[]; revision: number } | null> {
+    const checked = Math.max(this.seen, this.checkedUpTo, this.settledTo);
+    const after = yield* get<{ lo: number | null; hi: number | null }>("SELECT MIN(revision) AS lo, MAX(revision) AS hi FROM journal WHERE revision > ?", checked);
+    const lo = after?.lo == null ? null : Number(after.lo);
+    const hi = after?.hi == null ? checked : Number(after.hi);
+    if (hi - checked > WANTED_READ) return null;
+    let upTo = checked;
+    if (lo === checked + 1) {
+      // The end of the run from checked + 1: the first revision whose next one is missing.
+      upTo = Number(
+        (yield* get<{ r: number }>(
+          "SELECT revision AS r FROM journal j WHERE revision > ? AND NOT EXISTS (SELECT 1 FROM journal k WHERE k.revision = j.revision + 1) ORDER BY revision LIMIT 1",
+          checked,
+        ))!.r,
+      );
+      this.settledTo = upTo;
+    }
+    if (upTo < hi) {
+      // Cut: upTo + 1 is missing and a later revision is there.
+      const now = this.c.clock.now();
+      if (this.missing?.revision !== upTo + 1) this.missing = { revision: upTo + 1, since: now };
+      else if (now - this.missing.since >= GAP_PATIENCE_MS) return null;
+    } else this.missing = null;
+    const rows = yield* all<JournalRow>("SELECT * FROM (SELECT * FROM journal WHERE revision <= ? ORDER BY revision DESC LIMIT ?) AS tail ORDER BY revision", upTo, n);
+    return { entries: rows.map(toEntry), revision: upTo };
+  }
+
+  /** In the exclusive order, where no writer is in flight: every revision up to `revision` is settled. */
+  settledUpTo(revision: number): void {
+    this.settledTo = Math.max(this.settledTo, revision);
+    if (this.missing && this.missing.revision <= revision) this.missing = null;
   }
 
   /** Whether a call here is blocked watching the change feed. */

@@ -2,11 +2,11 @@
 // live waiter queues; when the daemon is down the CLI builds it from the database alone
 // (read-only), so the two paths share this one function. Path claims come without their
 // tokens: whoever can read the status must not be able to release someone else's claim.
-import { type Awaitable, DEAD_AFTER_MS } from "../store/store.ts";
+import { andThen, type Awaitable, DEAD_AFTER_MS } from "../store/store.ts";
 import { all, gather, get, type Read, reading, type Tx } from "../store/tx.ts";
 import { secondsSince, secondsUntil } from "./context.ts";
 import type { CycleStep, Deadlock, Wait, WaitKind, WouldDeadlock } from "./deadlock.ts";
-import type { JournalEntry } from "./journal.ts";
+import { type JournalEntry, type JournalRow, toEntry } from "./journal-read.ts";
 import type { Kernel } from "./kernel.ts";
 import type { Holder, Queued } from "./pools/index.ts";
 
@@ -138,6 +138,16 @@ type WaiterInfo = { agentId: string; attached: boolean; since: number; token: st
  * database alone (store.read on a read-only store).
  */
 export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
+  return (yield* snapshotBody(now, live, false))!;
+}
+
+/**
+ * The snapshot's body. `beside` (a shared store, in the shared order, with this daemon's lines
+ * the stored ones): the journal's tail is read up to its settled revision (Journal.settledTail),
+ * and null says the exclusive order must read it instead. Otherwise (the global order, or
+ * SQLite, or a stopped daemon's database) nothing is in flight, and the tail is the newest rows.
+ */
+function* snapshotBody(now: number, live: Kernel | undefined, beside: boolean): Tx<Snapshot | null> {
   const lockWaiters = (name: string): WaiterInfo[] =>
     live ? live.locks.waits.line(name).map((w) => ({ agentId: w.req.agentId, attached: w.attached, since: w.since, token: w.token })) : [];
   // The tables a database may lack. A live daemon migrated its store, so every one is there
@@ -166,7 +176,7 @@ export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
     reading.all<{ name: string; generation: number }>("SELECT name, generation FROM events ORDER BY name"),
     reading.all<{ n: number }>("SELECT COUNT(*) AS n FROM notes WHERE expires_at IS NULL OR expires_at > ?", now),
     reading.all<{ name: string; value: number }>("SELECT name, value FROM counters ORDER BY name"),
-    ifThere<JournalRow>("journal", reading.all("SELECT * FROM (SELECT * FROM journal ORDER BY revision DESC LIMIT ?) AS tail ORDER BY revision", JOURNAL_TAIL)),
+    beside ? reading.all<JournalRow>(NO_ROWS) : ifThere<JournalRow>("journal", reading.all("SELECT * FROM (SELECT * FROM journal ORDER BY revision DESC LIMIT ?) AS tail ORDER BY revision", JOURNAL_TAIL)),
     ifThere<{ agent_id: string; n: number }>("message_recipients", reading.all("SELECT agent_id, COUNT(*) AS n FROM message_recipients WHERE read_at IS NULL GROUP BY agent_id")),
     ifThere<WorktreeRow>("worktrees", reading.all("SELECT room, agent_id, branch, head, dirty, touched, reported_at FROM worktrees WHERE expires_at > ? ORDER BY room, agent_id", now)),
     // The live claims, as list_path_claims orders them (a stopped daemon's timer is not
@@ -174,6 +184,11 @@ export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
     ifThere<ClaimRow>("path_claims", reading.all("SELECT room, agent_id, paths, reason, fence, expires_at FROM path_claims WHERE expires_at > ? ORDER BY acquired_at, room, fence", now)),
   );
   const taskPlaces = new Set(taskPlaceRows.flatMap((r) => (r.wake_token ? [r.wake_token] : [])));
+  // Beside row bodies, a revision may be taken and not committed yet: the tail stops before it.
+  const tail = beside ? yield* live!.journal.settledTail(JOURNAL_TAIL) : { entries: journalRows.map(toEntry), revision: undefined };
+  if (!tail) return null;
+  // In the global order every revision up to the newest is settled (a gap there is for good).
+  if (!beside && live && journalRows.length > 0) live.journal.settledUpTo(journalRows.at(-1)!.revision);
 
   // Before the agents: each agent row lists its slots, claims and waits.
   const pools = live ? yield* livePools(live, now, taskPlaces) : yield* storedPools(now);
@@ -219,18 +234,8 @@ export function* buildSnapshot(now: number, live?: Kernel): Tx<Snapshot> {
   const events = eventRows.map((e) => ({ ...e, waiters: live?.events.waits.line(e.name).length ?? 0 }));
   const notes = noteRows[0]!.n;
 
-  const journal = journalRows.map((r) =>
-    changeView({
-      revision: r.revision,
-      at: r.at,
-      kind: r.kind,
-      resource: r.resource,
-      ...opt("agentId", r.agent_id),
-      ...opt("reason", r.reason),
-      ...(r.data === null ? {} : { data: JSON.parse(r.data) as Record<string, unknown> }),
-    }),
-  );
-  const revision = journal.at(-1)?.revision ?? 0;
+  const journal = tail.entries.map(changeView);
+  const revision = tail.revision ?? journal.at(-1)?.revision ?? 0;
   const readers = live ? [...live.messages.waits.keys()] : [];
   const inboxes = [...new Set([...unread.map((r) => r.agent_id), ...readers])].sort().map((agent_id) => ({
     agent_id,
@@ -276,7 +281,6 @@ function* hasTable(name: string): Tx<boolean> {
   return (yield* get("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", name)) !== null;
 }
 
-type JournalRow = { revision: number; at: number; kind: string; resource: string; agent_id: string | null; reason: string | null; data: string | null };
 type WorktreeRow = { room: string; agent_id: string; branch: string | null; head: string | null; dirty: string; touched: string; reported_at: number };
 type ClaimRow = { room: string; agent_id: string; paths: string; reason: string | null; fence: number; expires_at: number };
 
@@ -394,6 +398,22 @@ function* storedPools(now: number): Tx<SnapshotPool[]> {
   return out;
 }
 
+/**
+ * What `airlock status`, `airlock watch` and the dashboard show. On a shared store it is read
+ * beside the other daemons' row bodies when this daemon's lines are the stored ones (no line
+ * moved since it last caught up) and the journal's tail is settled: an open dashboard, asking
+ * again at every burst of changes, no longer stops every daemon's row bodies each time
+ * (docs/cluster.md, "The status snapshot beside row bodies"). Otherwise, and on SQLite, it is
+ * read in the global order, which catches up first.
+ */
 export function statusSnapshot(kernel: Kernel): Awaitable<Snapshot> {
-  return kernel.ctx.read(() => buildSnapshot(kernel.clock.now(), kernel));
+  const linesCurrent = kernel.linesCurrent;
+  const inOrder = () => kernel.ctx.read(() => buildSnapshot(kernel.clock.now(), kernel));
+  if (!linesCurrent) return inOrder();
+  return andThen(
+    kernel.ctx.rowRead("journal", "", function* () {
+      return (yield* linesCurrent()) ? yield* snapshotBody(kernel.clock.now(), kernel, true) : null;
+    }),
+    (beside) => beside ?? inOrder(),
+  );
 }

@@ -59,6 +59,20 @@ export interface Ctx {
    * the same turn, as it did before row bodies existed.
    */
   rowIfAlone<T>(q: { line(key: string): readonly unknown[]; anyoneIn(key: string): Tx<boolean> }, table: string, key: string, fn: () => Tx<T | null>): Promise<T | null> | null;
+  /**
+   * A read of rows and of this daemon's waiter lines (list_locks, list_pools, list_events, the
+   * status snapshot). On a shared store it runs first in the shared order, beside the other
+   * daemons' row bodies, and is answered there when the lines in memory are the stored ones
+   * (`linesCurrent`) and fn(true) does not decline (null); else fn(false) runs as `read` does,
+   * in the global order, which catches up first. SQLite: fn(false). fn(false) answers.
+   */
+  readLines<T>(fn: (beside: boolean) => Tx<T | null>): Awaitable<T>;
+  /**
+   * A shared store, in the shared order: whether this daemon's lines are the stored ones
+   * (Cluster.linesCurrent); set by the kernel once the cluster is attached, absent before and
+   * on SQLite.
+   */
+  linesCurrent: (() => Tx<boolean>) | undefined;
   /** Whether the body running now is a row body in the shared order (never on SQLite). */
   inSharedOrder(): boolean;
   /**
@@ -149,6 +163,18 @@ export function createCtx(store: Store, clock: Clock): Ctx {
         }),
       );
     },
+    readLines(fn) {
+      const current = ctx.linesCurrent;
+      const inOrder = () => ctx.read(function* () {
+        return (yield* fn(false))!;
+      });
+      if (!current) return inOrder();
+      const beside = ctx.rowRead("waiters", "", function* () {
+        return (yield* current()) ? yield* fn(true) : null;
+      });
+      return andThen(beside, (answer) => answer ?? inOrder());
+    },
+    linesCurrent: undefined,
     inSharedOrder: () => store.inSharedOrder?.() ?? false,
     rowsOverlap: store.shared !== undefined,
     onceWaitsChanged(fn) {

@@ -95,7 +95,10 @@ export class Events {
   }
 
   async list(): Promise<{ name: string; generation: number; waiters: number }[]> {
-    const rows = await this.c.read(() => all<{ name: string; generation: number }>("SELECT name, generation FROM events ORDER BY name"));
-    return rows.map((r) => ({ ...r, waiters: this.waits.line(r.name).length }));
+    const self = this;
+    return this.c.readLines(function* () {
+      const rows = yield* all<{ name: string; generation: number }>("SELECT name, generation FROM events ORDER BY name");
+      return rows.map((r) => ({ ...r, waiters: self.waits.line(r.name).length }));
+    });
   }
 }

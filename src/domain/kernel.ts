@@ -3,7 +3,7 @@
 // start, the cluster's refreshes, an agent's departure and close all iterate. The daemon builds
 // one kernel; domain tests build one per test on :memory:.
 import type { Awaitable, Store } from "../store/store.ts";
-import { pure, type Tx } from "../store/tx.ts";
+import { pure } from "../store/tx.ts";
 import { CallTasks } from "./call-tasks.ts";
 import { type Clock, offsetClock, systemClock } from "./clock.ts";
 import { createCtx, type Ctx } from "./context.ts";
@@ -48,11 +48,6 @@ export interface Kernel {
   readonly primitives: readonly Primitive[];
   /** A shared store: the daemons with a recent heartbeat (this one included); undefined on SQLite. */
   liveDaemons(): Awaitable<ReadonlySet<string>> | undefined;
-  /**
-   * A shared store, in the shared order: whether this daemon's waiter lines are the stored ones,
-   * so a read of them there needs no catch-up (Cluster.linesCurrent); undefined on SQLite.
-   */
-  readonly linesCurrent: (() => Tx<boolean>) | undefined;
   /** Stops every timer and answers every blocked call; the store stays open. */
   close(): void;
 }
@@ -184,6 +179,7 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
     const sync = new VersionSync(c, shared.daemonId);
     c.seen = () => sync.seen; // what freshen reads changes since (cluster.ts)
     c.livenessMoved = () => sync.livenessPending;
+    ctx.linesCurrent = () => c.linesCurrent(); // reads of the lines beside row bodies (ctx.readLines)
     await shared.attach(sync);
   }
   // Expiries that fell due while the daemon was down are processed now, before any call.
@@ -207,7 +203,6 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
     worktrees,
     graph,
     primitives,
-    linesCurrent: cluster ? () => cluster!.linesCurrent() : undefined,
     liveDaemons() {
       const c = cluster;
       // Heartbeat rows, which no daemon mirrors: read beside row bodies, stopping none.

@@ -235,7 +235,7 @@ export class Locks implements WaitSource {
   }
 
   async list(): Promise<LockView[]> {
-    return this.c.read(() => this.listTx());
+    return this.c.readLines(() => this.listTx());
   }
 
   *listTx(): Tx<LockView[]> {
@@ -276,7 +276,7 @@ export class Locks implements WaitSource {
   }
 
   async heldBy(agentId: string): Promise<string[]> {
-    return this.c.read(() => this.heldByTx(agentId));
+    return this.c.rowRead("locks", "", () => this.heldByTx(agentId));
   }
 
   *heldByTx(agentId: string): Tx<string[]> {

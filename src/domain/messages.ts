@@ -203,7 +203,7 @@ export class Messages {
    * oldest first. markDelivered records that they were shown; reading them stays read_messages'.
    */
   async undelivered(agentId: string, limit = DEFAULT_READ_LIMIT): Promise<Message[]> {
-    const rows = await this.c.read(() =>
+    const rows = await this.c.rowRead("message_recipients", agentId, () =>
       all<MessageRow>(
         "SELECT m.* FROM message_recipients r JOIN messages m ON m.id = r.message_id WHERE r.agent_id = ? AND r.read_at IS NULL AND r.delivered_at IS NULL ORDER BY r.message_id LIMIT ?",
         agentId,
@@ -246,7 +246,8 @@ export class Messages {
    * each recipient's state: what the dashboard's messages panel shows.
    */
   async recent(limit: number): Promise<InboxEntry[]> {
-    const rows = await this.c.read(() =>
+    // The dashboard asks at every refresh: rows only, read beside other daemons' row bodies.
+    const rows = await this.c.rowRead("message_recipients", "", () =>
       all<MessageRow & { agent_id: string; read_at: number | null; acked_at: number | null; delivered_at: number | null }>(
         "SELECT m.*, r.agent_id, r.read_at, r.acked_at, r.delivered_at FROM message_recipients r JOIN messages m ON m.id = r.message_id ORDER BY r.message_id DESC, r.agent_id LIMIT ?",
         limit,

@@ -290,7 +290,7 @@ export class Paths implements WaitSource {
 
   /** Live claims, oldest first; of one room, or of every room. */
   async list(room?: string): Promise<Claim[]> {
-    return this.c.read(() => this.listTx(room));
+    return this.c.rowRead("path_claims", room ?? "", () => this.listTx(room));
   }
 
   *listTx(room?: string): Tx<Claim[]> {

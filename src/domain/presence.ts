@@ -101,7 +101,7 @@ export class Presence {
   }
 
   async list(): Promise<AgentRow[]> {
-    return this.c.read(() => this.listTx());
+    return this.c.rowRead("agents", "", () => this.listTx());
   }
 
   *listTx(): Tx<AgentRow[]> {
@@ -109,7 +109,7 @@ export class Presence {
   }
 
   async get(agentId: string): Promise<AgentRow | null> {
-    return this.c.read(() => this.find(agentId));
+    return this.c.rowRead("agents", agentId, () => this.find(agentId));
   }
 
   /** The live agent row, inside a transaction. */

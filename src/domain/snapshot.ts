@@ -2,7 +2,7 @@
 // live waiter queues; when the daemon is down the CLI builds it from the database alone
 // (read-only), so the two paths share this one function. Path claims come without their
 // tokens: whoever can read the status must not be able to release someone else's claim.
-import { andThen, type Awaitable, DEAD_AFTER_MS } from "../store/store.ts";
+import { type Awaitable, DEAD_AFTER_MS } from "../store/store.ts";
 import { all, gather, get, type Read, reading, type Tx } from "../store/tx.ts";
 import { secondsSince, secondsUntil } from "./context.ts";
 import type { CycleStep, Deadlock, Wait, WaitKind, WouldDeadlock } from "./deadlock.ts";
@@ -407,13 +407,5 @@ function* storedPools(now: number): Tx<SnapshotPool[]> {
  * read in the global order, which catches up first.
  */
 export function statusSnapshot(kernel: Kernel): Awaitable<Snapshot> {
-  const linesCurrent = kernel.linesCurrent;
-  const inOrder = () => kernel.ctx.read(() => buildSnapshot(kernel.clock.now(), kernel));
-  if (!linesCurrent) return inOrder();
-  return andThen(
-    kernel.ctx.rowRead("journal", "", function* () {
-      return (yield* linesCurrent()) ? yield* snapshotBody(kernel.clock.now(), kernel, true) : null;
-    }),
-    (beside) => beside ?? inOrder(),
-  );
+  return kernel.ctx.readLines((beside) => snapshotBody(kernel.clock.now(), kernel, beside));
 }

@@ -218,11 +218,11 @@ export class Tasks {
   }
 
   async list(queue: string): Promise<TaskRow[]> {
-    return this.c.read(() => all<TaskRow>("SELECT * FROM tasks WHERE queue = ? ORDER BY id", queue));
+    return this.c.rowRead("tasks", queue, () => all<TaskRow>("SELECT * FROM tasks WHERE queue = ? ORDER BY id", queue));
   }
 
   async claimedBy(agentId: string): Promise<number[]> {
-    return this.c.read(() => this.claimedByTx(agentId));
+    return this.c.rowRead("tasks", "", () => this.claimedByTx(agentId));
   }
 
   *claimedByTx(agentId: string): Tx<number[]> {

@@ -171,7 +171,7 @@ export class Worktrees {
 
   /** Live reports, of one room or of every room, by room then agent. */
   async list(room?: string): Promise<Worktree[]> {
-    return this.c.read(() => this.listTx(room));
+    return this.c.rowRead("worktrees", room ?? "", () => this.listTx(room));
   }
 
   *listTx(room?: string): Tx<Worktree[]> {

@@ -195,7 +195,7 @@ export class CallTaskRunner {
     const id = taskIdOf(params);
     if (typeof id !== "string") return id;
     const k = this.kernel;
-    const row = await k.ctx.read(() => k.callTasks.get(id));
+    const row = await k.ctx.rowRead("call_tasks", id, () => k.callTasks.get(id));
     if (!row) return invalid(`unknown taskId: ${id}`);
     if (row.status === "completed" && !row.fetched) await k.ctx.tx(() => k.callTasks.markFetched(id));
     return { result: { resultType: "complete", ...taskView(row) } };

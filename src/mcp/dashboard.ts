@@ -81,7 +81,8 @@ export function createDashboard(o: DashboardOptions): Dashboard {
   const session = async (req: Request): Promise<boolean> => {
     const id = readCookie(req.headers.get("cookie"), cookieName);
     if (!id) return false;
-    const row = await kernel.ctx.read(() => get<{ expires_at: number }>("SELECT expires_at FROM ui_sessions WHERE id_hash = ?", sha256(id)));
+    // Every request of an open page asks: a row read, beside other daemons' row bodies.
+    const row = await kernel.ctx.rowRead("ui_sessions", "", () => get<{ expires_at: number }>("SELECT expires_at FROM ui_sessions WHERE id_hash = ?", sha256(id)));
     return row !== null && row.expires_at > kernel.clock.now();
   };
 

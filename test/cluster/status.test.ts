@@ -5,6 +5,8 @@
 // daemon's lines are the stored ones: the traced daemon's snapshots, taken while the other
 // changes counters, count no exclusive turn, and still show every change; a waiter that joins a
 // line on the other daemon shows at once (that snapshot catches up in the global order first).
+// The list tools (list_agents, list_locks, list_pools, list_tasks, list_path_claims) read the
+// same way.
 // Its journal tail stops before a revision a writer holds in flight (so a dashboard that follows
 // the feed from the snapshot's revision misses nothing), shows it once committed, and passes a
 // rollback's gap for good. Skipped without a server (AIRLOCK_TEST_PG).
@@ -20,13 +22,14 @@ type Status = {
   revision: number;
   counters: { name: string; value: number }[];
   journal: { revision: number; resource: string }[];
+  events: { name: string; generation: number }[];
   locks: { name: string; agent_id: string; queue_depth: number; waiters: { agent_id: string; blocked: boolean }[] }[];
 };
 const status = async (d: DaemonProcess): Promise<Status> => (await d.rpc("airlock/status")).result as Status;
 const newest = async (db: string) => Number((await storeQuery<{ r: string | null }>(db, "SELECT MAX(revision) AS r FROM journal"))[0]!.r ?? 0);
 
 describePg("the status snapshot on two daemons", () => {
-  test("is read beside row bodies while no line moved (no exclusive turn), shows every change made on the other daemon, and a waiter that joins a line there at once", async () => {
+  test("is read beside row bodies while no line moved (no exclusive turn), as the list tools are, shows every change made on the other daemon, and a waiter that joins a line there at once", async () => {
     const db = await freshDatabase();
     const { first: d1, traced, labels } = await tracedDaemons(db.url, 1);
     const d2 = traced[0]!;
@@ -41,6 +44,20 @@ describePg("the status snapshot on two daemons", () => {
         expect(s.journal.at(-1)?.resource).toBe(`snap-${i}`);
         expect(s.revision).toBe(s.journal.at(-1)!.revision);
       }
+      // The list tools read the same way: rows, and the lines when they show waiters.
+      await d1.call("register_agent", { agent_id: "lister", ttl_seconds: 60 });
+      await d1.call("push_task", { queue: "snap-queue", payload: "p" });
+      await d1.call("claim_paths", { agent_id: "lister", room: "snap-room", paths: ["src/**"] });
+      await d1.call("signal_event", { name: "snap-event" });
+      const lists = {
+        agents: (await d2.call("list_agents", {})).map((a: { agent_id: string }) => a.agent_id),
+        locks: await d2.call("list_locks", {}),
+        pools: Array.isArray(await d2.call("list_pools", {})),
+        events: (await status(d2)).events.map((e) => [e.name, e.generation]),
+        tasks: (await d2.call("list_tasks", { queue: "snap-queue" })).map((t: { payload: string }) => t.payload),
+        claims: (await d2.call("list_path_claims", { room: "snap-room" })).map((c: { agent_id: string }) => c.agent_id),
+      };
+      expect(lists).toEqual({ agents: ["lister"], locks: [], pools: true, events: [["snap-event", 1]], tasks: ["p"], claims: ["lister"] });
       const to = Date.now();
       // A line body on d1: a waiter joins the lock's line there. d2's next snapshot shows it.
       const held = await d1.call("lock_resource", { name: "snap-lock", agent_id: "holder", ttl_seconds: 60 });
@@ -49,6 +66,7 @@ describePg("the status snapshot on two daemons", () => {
       await until("the waiter in the lock's line on d1", async () => (await storeQuery<{ n: string }>(db.url, "SELECT count(*) AS n FROM waiters WHERE queue = 'lock'"))[0]!.n === "1", 5_000);
       const s = await status(d2);
       expect(s.locks.map((l) => [l.name, l.agent_id, l.queue_depth, l.waiters.map((w) => [w.agent_id, w.blocked])])).toEqual([["snap-lock", "holder", 1, [["waiter", true]]]]);
+      expect((await d2.call("list_locks", {})).map((l: { name: string; waiters: { agent_id: string }[] }) => [l.name, l.waiters.map((w) => w.agent_id)])).toEqual([["snap-lock", ["waiter"]]]);
       expect((await d1.call("unlock_resource", { name: "snap-lock", lock_token: held.lock_token })).released).toBe(true);
       expect((await answered("the waiter, granted", waiting)).locked).toBe(true);
       await d2.kill(); // its trace is written at exit

@@ -233,7 +233,7 @@ export class Pools implements WaitSource {
   }
 
   async list(): Promise<PoolView[]> {
-    return this.c.read(() => this.listTx());
+    return this.c.readLines(() => this.listTx());
   }
 
   *listTx(): Tx<PoolView[]> {
@@ -263,7 +263,7 @@ export class Pools implements WaitSource {
 
   /** Slots an agent holds, by pool (for list_agents and status). */
   async heldBy(agentId: string): Promise<string[]> {
-    const rows = await this.c.read(() => all<{ pool: string }>("SELECT pool FROM slots WHERE agent_id = ? ORDER BY acquired_at", agentId));
+    const rows = await this.c.rowRead("slots", "", () => all<{ pool: string }>("SELECT pool FROM slots WHERE agent_id = ? ORDER BY acquired_at", agentId));
     return rows.map((r) => r.pool);
   }
 

@@ -148,7 +148,7 @@ export const poolTools = [
       "(for configure_pool), who holds slots and who waits, in order.",
     args: v.object({}),
     run(_a, { kernel }) {
-      return kernel.ctx.read(() => livePools(kernel, kernel.clock.now()));
+      return kernel.ctx.readLines(() => livePools(kernel, kernel.clock.now()));
     },
   }),
 

@@ -42,8 +42,8 @@ export const presenceTools = [
     description: "List the agents whose heartbeat is live, with the locks and tasks each holds.",
     args: v.object({}),
     run(_a, { kernel }) {
-      // One read: what each agent holds as of one moment.
-      return kernel.ctx.read(function* () {
+      // One read: what each agent holds as of one moment (rows only: beside row bodies).
+      return kernel.ctx.rowRead("agents", "", function* () {
         const out = [];
         for (const ag of yield* kernel.presence.listTx()) {
           out.push(

@@ -128,10 +128,9 @@ export class Messages {
       req.about === undefined && this.c.rowsOverlap
         ? await this.c.rowTx("messages", req.from, function* (): Tx<Sent | null> {
             const to = [...new Set(req.to ?? [])];
-            if (self.sinceCountCheck + 1 >= COUNT_CHECK_EVERY) return null;
-            for (const name of to) if (!(yield* self.seen(name)) || (yield* self.waits.anyoneIn(name))) return null;
-            self.c.store.afterCommit(() => self.sinceCountCheck++);
-            return yield* self.insert(req, to);
+            if (!(yield* self.aloneFor(to))) return null;
+            for (const name of to) if (!(yield* self.seen(name))) return null;
+            return yield* self.insertAlone(req, to);
           })
         : null;
     return sent ?? this.c.tx(() => this.sendTx(req));
@@ -294,6 +293,23 @@ export class Messages {
     return sent;
   }
 
+  /**
+   * Whether a row body may send to `to` by inserting alone: nobody waits on any of their inboxes
+   * (the stored lines say so for every daemon), and the inboxes' count check is not due. Else
+   * the line body's deliver, which wakes the readers and checks the counts.
+   */
+  private *aloneFor(to: readonly string[]): Tx<boolean> {
+    if (this.sinceCountCheck + 1 >= COUNT_CHECK_EVERY) return false;
+    for (const name of to) if (yield* this.waits.anyoneIn(name)) return false;
+    return true;
+  }
+
+  /** A row body's send that aloneFor allowed: it counts towards the count check once it commits. */
+  private *insertAlone(req: SendRequest, to: readonly string[]): Tx<Sent> {
+    this.c.store.afterCommit(() => this.sinceCountCheck++);
+    return yield* this.insert(req, to);
+  }
+
   /** The message stored for each recipient, and journalled: all a send does when nobody waits to read. */
   private *insert(req: SendRequest, to: readonly string[]): Tx<Sent> {
     const now = this.c.clock.now();
@@ -349,7 +365,7 @@ export class Messages {
     );
     if (!m && alone) return null;
     if (!m) throw new AirlockError("invalid_argument", `message_id: there is no message ${messageId} in ${agentId}'s inbox (read_messages lists them)`);
-    if (alone && reply !== undefined && (this.sinceCountCheck + 1 >= COUNT_CHECK_EVERY || (yield* this.waits.anyoneIn(m.from_agent)))) return null;
+    if (alone && reply !== undefined && !(yield* this.aloneFor([m.from_agent]))) return null;
     const now = this.c.clock.now();
     yield* run(
       "UPDATE message_recipients SET acked_at = COALESCE(acked_at, ?), read_at = COALESCE(read_at, ?) WHERE agent_id = ? AND message_id = ?",
@@ -362,10 +378,7 @@ export class Messages {
     let replied: Sent | undefined;
     if (reply !== undefined) {
       const answer = { from: agentId, to: [m.from_agent], body: reply, subject: reSubject(m.subject), threadId };
-      if (alone) {
-        replied = yield* this.insert(answer, [m.from_agent]);
-        this.c.store.afterCommit(() => this.sinceCountCheck++);
-      } else replied = yield* this.deliver(answer, [m.from_agent]);
+      replied = alone ? yield* this.insertAlone(answer, [m.from_agent]) : yield* this.deliver(answer, [m.from_agent]);
     }
     yield* this.journal.record("message.acked", `thread:${threadId}`, { agentId, data: { id: messageId, ...(replied ? { reply: replied.id } : {}) } });
     return { acked: true as const, ...(replied ? { replyId: replied.id } : {}) };

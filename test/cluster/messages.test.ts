@@ -8,8 +8,8 @@
 // the other daemon. Skipped without a server (AIRLOCK_TEST_PG).
 import { expect, setDefaultTimeout, test } from "bun:test";
 import type { DaemonProcess } from "../helpers/daemon.ts";
-import { answered, seenEachOther, tracedDaemons, useCluster } from "../helpers/cluster.ts";
-import { describePg, freshDatabase } from "../helpers/pg.ts";
+import { answered, ordersOfTracedPair, useCluster } from "../helpers/cluster.ts";
+import { describePg } from "../helpers/pg.ts";
 import { until } from "../helpers/until.ts";
 
 setDefaultTimeout(60_000);
@@ -128,11 +128,7 @@ describePg("messages on two daemons sharing a store", () => {
 // not wait, and acks with and without a reply count none in the exclusive order.
 describePg("reads and acks on two daemons", () => {
   test("take no exclusive turn: a read that finds messages (waiting or not), one that finds none and does not wait, an ack, an ack's reply", async () => {
-    const db = await freshDatabase();
-    const { first: d1, traced, labels } = await tracedDaemons(db.url, 1);
-    const d2 = traced[0]!;
-    try {
-      await seenEachOther(db.url);
+    const orders = await ordersOfTracedPair(async (d1, d2) => {
       await d1.call("register_agent", { agent_id: "inbox-a", ttl_seconds: 300 });
       await d1.call("register_agent", { agent_id: "inbox-b", ttl_seconds: 300 });
       const sent: number[] = [];
@@ -144,7 +140,6 @@ describePg("reads and acks on two daemons", () => {
       const acked = await d2.call("ack_message", { agent_id: "inbox-a", message_id: sent[0], reply: "done" });
       const plain = await d2.call("ack_message", { agent_id: "inbox-a", message_id: sent[1] });
       const to = Date.now();
-      await d2.kill(); // its trace is written at exit
       expect(first.messages.map((m: { id: number }) => m.id)).toEqual(sent.slice(0, 2));
       expect(first.unread).toBe(1);
       expect(second.messages.map((m: { id: number }) => m.id)).toEqual([sent[2]]);
@@ -155,12 +150,9 @@ describePg("reads and acks on two daemons", () => {
       expect(back.messages.map((m: any) => [m.id, m.body, m.thread_id])).toEqual([[acked.reply_id, "done", String(sent[0])]]);
       const journal = await d1.call("watch_changes", { kinds: ["message.acked"] });
       expect(journal.changes.map((e: any) => [e.agent_id, e.id, e.reply])).toEqual([["inbox-a", sent[0], acked.reply_id], ["inbox-a", sent[1], undefined]]);
-      const orders = labels(d2, from, to).filter((l) => l.startsWith("order "));
-      expect(orders).toContain("order shared");
-      expect(orders.filter((l) => l === "order exclusive")).toEqual([]);
-    } finally {
-      await Promise.all([d1.kill(9), d2.kill(9)]);
-      await db.drop();
-    }
+      return { from, to };
+    });
+    expect(orders).toContain("order shared");
+    expect(orders.filter((l) => l === "order exclusive")).toEqual([]);
   });
 });

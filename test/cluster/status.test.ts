@@ -12,8 +12,8 @@
 // rollback's gap for good. Skipped without a server (AIRLOCK_TEST_PG).
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { type DaemonProcess, storeQuery } from "../helpers/daemon.ts";
-import { answered, rowBatchHolder, seenEachOther, tracedDaemons, useCluster } from "../helpers/cluster.ts";
-import { describePg, freshDatabase } from "../helpers/pg.ts";
+import { answered, ordersOfTracedPair, rowBatchHolder, useCluster } from "../helpers/cluster.ts";
+import { describePg } from "../helpers/pg.ts";
 import { until } from "../helpers/until.ts";
 
 setDefaultTimeout(60_000);
@@ -30,11 +30,7 @@ const newest = async (db: string) => Number((await storeQuery<{ r: string | null
 
 describePg("the status snapshot on two daemons", () => {
   test("is read beside row bodies while no line moved (no exclusive turn), as the list tools are, shows every change made on the other daemon, and a waiter that joins a line there at once", async () => {
-    const db = await freshDatabase();
-    const { first: d1, traced, labels } = await tracedDaemons(db.url, 1);
-    const d2 = traced[0]!;
-    try {
-      await seenEachOther(db.url);
+    const orders = await ordersOfTracedPair(async (d1, d2, db) => {
       await status(d2); // its first may catch up with the other daemon's coming
       const from = Date.now();
       for (let i = 0; i < 6; i++) {
@@ -63,20 +59,16 @@ describePg("the status snapshot on two daemons", () => {
       const held = await d1.call("lock_resource", { name: "snap-lock", agent_id: "holder", ttl_seconds: 60 });
       expect(held.locked).toBe(true);
       const waiting = d1.call("lock_resource", { name: "snap-lock", agent_id: "waiter", ttl_seconds: 60, wait_seconds: 20 });
-      await until("the waiter in the lock's line on d1", async () => (await storeQuery<{ n: string }>(db.url, "SELECT count(*) AS n FROM waiters WHERE queue = 'lock'"))[0]!.n === "1", 5_000);
+      await until("the waiter in the lock's line on d1", async () => (await storeQuery<{ n: string }>(db, "SELECT count(*) AS n FROM waiters WHERE queue = 'lock'"))[0]!.n === "1", 5_000);
       const s = await status(d2);
       expect(s.locks.map((l) => [l.name, l.agent_id, l.queue_depth, l.waiters.map((w) => [w.agent_id, w.blocked])])).toEqual([["snap-lock", "holder", 1, [["waiter", true]]]]);
       expect((await d2.call("list_locks", {})).map((l: { name: string; waiters: { agent_id: string }[] }) => [l.name, l.waiters.map((w) => w.agent_id)])).toEqual([["snap-lock", ["waiter"]]]);
       expect((await d1.call("unlock_resource", { name: "snap-lock", lock_token: held.lock_token })).released).toBe(true);
       expect((await answered("the waiter, granted", waiting)).locked).toBe(true);
-      await d2.kill(); // its trace is written at exit
-      const orders = labels(d2, from, to).filter((l) => l.startsWith("order "));
-      expect(orders).toContain("order shared");
-      expect(orders.filter((l) => l === "order exclusive")).toEqual([]);
-    } finally {
-      await Promise.all([d1.kill(9), d2.kill(9)]);
-      await db.drop();
-    }
+      return { from, to };
+    });
+    expect(orders).toContain("order shared");
+    expect(orders.filter((l) => l === "order exclusive")).toEqual([]);
   });
 });
 

@@ -8,7 +8,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { hostname } from "node:os";
 import { OTHERS_GRACE_MS, TURN_STEP_MS } from "../../src/domain/timers.ts";
 import { type DaemonProcess, storeQuery } from "../helpers/daemon.ts";
-import { answered, doubleGrants, type Hold, median, rowBatchHolder, seeded, seenEachOther, tracedDaemons, useCluster } from "../helpers/cluster.ts";
+import { answered, doubleGrants, type Hold, median, ordersOfTracedPair, rowBatchHolder, seeded, seenEachOther, tracedDaemons, useCluster } from "../helpers/cluster.ts";
 import { describePg, freshDatabase } from "../helpers/pg.ts";
 import { track, until } from "../helpers/until.ts";
 
@@ -917,12 +917,8 @@ describePg("a lapse on two daemons", () => {
 // d2's trace (AIRLOCK_TRACE) counts its transactions in each order meanwhile.
 describePg("change-feed long polls on two daemons", () => {
   test("take no exclusive turn: woken by changes made on the other daemon and on their own, or ended by their wait, with no place stored, though d2 last caught up 1,200 changes ago", async () => {
-    const db = await freshDatabase();
-    const { first: d1, traced, labels } = await tracedDaemons(db.url, 1);
-    const d2 = traced[0]!;
-    const stored = async () => (await storeQuery<{ n: string }>(db.url, "SELECT count(*) AS n FROM waiters WHERE queue = 'journal'"))[0]!.n;
-    try {
-      await seenEachOther(db.url);
+    const orders = await ordersOfTracedPair(async (d1, d2, db) => {
+      const stored = async () => (await storeQuery<{ n: string }>(db, "SELECT count(*) AS n FROM waiters WHERE queue = 'journal'"))[0]!.n;
       // Row bodies on d1 that d2 never catches up with (no call of d2's is in the global order
       // meanwhile): its first check for a watcher starts from the earliest revision a watcher
       // asked after, not from where d2 last caught up (1,000 rows behind or more, it used to
@@ -948,15 +944,10 @@ describePg("change-feed long polls on two daemons", () => {
       const ended = await answered("a poll that nothing answers, at its wait's end", poll(1).promise, 5_000);
       expect(ended.changes).toEqual([]);
       expect(ended.revision).toBe(since);
-      const to = Date.now();
-      await d2.kill(); // its trace is written at exit
-      const orders = labels(d2, from, to).filter((l) => l.startsWith("order "));
-      expect(orders).toContain("order shared");
-      expect(orders.filter((l) => l === "order exclusive")).toEqual([]);
-    } finally {
-      await Promise.all([d1.kill(9), d2.kill(9)]);
-      await db.drop();
-    }
+      return { from, to: Date.now() };
+    });
+    expect(orders).toContain("order shared");
+    expect(orders.filter((l) => l === "order exclusive")).toEqual([]);
   });
 });
 

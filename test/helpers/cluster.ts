@@ -241,3 +241,25 @@ export async function tracedDaemons(db: string, traced: number): Promise<{ first
   }
   return { first, traced: [...files.keys()], labels: (d, from, to) => traceLabels(files.get(d)!, from, to) };
 }
+
+/**
+ * Two daemons on a fresh database, the second traced (tracedDaemons), each seen by the other:
+ * `body` runs and answers the window (wall-clock ms) to count in; the traced daemon is then
+ * stopped (its trace is written at exit) and its transactions' orders in that window are the
+ * answer ("order shared", "order exclusive"). Both daemons end and the database goes, whatever
+ * happened.
+ */
+export async function ordersOfTracedPair(body: (d1: DaemonProcess, d2: DaemonProcess, db: string) => Promise<{ from: number; to: number }>): Promise<string[]> {
+  const db = await freshDatabase();
+  const { first: d1, traced, labels } = await tracedDaemons(db.url, 1);
+  const d2 = traced[0]!;
+  try {
+    await seenEachOther(db.url);
+    const { from, to } = await body(d1, d2, db.url);
+    await d2.kill();
+    return labels(d2, from, to).filter((l) => l.startsWith("order "));
+  } finally {
+    await Promise.all([d1.kill(9), d2.kill(9)]);
+    await db.drop();
+  }
+}

@@ -62,9 +62,10 @@ export interface Ctx {
   /**
    * A read of rows and of this daemon's waiter lines (list_locks, list_pools, list_events, the
    * status snapshot). On a shared store it runs first in the shared order, beside the other
-   * daemons' row bodies, and is answered there when the lines in memory are the stored ones
-   * (`linesCurrent`) and fn(true) does not decline (null); else fn(false) runs as `read` does,
-   * in the global order, which catches up first. SQLite: fn(false). fn(false) answers.
+   * daemons' row bodies, its path index brought up to the rows first (freshen), and is answered
+   * there when the lines in memory are the stored ones (`linesCurrent`) and fn(true) does not
+   * decline (null); else fn(false) runs as `read` does, in the global order, which catches up
+   * first. SQLite: fn(false). fn(false) answers.
    */
   readLines<T>(fn: (beside: boolean) => Tx<T | null>): Awaitable<T>;
   /**
@@ -169,9 +170,16 @@ export function createCtx(store: Store, clock: Clock): Ctx {
         return (yield* fn(false))!;
       });
       if (!current) return inOrder();
-      const beside = ctx.rowRead("waiters", "", function* () {
-        return (yield* current()) ? yield* fn(true) : null;
-      });
+      // The path index is memory too (the wait-for graph's path edges): its mirrors brought up
+      // to the rows for the batch, as a check's are (only line bodies write them).
+      const beside = ctx.rowRead(
+        "waiters",
+        "",
+        function* () {
+          return (yield* current()) ? yield* fn(true) : null;
+        },
+        MIRRORS_NO_ROW_BODY_WRITES,
+      );
       return andThen(beside, (answer) => answer ?? inOrder());
     },
     linesCurrent: undefined,

@@ -75,6 +75,9 @@ describePg("messages on two daemons sharing a store", () => {
     expect(hc.fence).toBeGreaterThan(claim.fence);
     // Daemon one's index follows the move: the claim is taker's there too.
     expect((await one.call("check_paths", { paths: ["src/a.ts"], room: "cluster-room", agent_id: "giver" })).conflicts.map((x: any) => x.held_by)).toEqual(["taker"]);
+    // And to anyone else: the giver's claim under its old token is gone from that index (its
+    // row took the new token in place; airlock_gone says so, migration 013).
+    expect((await one.call("check_paths", { paths: ["src/a.ts"], room: "cluster-room", agent_id: "bystander" })).conflicts.map((x: any) => x.held_by)).toEqual(["taker"]);
     expect(await one.call("release_paths", { claim_token: claim.claim_token })).toEqual({ released: false });
 
     await one.call("configure_pool", { pool: "cluster-pool", capacity: 1, expected_version: 0, author: "test", reason: "test" });

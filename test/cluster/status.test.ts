@@ -24,6 +24,7 @@ type Status = {
   journal: { revision: number; resource: string }[];
   events: { name: string; generation: number }[];
   locks: { name: string; agent_id: string; queue_depth: number; waiters: { agent_id: string; blocked: boolean }[] }[];
+  graph: { edges: { agent_id: string; waits_for: string; kind: string; blocked: boolean }[] };
 };
 const status = async (d: DaemonProcess): Promise<Status> => (await d.rpc("airlock/status")).result as Status;
 const newest = async (db: string) => Number((await storeQuery<{ r: string | null }>(db, "SELECT MAX(revision) AS r FROM journal"))[0]!.r ?? 0);
@@ -116,5 +117,23 @@ describePg("the status snapshot beside a writer in flight", () => {
     } finally {
       await batch.close();
     }
+  });
+
+  // The graph's path edges come from the path index, which is memory: a claim handed over on
+  // d1 writes path_claims and no line, so d2's lines stay the stored ones and its snapshot is
+  // read beside row bodies, where the index is brought up to the rows first (freshen).
+  test("shows a path wait's holder as the other daemon's last change to the claims left it", async () => {
+    for (const a of ["path-holder", "path-heir", "path-waiter"]) await d1().call("register_agent", { agent_id: a, ttl_seconds: 120 });
+    const claim = await d1().call("claim_paths", { agent_id: "path-holder", room: "snap-graph", paths: ["src/**"], ttl_seconds: 120 });
+    const waiting = d1().call("claim_paths", { agent_id: "path-waiter", room: "snap-graph", paths: ["src/a.ts"], ttl_seconds: 120, wait_seconds: 30 });
+    const waitsFor = async (d: DaemonProcess) =>
+      (await status(d)).graph.edges.filter((e) => e.agent_id === "path-waiter" && e.kind === "path").map((e) => [e.waits_for, e.blocked]);
+    await until("the path wait on d2's graph", async () => JSON.stringify(await waitsFor(d2())) === JSON.stringify([["path-holder", true]]), 5_000);
+    const handed = await d1().call("hand_over", { token: claim.claim_token, to_agent: "path-heir" });
+    expect(handed.handed_over).toBe(true);
+    expect(await waitsFor(d1())).toEqual([["path-heir", true]]);
+    expect(await waitsFor(d2())).toEqual([["path-heir", true]]);
+    expect(await d1().call("release_paths", { claim_token: handed.token })).toEqual({ released: true });
+    expect((await answered("the path waiter, granted", waiting)).granted).toBe(true);
   });
 });

@@ -16,8 +16,9 @@ import m009 from "../migrations/pg/009-worktrees.sql" with { type: "text" };
 import m010 from "../migrations/pg/010-row-versions.sql" with { type: "text" };
 import m011 from "../migrations/pg/011-more-row-versions.sql" with { type: "text" };
 import m012 from "../migrations/pg/012-tasks-finished.sql" with { type: "text" };
+import m013 from "../migrations/pg/013-claims-moved.sql" with { type: "text" };
 
-export const PG_MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012];
+export const PG_MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013];
 
 /** The migrations' session lock: the bytes of "airlock!" as a big-endian int64. */
 const MIGRATION_LOCK = "7019267304284449569";

@@ -60,8 +60,8 @@ export interface Ctx {
    */
   rowIfAlone<T>(q: { line(key: string): readonly unknown[]; anyoneIn(key: string): Tx<boolean> }, table: string, key: string, fn: () => Tx<T | null>): Promise<T | null> | null;
   /**
-   * A read of rows and of this daemon's waiter lines (list_locks, list_pools, list_events, the
-   * status snapshot). On a shared store it runs first in the shared order, beside the other
+   * A read of rows and of this daemon's waiter lines (list_locks, list_pools, the status
+   * snapshot). On a shared store it runs first in the shared order, beside the other
    * daemons' row bodies, its path index brought up to the rows first (freshen), and is answered
    * there when the lines in memory are the stored ones (`linesCurrent`) and fn(true) does not
    * decline (null); else fn(false) runs as `read` does, in the global order, which catches up

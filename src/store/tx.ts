@@ -24,14 +24,13 @@ export interface Stmt {
   reads?: readonly Stmt[];
 }
 
-/** A statement made to be gathered (reading.get, reading.all), typed by its result. */
+/** A statement made to be gathered (reading.all), typed by its result. */
 export interface Read<R> extends Stmt {
   readonly result?: R;
 }
 
-/** Statements for gather(): the same as get() and all(), not yet sent. */
+/** Statements for gather(): the same as all(), not yet sent. */
 export const reading = {
-  get: <R>(sql: string, ...args: SQLQueryBindings[]): Read<R | null> => ({ sql, args, mode: "get" }),
   all: <R>(sql: string, ...args: SQLQueryBindings[]): Read<R[]> => ({ sql, args, mode: "all" }),
 };
 

@@ -20,9 +20,8 @@ import type { Journal } from "./journal.ts";
 import type { Presence } from "./presence.ts";
 import type { HandedOver, Primitive } from "./primitive.ts";
 import type { WaitQueue } from "./wait.ts";
-import { type Message, type MessageRow, toMessage } from "./message-rows.ts";
+import { markIds, type Message, type MessageRow, toMessage } from "./message-rows.ts";
 import { Delivery } from "./delivery.ts";
-import { markIds } from "./message-rows.ts";
 
 export type { Message };
 import type { Outcome } from "./waiter.ts";

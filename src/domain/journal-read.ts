@@ -87,19 +87,35 @@ function* readFiltered(revision: number, limit: number, f: { sql: string; args: 
   let end = Number.MAX_SAFE_INTEGER;
   let cut = false;
   if (contiguous) {
-    const after = yield* get<{ lo: number | null; hi: number | null }>("SELECT MIN(revision) AS lo, MAX(revision) AS hi FROM journal WHERE revision > ?", revision);
-    if (after?.lo == null) return { entries: [], upTo: revision, cut: false };
-    if (after.lo !== revision + 1) return { entries: [], upTo: revision, cut: true };
-    end = (yield* get<{ r: number }>(
-      "SELECT revision AS r FROM journal j WHERE revision > ? AND NOT EXISTS (SELECT 1 FROM journal k WHERE k.revision = j.revision + 1) ORDER BY revision LIMIT 1",
-      revision,
-    ))!.r;
-    cut = end < after.hi!;
+    const run = (yield* runAfter(revision))!;
+    if (run.end === revision) return { entries: [], upTo: revision, cut: run.newest > revision };
+    end = run.end;
+    cut = end < run.newest;
   }
   const rows = yield* all<JournalRow>(`SELECT * FROM journal WHERE revision > ? AND revision <= ? AND ${f.sql} ORDER BY revision LIMIT ?`, revision, end, ...f.args, limit);
   const entries = rows.map(toEntry);
   if (entries.length >= limit) return { entries, upTo: entries[entries.length - 1]!.revision, cut: false };
   return { entries, upTo: contiguous ? end : revision, cut };
+}
+
+/**
+ * The run of revisions after `revision`: where it ends (the first revision whose next one is
+ * missing; `revision` itself when `revision` + 1 is missing or nothing follows), and the newest
+ * revision after `revision` (`revision` when none). The end is cut when it is below the newest.
+ * Null, without looking for the end, when more than `within` revisions follow (the index read
+ * that finds the end walks the run).
+ */
+export function* runAfter(revision: number, within = Number.POSITIVE_INFINITY): Tx<{ end: number; newest: number } | null> {
+  const after = yield* get<{ lo: number | null; hi: number | null }>("SELECT MIN(revision) AS lo, MAX(revision) AS hi FROM journal WHERE revision > ?", revision);
+  if (after?.lo == null) return { end: revision, newest: revision };
+  const newest = Number(after.hi);
+  if (newest - revision > within) return null;
+  if (Number(after.lo) !== revision + 1) return { end: revision, newest };
+  const end = (yield* get<{ r: number }>(
+    "SELECT revision AS r FROM journal j WHERE revision > ? AND NOT EXISTS (SELECT 1 FROM journal k WHERE k.revision = j.revision + 1) ORDER BY revision LIMIT 1",
+    revision,
+  ))!.r;
+  return { end: Number(end), newest };
 }
 
 export function toEntry(r: JournalRow): JournalEntry {

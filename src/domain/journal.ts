@@ -6,7 +6,7 @@
 import type { Awaitable } from "../store/store.ts";
 import { all, get, run, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
-import { type JournalEntry, type JournalRow, readAfter, type SinceOptions, toEntry } from "./journal-read.ts";
+import { type JournalEntry, type JournalRow, readAfter, runAfter, type SinceOptions, toEntry } from "./journal-read.ts";
 import type { WaitQueue } from "./wait.ts";
 import type { Waiter } from "./waiter.ts";
 
@@ -202,23 +202,11 @@ export class Journal {
    * GAP_PATIENCE_MS, a rollback's gap for good most likely, which that order passes.
    */
   *settledTail(n: number): Tx<{ entries: JournalEntry[]; revision: number } | null> {
-    const checked = Math.max(this.seen, this.checkedUpTo, this.settledTo);
-    const after = yield* get<{ lo: number | null; hi: number | null }>("SELECT MIN(revision) AS lo, MAX(revision) AS hi FROM journal WHERE revision > ?", checked);
-    const lo = after?.lo == null ? null : Number(after.lo);
-    const hi = after?.hi == null ? checked : Number(after.hi);
-    if (hi - checked > WANTED_READ) return null;
-    let upTo = checked;
-    if (lo === checked + 1) {
-      // The end of the run from checked + 1: the first revision whose next one is missing.
-      upTo = Number(
-        (yield* get<{ r: number }>(
-          "SELECT revision AS r FROM journal j WHERE revision > ? AND NOT EXISTS (SELECT 1 FROM journal k WHERE k.revision = j.revision + 1) ORDER BY revision LIMIT 1",
-          checked,
-        ))!.r,
-      );
-      this.settledTo = upTo;
-    }
-    if (upTo < hi) {
+    const run = yield* runAfter(Math.max(this.seen, this.checkedUpTo, this.settledTo), WANTED_READ);
+    if (!run) return null;
+    const upTo = run.end;
+    this.settledTo = upTo;
+    if (upTo < run.newest) {
       // Cut: upTo + 1 is missing and a later revision is there.
       const now = this.c.clock.now();
       if (this.missing?.revision !== upTo + 1) this.missing = { revision: upTo + 1, since: now };

@@ -386,16 +386,13 @@ export class Messages {
   /**
    * A read that does not block, as a row body: null when it would (nothing there and time left
    * before `deadline`), or when a read of the same inbox elsewhere marked every unread message
-   * it fetched first (the line body then looks again). The unread ones it returns are the ones
-   * its own conditional mark took.
+   * it fetched first (the line body then looks again).
    */
   private *readNow(req: ReadRequest, deadline: number): Tx<ReadResult | null> {
     const fetched = yield* this.fetch(req);
     if (fetched.length === 0 && this.c.clock.now() < deadline) return null;
-    if (req.peek || !req.unreadOnly || fetched.length === 0) return yield* this.finishRead(req, fetched);
-    const mine = yield* markIds("read_at", req.agentId, this.c.clock.now(), fetched.map((m) => m.id));
-    const messages = fetched.filter((m) => mine.has(m.id));
-    return messages.length > 0 ? { messages, unread: yield* this.unread(req.agentId) } : null;
+    const read = yield* this.finishRead(req, fetched);
+    return fetched.length > 0 && read.messages.length === 0 ? null : read;
   }
 
   private *fetch(req: ReadRequest): Tx<Message[]> {
@@ -415,18 +412,16 @@ export class Messages {
     return rows.map(toMessage);
   }
 
-  /** Marks what was fetched read (unless peek), and counts what is left unread. */
-  private *finishRead(req: ReadRequest, messages: Message[]): Tx<ReadResult> {
-    if (!req.peek && messages.length > 0) {
-      // The fetched rows are every one of this inbox (or every unread one) in (sinceId, last]:
-      // marking the unread ones in that range marks exactly those.
-      yield* run(
-        "UPDATE message_recipients SET read_at = ? WHERE agent_id = ? AND read_at IS NULL AND message_id > ? AND message_id <= ?",
-        this.c.clock.now(),
-        req.agentId,
-        req.sinceId,
-        messages[messages.length - 1]!.id,
-      );
+  /**
+   * Marks what was fetched read (unless peek), each mark conditional, and counts what is left
+   * unread. An unread-only read answers the messages its own mark took: beside row bodies, a
+   * read of the same inbox on another daemon at the same moment marks (and answers) the others.
+   */
+  private *finishRead(req: ReadRequest, fetched: Message[]): Tx<ReadResult> {
+    let messages = fetched;
+    if (!req.peek && fetched.length > 0) {
+      const mine = yield* markIds("read_at", req.agentId, this.c.clock.now(), fetched.map((m) => m.id));
+      if (req.unreadOnly) messages = fetched.filter((m) => mine.has(m.id));
     }
     return { messages, unread: yield* this.unread(req.agentId) };
   }

@@ -171,15 +171,14 @@ export function createCtx(store: Store, clock: Clock): Ctx {
       });
       if (!current) return inOrder();
       // The path index is memory too (the wait-for graph's path edges): its mirrors brought up
-      // to the rows for the batch, as a check's are (only line bodies write them).
-      const beside = ctx.rowRead(
-        "waiters",
-        "",
-        function* () {
-          return (yield* current()) ? yield* fn(true) : null;
-        },
-        MIRRORS_NO_ROW_BODY_WRITES,
-      );
+      // to the rows for the read, as a check's are (only line bodies write them). On a
+      // connection of its own where the store has one (Store.readBeside): a long read (the
+      // status snapshot) then holds none of this daemon's row batches.
+      const body = function* () {
+        return (yield* current()) ? yield* fn(true) : null;
+      };
+      const rows = { key: rowKey("waiters", ""), fresh: MIRRORS_NO_ROW_BODY_WRITES };
+      const beside = dueFirst(() => (store.readBeside ? store.readBeside(body, rows) : store.read(body(), rows)), true);
       return andThen(beside, (answer) => answer ?? inOrder());
     },
     linesCurrent: undefined,

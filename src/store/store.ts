@@ -40,6 +40,12 @@ export interface Store {
   tx<T>(fn: () => Tx<T>, rows?: RowBody): Awaitable<T>;
   /** Runs a body outside any transaction (a read), in turn with transactions. */
   read<T>(body: Tx<T>, rows?: RowBody): Awaitable<T>;
+  /**
+   * A shared store: a read of rows and memory in the shared order on a connection of its own,
+   * beside this daemon's transactions rather than in turn with them (pg/driver.ts, readBeside).
+   * It writes nothing. Absent elsewhere: `read` does.
+   */
+  readBeside?<T>(fn: () => Tx<T>, rows: RowBody): Promise<T>;
   /** Whether the body running now is a row body in the shared order (never on SQLite). */
   inSharedOrder?(): boolean;
   /**

@@ -119,6 +119,41 @@ describePg("the status snapshot beside a writer in flight", () => {
     }
   });
 
+  // On a connection of its own (PgDriver.readBeside): a snapshot stuck on a lock (here a table
+  // it reads, locked by someone else) holds none of its daemon's row batches, which used to wait
+  // for it in the one connection's queue. Its reader's backend killed under it, it is read again
+  // in a row batch, and the next has a reader again.
+  test("stuck on a locked table, holds up none of its own daemon's row bodies; its reader killed, it is read again", async () => {
+    const other = await rowBatchHolder(c.db);
+    const waitingOnNotes = async () =>
+      (await storeQuery<{ pid: number }>(c.db, "SELECT pid FROM pg_locks WHERE relation = 'notes'::regclass AND NOT granted")).map((r) => r.pid);
+    try {
+      for (const kill of [false, true]) {
+        const name = `beside-stuck-${kill}`;
+        await status(d1()); // d1 caught up: its lines are the stored ones
+        await other.tx.unsafe("BEGIN; LOCK TABLE notes IN ACCESS EXCLUSIVE MODE");
+        const order: string[] = [];
+        const snapshot = status(d1()).then((s) => (order.push("snapshot"), s));
+        await until("the snapshot waiting for the lock on notes", async () => (await waitingOnNotes()).length === 1, 5_000, 20);
+        for (let i = 1; i <= 5; i++) expect((await answered("an increment beside the stuck snapshot", d1().call("increment_counter", { name }))).value).toBe(i);
+        order.push("increments");
+        if (kill) {
+          const [reader] = await waitingOnNotes();
+          await storeQuery(c.db, "SELECT pg_terminate_backend(?)", reader!);
+          // Read again in a row batch, where it waits for the lock as well.
+          await until("the snapshot waiting for the lock again", async () => (await waitingOnNotes()).some((pid) => pid !== reader), 5_000, 20);
+        }
+        await other.rollback();
+        const s = await answered("the snapshot once the lock is gone", snapshot);
+        expect(order).toEqual(["increments", "snapshot"]);
+        expect(s.counters.find((x) => x.name === name)?.value).toBe(5);
+      }
+      expect((await status(d1())).counters.find((x) => x.name === "beside-stuck-true")?.value).toBe(5);
+    } finally {
+      await other.close();
+    }
+  });
+
   // The graph's path edges come from the path index, which is memory: a claim handed over on
   // d1 writes path_claims and no line, so d2's lines stay the stored ones and its snapshot is
   // read beside row bodies, where the index is brought up to the rows first (freshen).

@@ -84,7 +84,8 @@ export class Connection {
     /** The URL to connect to (with its password), and as it is shown (without). */
     private readonly url: string,
     private readonly path: string,
-    first: Link,
+    /** Null: connected at the first ready() (a connection used only now and then). */
+    first: Link | null,
   ) {
     this.link = first;
   }

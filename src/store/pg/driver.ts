@@ -21,6 +21,11 @@
 // side, their statements pipelined on the connection (rowBodies), and have no savepoints: one
 // that fails is answered with its error, the transaction rolls back, and the others run again
 // in the next (so a row body may run more than once before it commits).
+//
+// Reads beside row bodies (readBeside: the status snapshot, the list tools that show lines) run
+// on a second connection, the reader, in the shared order too, so a long one holds none of the
+// main connection's batches; they read memory, so they wait for this daemon's transaction in the
+// global order that may be changing it, and are read again if one was granted while they ran.
 import { AirlockError } from "../../errors.ts";
 import { mark, TRACING } from "../../trace.ts";
 import type { RunResult, Stmt, Tx } from "../tx.ts";
@@ -45,6 +50,26 @@ interface Job<T = unknown> {
   rows?: RowBody | undefined;
 }
 
+/**
+ * What one transaction being driven keeps while its statements run: the main connection's batch,
+ * or a read beside it on the reader (readBeside). Its body's own code sees it as `current`.
+ */
+interface Run {
+  /** The connection it runs on (whose failure() judges a statement's error). */
+  via: Connection;
+  /**
+   * In a batch of several bodies: whether the running body still has to open its savepoint
+   * (with its first statement), and whether one is open already (a previous body's).
+   */
+  savepoint: { due: boolean; open: boolean } | null;
+  /** The tables it changed (its version records them for the others). */
+  written: Set<string>;
+  /** A statement of the running body failed (the body may have caught it and gone on). */
+  statementFailed: boolean;
+  /** A batch of row bodies, or a read beside them: in the shared order. */
+  shared: boolean;
+}
+
 /** Savepoint texts: before a body's first statement (after the first body's, release it too). */
 const SAVEPOINT = "SAVEPOINT body";
 const NEXT_SAVEPOINT = "RELEASE SAVEPOINT body; SAVEPOINT body";
@@ -55,22 +80,24 @@ export class PgDriver {
   /** The end of the queue of bodies. */
   private tail: Promise<unknown> = Promise.resolve();
   private closedFlag = false;
-  // Hooks of the transaction whose body is executing right now. Only set while the body's own
-  // code runs (between two statements other code runs too, and its afterCommit is not ours).
+  // Hooks of the transaction whose body is executing right now, and that transaction. Only set
+  // while the body's own code runs (between two statements other code runs too, and its
+  // afterCommit is not ours).
   private pending: Hook[] | null = null;
-  /** The tables the running transaction changed (its version records them for the others). */
-  private written = new Set<string>();
+  private current: Run | null = null;
   /** The bodies waiting for the next transaction (null: none yet; the next tx() queues one). */
   private next: Job[] | null = null;
+  /** The connection of the reads beside row bodies (readBeside), when there is one. */
+  reader: Connection | null = null;
+  /** The end of the queue of those reads. */
+  private readerTail: Promise<unknown> = Promise.resolve();
   /**
-   * In a batch of several bodies: whether the running body still has to open its savepoint
-   * (with its first statement), and whether one is open already (a previous body's).
+   * Moves each time a transaction of this daemon in the global order is granted the order (from
+   * then on it may change memory); `mutating` until that transaction and its hooks are done.
    */
-  private savepoint: { due: boolean; open: boolean } | null = null;
-  /** A statement of the running body failed (the body may have caught it and gone on). */
-  private statementFailed = false;
-  /** Whether the running batch is one of row bodies, in the shared order. */
-  inSharedOrder = false;
+  private exclusiveEpoch = 0;
+  private mutating: Promise<void> | null = null;
+  private endMutating: (() => void) | null = null;
   /** Set when other daemons share the store (attach): the version protocol every transaction runs. */
   sync: VersionProtocol | null = null;
   /** After a batch of row bodies that wrote the journal committed (peers.ts: tell the others). */
@@ -130,7 +157,57 @@ export class PgDriver {
    */
   read<T>(body: Tx<T>, rows?: RowBody): Promise<T> {
     if (this.sync) return this.tx(() => body, rows);
-    return this.enqueue(async () => this.drive(await this.conn.ready(), body, null));
+    return this.enqueue(async () => this.drive(await this.conn.ready(), this.outside(), body, null));
+  }
+
+  /**
+   * A read in the shared order on a connection of its own (docs/cluster.md, "Reads beside row
+   * bodies on a connection of their own"), so a long one (the status snapshot: a dozen statements) never holds this
+   * daemon's batches of row bodies, which keep running on the main connection meanwhile. It may
+   * read memory: no transaction of this daemon in the global order is running when it starts
+   * (it waits for one to end), none can be granted the order while it holds it shared, and if one
+   * was granted while it ran (this daemon's, ended just before its BEGIN was answered) it is read
+   * again. It writes nothing. Without a reader, or with the reader unreachable, it is `read`.
+   */
+  async readBeside<T>(fn: () => Tx<T>, rows: RowBody): Promise<T> {
+    const reader = this.reader;
+    if (!reader || !this.sync) return this.read(fn(), rows);
+    if (this.closedFlag) throw new AirlockError("unavailable", `store ${this.path} is closed`);
+    const turn = this.readerTail.then(() => this.besideOnce(reader, this.sync!, fn, rows));
+    this.readerTail = turn.catch(() => undefined);
+    const answer = await turn;
+    return answer.read ? answer.value : this.read(fn(), rows);
+  }
+
+  /** One read beside row bodies; not read (`read: false`) when memory may have moved under it or the reader failed. */
+  private async besideOnce<T>(reader: Connection, sync: VersionProtocol, fn: () => Tx<T>, rows: RowBody): Promise<{ read: true; value: T } | { read: false }> {
+    while (this.mutating) await this.mutating;
+    const epoch = this.exclusiveEpoch;
+    let l: Link;
+    try {
+      l = await reader.ready();
+    } catch {
+      return { read: false }; // the main connection says whether the store is reachable
+    }
+    if (TRACING) mark("order shared (reader)");
+    const run: Run = { via: reader, savepoint: null, written: new Set(), statementFailed: false, shared: true };
+    const hooks: Hook[] = [];
+    let value: T;
+    try {
+      await l.conn.unsafe(sync.beginRowsText());
+      if (rows.fresh && rows.fresh.length > 0) await this.drive(l, run, sync.hooks.freshen(rows.fresh), hooks);
+      value = await this.drive(l, run, this.step(run, hooks, fn), hooks);
+      if (run.written.size > 0) throw new AirlockError("internal", "a read beside row bodies wrote rows");
+      if (this.exclusiveEpoch !== epoch) throw new Overlapped();
+      await l.conn.unsafe("COMMIT");
+    } catch (err) {
+      if (!l.lost) await l.conn.unsafe("ROLLBACK").catch((e: unknown) => reader.failure(l, e));
+      for (const h of hooks) h.orElse?.();
+      if (err instanceof Overlapped || l.lost) return { read: false };
+      throw err;
+    }
+    for (const h of hooks) h.done();
+    return { read: true, value };
   }
 
   afterCommit(done: () => void, orElse?: () => void): void {
@@ -141,7 +218,12 @@ export class PgDriver {
   /** Refuses new bodies and lets the queued ones finish. */
   async drain(): Promise<void> {
     this.closedFlag = true;
-    await this.tail;
+    await Promise.all([this.tail, this.readerTail]);
+  }
+
+  /** The state of a body run outside any transaction (a read on a store nobody shares). */
+  private outside(): Run {
+    return { via: this.conn, savepoint: null, written: new Set(), statementFailed: false, shared: false };
   }
 
   /** One transaction with one body, for a caller already in the queue (a catch-up of its own). */
@@ -157,44 +239,57 @@ export class PgDriver {
     const rows = this.sync !== null && given.every((j) => j.rows);
     // Stable: bodies of one key keep the order they were asked in.
     const jobs = rows && given.length > 1 ? [...given].sort((a, b) => (a.rows!.key < b.rows!.key ? -1 : a.rows!.key > b.rows!.key ? 1 : 0)) : given;
-    let opened: Opened & { l: Link };
     try {
-      opened = await this.begin(rows);
-    } catch (err) {
-      for (const j of jobs) j.reject(err);
-      return;
+      let opened: Opened & { l: Link };
+      try {
+        opened = await this.begin(rows);
+      } catch (err) {
+        for (const j of jobs) j.reject(err);
+        return;
+      }
+      await this.runOpened(jobs, rows, opened);
+    } finally {
+      this.endMutating?.();
     }
+  }
+
+  /** runBatch, once its BEGIN answered. */
+  private async runOpened(jobs: readonly Job[], rows: boolean, opened: Opened & { l: Link }): Promise<void> {
     const { l, changed } = opened;
     let version = opened.version;
     const shared: Hook[] = []; // the catch-up's and the flush's
     const done: { job: Job; out: unknown; hooks: Hook[] }[] = [];
     let undone = false; // a body of several failed and was undone: memory may hold what it did
-    this.written = new Set();
     // Row bodies need no savepoints: they change nothing in memory, so when one fails the batch
     // rolls back and runs again without it (a savepoint would cost each a query more).
-    this.savepoint = jobs.length > 1 && !rows ? { due: true, open: false } : null;
-    this.inSharedOrder = rows;
+    const run: Run = {
+      via: this.conn,
+      savepoint: jobs.length > 1 && !rows ? { due: true, open: false } : null,
+      written: new Set(),
+      statementFailed: false,
+      shared: rows,
+    };
     try {
-      if (this.sync && !rows && (version !== this.sync.seen || opened.due)) await this.drive(l, this.sync.hooks.catchUp(changed, opened.rows), shared);
+      if (this.sync && !rows && (version !== this.sync.seen || opened.due)) await this.drive(l, run, this.sync.hooks.catchUp(changed, opened.rows), shared);
       // Row bodies that read mirrors: those brought up to the rows once for the batch.
       const fresh = rows ? [...new Set(jobs.flatMap((j) => j.rows!.fresh ?? []))] : [];
-      if (fresh.length > 0) await this.drive(l, this.sync!.hooks.freshen(fresh), shared);
-      if (rows && jobs.length > 1) await this.rowBodies(l, jobs, done);
+      if (fresh.length > 0) await this.drive(l, run, this.sync!.hooks.freshen(fresh), shared);
+      if (rows && jobs.length > 1) await this.rowBodies(l, run, jobs, done);
       else for (const job of jobs) {
         const hooks: Hook[] = [];
-        if (this.savepoint) this.savepoint.due = true;
-        this.statementFailed = false;
+        if (run.savepoint) run.savepoint.due = true;
+        run.statementFailed = false;
         try {
-          const out = await this.drive(l, this.step(hooks, job.fn), hooks);
-          if (this.statementFailed && this.savepoint) {
+          const out = await this.drive(l, run, this.step(run, hooks, job.fn), hooks);
+          if (run.statementFailed && run.savepoint) {
             throw new AirlockError("internal", "the transaction rolled back: a statement in it failed and the body went on");
           }
           done.push({ job, out, hooks });
         } catch (err) {
           // Alone, the body's failure is the transaction's (below). In a batch it undoes only itself.
           if (rows && jobs.length > 1 && !l.lost) throw new Failed(err, hooks, job);
-          if (!this.savepoint || l.lost) throw new Failed(err, hooks);
-          if (!this.savepoint.due) await l.conn.unsafe(UNDO_BODY);
+          if (!run.savepoint || l.lost) throw new Failed(err, hooks);
+          if (!run.savepoint.due) await l.conn.unsafe(UNDO_BODY);
           for (const h of hooks) h.orElse?.();
           job.reject(err);
           undone = true;
@@ -202,15 +297,13 @@ export class PgDriver {
       }
       // A transaction that changed rows on a shared store moves the version and notifies, with
       // its COMMIT (one round trip).
-      this.savepoint = null;
-      this.inSharedOrder = false;
+      run.savepoint = null;
       const sync = rows ? null : this.sync;
-      const flushed = sync ? await this.drive(l, sync.hooks.flush(), shared) : false;
-      const bumped = await this.commit(l, sync?.bumpText(this.written, flushed));
+      const flushed = sync ? await this.drive(l, run, sync.hooks.flush(), shared) : false;
+      const bumped = await this.commit(l, sync?.bumpText(run.written, flushed));
       if (bumped) version = sync!.bumped(bumped);
     } catch (thrown) {
-      this.savepoint = null;
-      this.inSharedOrder = false;
+      run.savepoint = null;
       const err = thrown instanceof Failed ? thrown.reason : thrown;
       if (!l.lost) await l.conn.unsafe("ROLLBACK").catch((e: unknown) => this.conn.failure(l, e));
       const hooks = [...done.flatMap((d) => d.hooks), ...(thrown instanceof Failed ? thrown.hooks : []), ...shared];
@@ -229,7 +322,7 @@ export class PgDriver {
       return;
     }
     if (rows) {
-      if (this.written.has("journal")) this.onRowsCommitted();
+      if (run.written.has("journal")) this.onRowsCommitted();
     } else if (this.sync) {
       this.sync.seen = version;
       // What the undone body changed in memory (the lines, a cache) went into this flush, as
@@ -251,13 +344,13 @@ export class PgDriver {
    * culprit (a statement error makes the others' later statements fail too): thrown once all
    * have settled, so the batch rolls back and the others run again without it.
    */
-  private async rowBodies(l: Link, jobs: readonly Job[], done: { job: Job; out: unknown; hooks: Hook[] }[]): Promise<void> {
+  private async rowBodies(l: Link, run: Run, jobs: readonly Job[], done: { job: Job; out: unknown; hooks: Hook[] }[]): Promise<void> {
     let first: Failed | undefined;
     await Promise.all(
       jobs.map(async (job) => {
         const hooks: Hook[] = [];
         try {
-          done.push({ job, out: await this.drive(l, this.step(hooks, job.fn), hooks), hooks });
+          done.push({ job, out: await this.drive(l, run, this.step(run, hooks, job.fn), hooks), hooks });
         } catch (err) {
           if (first) first.hooks.push(...hooks);
           else first = new Failed(err, hooks, l.lost ? undefined : job);
@@ -267,17 +360,17 @@ export class PgDriver {
     if (first) throw first;
   }
 
-  private async exec(l: Link, stmt: Stmt): Promise<unknown> {
+  private async exec(l: Link, run: Run, stmt: Stmt): Promise<unknown> {
     // A gather: each statement sent as this loop reaches it (the first opening the savepoint,
     // if one is due), all before any answer is awaited; the server runs them in the order sent.
-    if (stmt.reads) return Promise.all(stmt.reads.map((r) => this.exec(l, r)));
+    if (stmt.reads) return Promise.all(stmt.reads.map((r) => this.exec(l, run, r)));
     let t = this.translations.get(stmt.sql);
     if (!t) {
       t = translate(stmt.sql);
       this.translations.set(stmt.sql, t);
     }
     // A body of a batch opens its savepoint with its first statement, in the same round trip.
-    const sp = this.savepoint;
+    const sp = run.savepoint;
     let opening: Promise<unknown> | undefined;
     if (sp?.due) {
       opening = l.conn.unsafe(sp.open ? NEXT_SAVEPOINT : SAVEPOINT).execute();
@@ -288,14 +381,14 @@ export class PgDriver {
     try {
       result = (await l.conn.unsafe(stmt.mode === "run" ? t.runText : t.text, stmt.args)) as PgResult;
     } catch (err) {
-      this.statementFailed = true;
+      run.statementFailed = true;
       await opening?.catch(() => undefined);
       throw err;
     }
     if (opening) await opening;
     // Only a statement that changed rows moves the shared version (a DELETE that found nothing
     // must not send every other daemon to catch up, and them back to this one).
-    if ((stmt.mode === "run" || t.writes) && (result.affectedRows ?? result.length) > 0) this.written.add(t.table ?? "*");
+    if ((stmt.mode === "run" || t.writes) && (result.affectedRows ?? result.length) > 0) run.written.add(t.table ?? "*");
     if (stmt.mode === "all") return rowsOf(result);
     if (stmt.mode === "get") return rowsOf(result, 1)[0] ?? null;
     const lastInsertRowid = t.returnsRevision ? Number(rowsOf(result, 1)[0]?.revision) : 0;
@@ -303,28 +396,35 @@ export class PgDriver {
   }
 
   /** Runs one step of a body's own code, with hooks (or none) as the afterCommit list. */
-  private step<R>(hooks: Hook[] | null, f: () => R): R {
+  private step<R>(run: Run | null, hooks: Hook[] | null, f: () => R): R {
     this.pending = hooks;
+    this.current = run;
     try {
       return f();
     } finally {
       this.pending = null;
+      this.current = null;
     }
   }
 
+  /** Whether the body running now is in the shared order (a row body, or a read beside them). */
+  get inSharedOrder(): boolean {
+    return this.current?.shared ?? false;
+  }
+
   /** Drives a body to its end: each yielded statement is awaited and its result sent back. */
-  private async drive<T>(l: Link, body: Tx<T>, hooks: Hook[] | null): Promise<T> {
-    let next = this.step(hooks, () => body.next());
+  private async drive<T>(l: Link, run: Run, body: Tx<T>, hooks: Hook[] | null): Promise<T> {
+    let next = this.step(run, hooks, () => body.next());
     while (!next.done) {
       let result: unknown;
       try {
-        result = await this.exec(l, next.value);
+        result = await this.exec(l, run, next.value);
       } catch (err) {
-        const thrown = this.conn.failure(l, err);
-        next = this.step(hooks, () => body.throw(thrown)); // so the body's own try/finally runs
+        const thrown = run.via.failure(l, err);
+        next = this.step(run, hooks, () => body.throw(thrown)); // so the body's own try/finally runs
         continue;
       }
-      next = this.step(hooks, () => body.next(result));
+      next = this.step(run, hooks, () => body.next(result));
     }
     return next.value;
   }
@@ -344,7 +444,18 @@ export class PgDriver {
           await l.conn.unsafe(text);
           return { l, version: -1, changed: null };
         }
-        return { l, ...sync.opened(await l.conn.unsafe(text)) };
+        const answered = await l.conn.unsafe(text);
+        // Granted the order: from here until its hooks ran, this transaction may change memory
+        // (the version protocol's flags first), so the reads beside row bodies wait for it, and
+        // one that it overlapped is read again (readBeside).
+        this.exclusiveEpoch++;
+        this.mutating = new Promise((resolve) => {
+          this.endMutating = () => {
+            this.mutating = this.endMutating = null;
+            resolve();
+          };
+        });
+        return { l, ...sync.opened(answered) };
       } catch (err) {
         const thrown = this.conn.failure(l, err);
         if (thrown instanceof AirlockError && attempt === 0) continue;
@@ -377,6 +488,9 @@ export class PgDriver {
     return before === undefined ? undefined : results[0];
   }
 }
+
+/** A read beside row bodies that a transaction of this daemon in the global order overlapped. */
+class Overlapped extends Error {}
 
 /** A body's failure that fails its whole transaction, with the hooks it queued. */
 class Failed extends Error {

@@ -20,6 +20,7 @@ export interface PgStore extends Store {
   readonly shared: SharedStore;
   tx<T>(fn: () => Tx<T>, rows?: RowBody): Promise<T>;
   read<T>(body: Tx<T>, rows?: RowBody): Promise<T>;
+  readBeside<T>(fn: () => Tx<T>, rows: RowBody): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -58,6 +59,10 @@ export async function openPgStore(given: string, opts: PgOpenOptions = {}): Prom
 
   const conn = new Connection(url, path, link);
   const driver = new PgDriver(conn, path);
+  // The reads beside row bodies (the status snapshot, the list tools) on a connection of their
+  // own, opened at the first: a long one no longer holds this daemon's row batches.
+  const reader = opts.readonly ? null : new Connection(url, path, null);
+  driver.reader = reader;
   const peers = new Peers(driver, url, clockOffsetMs);
   return {
     kind: "postgres",
@@ -65,6 +70,7 @@ export async function openPgStore(given: string, opts: PgOpenOptions = {}): Prom
     durability: opts.durability ?? "full",
     tx: (fn, rows) => driver.tx(fn, rows),
     read: (body, rows) => driver.read(body, rows),
+    readBeside: (fn, rows) => driver.readBeside(fn, rows),
     inSharedOrder: () => driver.inSharedOrder,
     shared: peers,
     afterCommit: (done, orElse) => driver.afterCommit(done, orElse),
@@ -75,6 +81,7 @@ export async function openPgStore(given: string, opts: PgOpenOptions = {}): Prom
       await driver.drain();
       await peers.stopListening();
       await conn.close();
+      await reader?.close();
     },
   };
 }

@@ -1,15 +1,33 @@
 // Counts passed and failed tests from bun's JUnit reports and prints "N passed, N failed".
 // A run that exited non-zero without a failing test case (a file that failed to load, an
-// unhandled error between tests) counts as one failure, so nothing can fail silently.
+// unhandled error between tests, the runner itself crashing) counts as one failure, so nothing
+// can fail silently. Just above that last line it names every failure: the failing cases, and
+// for a run that failed without one, its exit status and the lines of its log that say why, so
+// the end of CI's output (often all a reader gets) tells what to look at.
 import { existsSync, readFileSync } from "node:fs";
 
 let passed = 0;
 let failed = 0;
+const told: string[] = [];
+
+const unescape = (s: string) =>
+  s.replace(/&#10;/g, " ").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, "&");
+const attrOf = (tag: string, name: string) => unescape(new RegExp(`\\b${name}="([^"]*)"`).exec(tag)?.[1] ?? "");
+
+/** The lines of a run's log that say why it ended badly, and its last lines. */
+function logWhy(log: string): string[] {
+  if (!existsSync(log)) return [`  (no log at ${log})`];
+  const lines = readFileSync(log, "utf8").split("\n");
+  const why = lines.filter((l) => /\berror\b|panic|crash|Segmentation|Unhandled|Killed|signal/i.test(l)).slice(-12);
+  return [...why.map((l) => `  | ${l.slice(0, 300)}`), "  last lines:", ...lines.slice(-8).map((l) => `  | ${l.slice(0, 300)}`)];
+}
+
 for (const spec of process.argv.slice(2)) {
   const [file, rcText] = spec.split(":") as [string, string];
   const rc = Number(rcText);
+  const log = file.replace(/\.xml$/, ".log");
   if (!existsSync(file)) {
-    console.error(`ci: no report at ${file} (exit ${rc})`);
+    told.push(`ci: no report at ${file} (exit ${rc})`, ...logWhy(log));
     failed += 1;
     continue;
   }
@@ -21,14 +39,26 @@ for (const spec of process.argv.slice(2)) {
   const skipped = attr("skipped");
   passed += tests - failures - skipped;
   failed += failures;
-  if (rc !== 0 && failures === 0) {
-    console.error(`ci: ${file}: the run exited ${rc} with no failing test case`);
+  // Each failing case: <testcase name=… classname=… file=…> then a <failure message=…> or <error …>.
+  for (const m of xml.matchAll(/<testcase\b([^>]*)>\s*<(failure|error)\b([^>]*)>/g)) {
+    const where = [attrOf(m[1]!, "file"), attrOf(m[1]!, "classname"), attrOf(m[1]!, "name")].filter(Boolean).join(" > ");
+    told.push(`ci: FAILED ${file}: ${where}: ${attrOf(m[3]!, "message").slice(0, 300)}`);
+  }
+  // Errors outside any case (a file that failed to load) are not in the report; bun's summary
+  // in the log counts them (" 1 error").
+  const errors = Number(/^\s*(\d+) errors?\s*$/m.exec(existsSync(log) ? readFileSync(log, "utf8") : "")?.[1] ?? 0);
+  if (errors > 0) {
+    told.push(`ci: ${file}: ${errors} error(s) outside any test case; its log (${log}):`, ...logWhy(log));
+    failed += errors;
+  } else if (rc !== 0 && failures === 0) {
+    told.push(`ci: ${file}: the run exited ${rc} with no failing test case; its log (${log}):`, ...logWhy(log));
     failed += 1;
   }
   if (tests === 0) {
-    console.error(`ci: ${file}: no test ran`);
+    told.push(`ci: ${file}: no test ran`);
     failed += 1;
   }
 }
+for (const line of told) console.log(line);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed > 0 ? 1 : 0);

@@ -28,9 +28,10 @@
 // global order that may be changing it, and are read again if one was granted while they ran.
 import { AirlockError } from "../../errors.ts";
 import { mark, TRACING } from "../../trace.ts";
-import type { RunResult, Stmt, Tx } from "../tx.ts";
+import type { Tx } from "../tx.ts";
 import { type Connection, isConnectionError, type Link, outcomeUnknown, unavailable } from "./connection.ts";
-import { type PgResult, rowsOf, type Translated, translate } from "./dialect.ts";
+import type { PgResult, Translated } from "./dialect.ts";
+import { execStatement, type Run, UNDO_BODY } from "./statement.ts";
 import type { Opened, RowBody, VersionProtocol } from "../store.ts";
 
 /**
@@ -49,31 +50,6 @@ interface Job<T = unknown> {
   /** Set for a row body. */
   rows?: RowBody | undefined;
 }
-
-/**
- * What one transaction being driven keeps while its statements run: the main connection's batch,
- * or a read beside it on the reader (readBeside). Its body's own code sees it as `current`.
- */
-interface Run {
-  /** The connection it runs on (whose failure() judges a statement's error). */
-  via: Connection;
-  /**
-   * In a batch of several bodies: whether the running body still has to open its savepoint
-   * (with its first statement), and whether one is open already (a previous body's).
-   */
-  savepoint: { due: boolean; open: boolean } | null;
-  /** The tables it changed (its version records them for the others). */
-  written: Set<string>;
-  /** A statement of the running body failed (the body may have caught it and gone on). */
-  statementFailed: boolean;
-  /** A batch of row bodies, or a read beside them: in the shared order. */
-  shared: boolean;
-}
-
-/** Savepoint texts: before a body's first statement (after the first body's, release it too). */
-const SAVEPOINT = "SAVEPOINT body";
-const NEXT_SAVEPOINT = "RELEASE SAVEPOINT body; SAVEPOINT body";
-const UNDO_BODY = "ROLLBACK TO SAVEPOINT body";
 
 export class PgDriver {
   private readonly translations = new Map<string, Translated>();
@@ -360,41 +336,6 @@ export class PgDriver {
     if (first) throw first;
   }
 
-  private async exec(l: Link, run: Run, stmt: Stmt): Promise<unknown> {
-    // A gather: each statement sent as this loop reaches it (the first opening the savepoint,
-    // if one is due), all before any answer is awaited; the server runs them in the order sent.
-    if (stmt.reads) return Promise.all(stmt.reads.map((r) => this.exec(l, run, r)));
-    let t = this.translations.get(stmt.sql);
-    if (!t) {
-      t = translate(stmt.sql);
-      this.translations.set(stmt.sql, t);
-    }
-    // A body of a batch opens its savepoint with its first statement, in the same round trip.
-    const sp = run.savepoint;
-    let opening: Promise<unknown> | undefined;
-    if (sp?.due) {
-      opening = l.conn.unsafe(sp.open ? NEXT_SAVEPOINT : SAVEPOINT).execute();
-      sp.due = false;
-      sp.open = true;
-    }
-    let result: PgResult;
-    try {
-      result = (await l.conn.unsafe(stmt.mode === "run" ? t.runText : t.text, stmt.args)) as PgResult;
-    } catch (err) {
-      run.statementFailed = true;
-      await opening?.catch(() => undefined);
-      throw err;
-    }
-    if (opening) await opening;
-    // Only a statement that changed rows moves the shared version (a DELETE that found nothing
-    // must not send every other daemon to catch up, and them back to this one).
-    if ((stmt.mode === "run" || t.writes) && (result.affectedRows ?? result.length) > 0) run.written.add(t.table ?? "*");
-    if (stmt.mode === "all") return rowsOf(result);
-    if (stmt.mode === "get") return rowsOf(result, 1)[0] ?? null;
-    const lastInsertRowid = t.returnsRevision ? Number(rowsOf(result, 1)[0]?.revision) : 0;
-    return { changes: result.affectedRows ?? 0, lastInsertRowid } satisfies RunResult;
-  }
-
   /** Runs one step of a body's own code, with hooks (or none) as the afterCommit list. */
   private step<R>(run: Run | null, hooks: Hook[] | null, f: () => R): R {
     this.pending = hooks;
@@ -418,7 +359,7 @@ export class PgDriver {
     while (!next.done) {
       let result: unknown;
       try {
-        result = await this.exec(l, run, next.value);
+        result = await execStatement(this.translations, l, run, next.value);
       } catch (err) {
         const thrown = run.via.failure(l, err);
         next = this.step(run, hooks, () => body.throw(thrown)); // so the body's own try/finally runs

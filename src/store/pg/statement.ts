@@ -1,0 +1,68 @@
+// One statement a body yields, sent on the PostgreSQL store's connection (driver.ts): its text
+// translated once (dialect.ts) and kept, the savepoint of a batch's body opened with its first
+// statement in the same round trip, the tables it changed noted for the version, and its result
+// turned back into the shape the domain's transactions read (../tx.ts), SQLite's shape.
+import type { RunResult, Stmt } from "../tx.ts";
+import type { Connection, Link } from "./connection.ts";
+import { type PgResult, rowsOf, type Translated, translate } from "./dialect.ts";
+
+/**
+ * What one transaction being driven keeps while its statements run: the main connection's batch,
+ * or a read beside it on the reader (readBeside). Its body's own code sees it as `current`.
+ */
+export interface Run {
+  /** The connection it runs on (whose failure() judges a statement's error). */
+  via: Connection;
+  /**
+   * In a batch of several bodies: whether the running body still has to open its savepoint
+   * (with its first statement), and whether one is open already (a previous body's).
+   */
+  savepoint: { due: boolean; open: boolean } | null;
+  /** The tables it changed (its version records them for the others). */
+  written: Set<string>;
+  /** A statement of the running body failed (the body may have caught it and gone on). */
+  statementFailed: boolean;
+  /** A batch of row bodies, or a read beside them: in the shared order. */
+  shared: boolean;
+}
+
+/** Savepoint texts: before a body's first statement (after the first body's, release it too). */
+const SAVEPOINT = "SAVEPOINT body";
+const NEXT_SAVEPOINT = "RELEASE SAVEPOINT body; SAVEPOINT body";
+export const UNDO_BODY = "ROLLBACK TO SAVEPOINT body";
+
+/** Sends one yielded statement (or a gather of reads, pipelined) and answers its result in SQLite's shape. */
+export async function execStatement(translations: Map<string, Translated>, l: Link, run: Run, stmt: Stmt): Promise<unknown> {
+  // A gather: each statement sent as this loop reaches it (the first opening the savepoint,
+  // if one is due), all before any answer is awaited; the server runs them in the order sent.
+  if (stmt.reads) return Promise.all(stmt.reads.map((r) => execStatement(translations, l, run, r)));
+  let t = translations.get(stmt.sql);
+  if (!t) {
+    t = translate(stmt.sql);
+    translations.set(stmt.sql, t);
+  }
+  // A body of a batch opens its savepoint with its first statement, in the same round trip.
+  const sp = run.savepoint;
+  let opening: Promise<unknown> | undefined;
+  if (sp?.due) {
+    opening = l.conn.unsafe(sp.open ? NEXT_SAVEPOINT : SAVEPOINT).execute();
+    sp.due = false;
+    sp.open = true;
+  }
+  let result: PgResult;
+  try {
+    result = (await l.conn.unsafe(stmt.mode === "run" ? t.runText : t.text, stmt.args)) as PgResult;
+  } catch (err) {
+    run.statementFailed = true;
+    await opening?.catch(() => undefined);
+    throw err;
+  }
+  if (opening) await opening;
+  // Only a statement that changed rows moves the shared version (a DELETE that found nothing
+  // must not send every other daemon to catch up, and them back to this one).
+  if ((stmt.mode === "run" || t.writes) && (result.affectedRows ?? result.length) > 0) run.written.add(t.table ?? "*");
+  if (stmt.mode === "all") return rowsOf(result);
+  if (stmt.mode === "get") return rowsOf(result, 1)[0] ?? null;
+  const lastInsertRowid = t.returnsRevision ? Number(rowsOf(result, 1)[0]?.revision) : 0;
+  return { changes: result.affectedRows ?? 0, lastInsertRowid } satisfies RunResult;
+}

@@ -22,6 +22,17 @@ function logWhy(log: string): string[] {
   return [...why.map((l) => `  | ${l.slice(0, 300)}`), "  last lines:", ...lines.slice(-8).map((l) => `  | ${l.slice(0, 300)}`)];
 }
 
+/** The errors bun's summary counts: the lines from the last " N pass" to the "Ran N tests" after it. */
+function summaryErrors(log: string): number {
+  const lines = log.split("\n");
+  const ran = lines.findLastIndex((l) => /^Ran \d+ tests? across/.test(l));
+  if (ran < 0) return 0;
+  const pass = lines.slice(0, ran).findLastIndex((l) => /^\s*\d+ pass\s*$/.test(l));
+  if (pass < 0) return 0;
+  const line = lines.slice(pass, ran).find((l) => /^\s*\d+ errors?\s*$/.test(l));
+  return line ? Number(/\d+/.exec(line)![0]) : 0;
+}
+
 for (const spec of process.argv.slice(2)) {
   const [file, rcText] = spec.split(":") as [string, string];
   const rc = Number(rcText);
@@ -45,8 +56,8 @@ for (const spec of process.argv.slice(2)) {
     told.push(`ci: FAILED ${file}: ${where}: ${attrOf(m[3]!, "message").slice(0, 300)}`);
   }
   // Errors outside any case (a file that failed to load) are not in the report; bun's summary
-  // in the log counts them (" 1 error").
-  const errors = Number(/^\s*(\d+) errors?\s*$/m.exec(existsSync(log) ? readFileSync(log, "utf8") : "")?.[1] ?? 0);
+  // at the end of the log counts them (" 1 error"): its last such line, not a test's output.
+  const errors = summaryErrors(existsSync(log) ? readFileSync(log, "utf8") : "");
   if (errors > 0) {
     told.push(`ci: ${file}: ${errors} error(s) outside any test case; its log (${log}):`, ...logWhy(log));
     failed += errors;

@@ -42,8 +42,11 @@
 // adds to it. What could make the clients the bottleneck is the bench's one JavaScript thread; its
 // CPU time over each round is read from /proc (the main thread alone) and reported: a round in
 // which it was busy more than CLIENT_BUSY of the time is flagged as possibly client-bound.
+// Each round also prints the CPU spent per successful operation by the daemons, by the PostgreSQL
+// server's processes and by the bench process (utime + stime from /proc): where the cost of a call
+// goes, and how it grows with the number of daemons (docs/cluster.md, "The model").
 import { SQL } from "bun";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import type { DaemonProcess, StartOptions } from "../test/helpers/daemon.ts";
 
 export const CLIENTS = 32;
@@ -85,8 +88,12 @@ type Target = {
   /** Before a case's first round and after its last (untimed): what it needs beside its clients (the watched case's watchers). */
   prepare?(kase: Case): Promise<void>;
   finish?(kase: Case): Promise<void>;
+  /** The daemons' processes, whose CPU a round reports per operation. */
+  pids?: number[];
 };
-type Round = { rate: number; errors: number; busy: number; machine: number };
+/** CPU per successful operation (µs) over a round: the daemons' (none for a floor), the PostgreSQL server's, the bench's. */
+type CpuPerOp = { daemons: number | undefined; postgres: number; bench: number };
+type Round = { rate: number; errors: number; busy: number; machine: number; cpu: CpuPerOp };
 
 const TICK_MS = 1000 / (Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100);
 const MAIN_STAT = `/proc/self/task/${process.pid}/stat`;
@@ -115,12 +122,64 @@ function machineTicks(): { busy: number; all: number } | null {
   return { busy: all - f[3]! - f[4]!, all }; // less idle and iowait
 }
 
+/** A process's CPU time so far (every thread), ms; 0 once it is gone, or without /proc. */
+function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) * TICK_MS;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The CPU time of every `postgres` process on the machine, by pid (the bench's server is the only
+ * one in CI and in a dev run; with another running beside it, this counts both).
+ */
+function postgresCpuMs(): Map<number, number> {
+  const out = new Map<number, number>();
+  if (!existsSync("/proc")) return out;
+  for (const e of readdirSync("/proc")) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (readFileSync(`/proc/${e}/comm`, "utf8").trim() === "postgres") out.set(Number(e), processCpuMs(Number(e)));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/**
+ * Starts counting what a round's processes spend (docs/cluster.md, "The model": the cost of a
+ * call, by process); the function it returns, called at the round's end, gives it per operation.
+ */
+function cpuMeter(t: Target): (ops: number) => CpuPerOp {
+  const pids = t.pids ?? [];
+  const d0 = pids.map(processCpuMs);
+  const p0 = postgresCpuMs();
+  const b0 = processCpuMs(process.pid);
+  return (ops) => {
+    // A backend that came during the round counts whole; one that went counts nothing.
+    let pg = 0;
+    for (const [pid, ms] of postgresCpuMs()) pg += ms - (p0.get(pid) ?? 0);
+    const per = (ms: number) => (ms * 1000) / Math.max(ops, 1);
+    return {
+      daemons: pids.length ? per(pids.reduce((sum, pid, i) => sum + processCpuMs(pid) - d0[i]!, 0)) : undefined,
+      postgres: per(pg),
+      bench: per(processCpuMs(process.pid) - b0),
+    };
+  };
+}
+
 /** CLIENTS concurrent loops of op for ms: the successful operations per second. */
 async function round(t: Target, kase: Case, ms: number): Promise<Round> {
   let count = 0;
   let errors = 0;
   const cpu0 = mainThreadCpuMs();
   const m0 = machineTicks();
+  const meter = cpuMeter(t);
   const t0 = performance.now();
   const end = t0 + ms;
   await Promise.all(
@@ -138,7 +197,7 @@ async function round(t: Target, kase: Case, ms: number): Promise<Round> {
   const took = performance.now() - t0;
   const m1 = machineTicks();
   const machine = m0 && m1 && m1.all > m0.all ? (m1.busy - m0.busy) / (m1.all - m0.all) : Number.NaN;
-  return { rate: count / (took / 1000), errors, busy: (mainThreadCpuMs() - cpu0) / took, machine };
+  return { rate: count / (took / 1000), errors, busy: (mainThreadCpuMs() - cpu0) / took, machine, cpu: meter(count) };
 }
 
 function daemons(ds: DaemonProcess[]): Target {
@@ -150,6 +209,7 @@ function daemons(ds: DaemonProcess[]): Target {
   let stop = false;
   return {
     name: `${ds.length} daemon${ds.length > 1 ? "s" : ""}`,
+    pids: ds.map((d) => d.proc.pid),
     async prepare(kase) {
       if (kase === "messages") {
         // A recipient must be seen: each client is a registered agent, on its own daemon.
@@ -329,7 +389,9 @@ export async function throughput(o: ThroughputOptions): Promise<void> {
             const x = await round(timed[k]!, kase, o.roundMs);
             got[k]!.push(x);
             const flag = x.errors ? `, ${x.errors} FAILED` : "";
-            console.error(`throughput ${kase}, ${timed[k]!.name}, round ${r + 1}: ${x.rate.toFixed(0)}/s${flag}, bench thread ${(x.busy * 100).toFixed(0)}% busy, machine ${(x.machine * 100).toFixed(0)}% busy`);
+            const c = x.cpu;
+            const cpu = `CPU per op: ${c.daemons === undefined ? "" : `daemons ${c.daemons.toFixed(0)} µs, `}PostgreSQL ${c.postgres.toFixed(0)} µs, bench ${c.bench.toFixed(0)} µs`;
+            console.error(`throughput ${kase}, ${timed[k]!.name}, round ${r + 1}: ${x.rate.toFixed(0)}/s${flag}, bench thread ${(x.busy * 100).toFixed(0)}% busy, machine ${(x.machine * 100).toFixed(0)}% busy, ${cpu}`);
           }
         }
       } finally {

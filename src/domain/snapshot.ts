@@ -213,24 +213,23 @@ function* snapshotBody(now: number, live: Kernel | undefined, beside: boolean): 
   // order), not by a filter of every list per agent: a team of 1,500 agents with a lock and a
   // claim each made that millions of steps a snapshot, and a dashboard asks for one at every
   // burst of changes (bench/status-tail.ts).
-  const byAgent = <S, T>(items: readonly S[], agentOf: (s: S) => string, valueOf: (s: S) => T): Map<string, T[]> => {
-    const m = new Map<string, T[]>();
-    for (const item of items) {
-      const list = m.get(agentOf(item));
-      if (list) list.push(valueOf(item));
-      else m.set(agentOf(item), [valueOf(item)]);
-    }
-    return m;
+  const add = <T>(m: Map<string, T[]>, agent: string, value: T) => {
+    const list = m.get(agent);
+    if (list) list.push(value);
+    else m.set(agent, [value]);
   };
-  const locksOf = byAgent(locks, (l) => l.agent_id, (l) => l.name);
-  const tasksOf = byAgent(claimedRows, (t) => t.lease_agent, (t) => t.id);
-  const slotsOf = byAgent(pools.flatMap((p) => p.holders.map((h) => ({ p, h }))), ({ h }) => h.agent_id, ({ p, h }) => ({ pool: p.pool, weight: h.weight }));
-  const claimsOf = byAgent(claims.flatMap((r) => r.claims.map((c) => ({ r, c }))), ({ c }) => c.agent_id, ({ r, c }) => ({ room: r.room, paths: c.paths }));
-  const waitsOf = byAgent(
-    graph.waits,
-    (w) => w.agentId,
-    (w) => ({ kind: w.kind, resource: w.resource, blocked_by: [...new Set(w.edges.map((e) => e.waitsFor))], blocked: w.blocked }),
-  );
+  const locksOf = new Map<string, string[]>();
+  for (const l of locks) add(locksOf, l.agent_id, l.name);
+  const tasksOf = new Map<string, number[]>();
+  for (const t of claimedRows) add(tasksOf, t.lease_agent, t.id);
+  const slotsOf = new Map<string, SnapshotAgent["slots"]>();
+  for (const p of pools) for (const h of p.holders) add(slotsOf, h.agent_id, { pool: p.pool, weight: h.weight });
+  const claimsOf = new Map<string, SnapshotAgent["claims"]>();
+  for (const r of claims) for (const c of r.claims) add(claimsOf, c.agent_id, { room: r.room, paths: c.paths });
+  const waitsOf = new Map<string, SnapshotAgent["waiting_for"]>();
+  for (const w of graph.waits) {
+    add(waitsOf, w.agentId, { kind: w.kind, resource: w.resource, blocked_by: [...new Set(w.edges.map((e) => e.waitsFor))], blocked: w.blocked });
+  }
   const agents: SnapshotAgent[] = agentRows.map((a) => ({
     agent_id: a.agent_id,
     expires_in_seconds: secondsUntil(a.expires_at, now),

@@ -7,15 +7,12 @@
 import { META, routing } from "../test/helpers/call-tasks.ts";
 import { startDaemon } from "../test/helpers/daemon.ts";
 import { warmUp } from "./warm-up.ts";
+import { pct } from "./stats.ts";
 
 const rounds = Number(process.argv[2] ?? 100);
 const durability = process.argv[3] ?? "normal";
 const d = await startDaemon({ args: ["--durability", durability] });
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-};
 
 async function blockedBehind(name: string): Promise<void> {
   for (;;) {

@@ -104,8 +104,13 @@ function mainThreadCpuMs(): number {
     const u = process.cpuUsage();
     return (u.user + u.system) / 1000;
   }
+  return statCpuMs(MAIN_STAT);
+}
+
+/** The CPU time a /proc stat file counts (a process's or a thread's), ms. */
+function statCpuMs(path: string): number {
   // Fields 14 and 15 (utime, stime), counted after the command name's closing parenthesis.
-  const stat = readFileSync(MAIN_STAT, "utf8");
+  const stat = readFileSync(path, "utf8");
   const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(f[11]) + Number(f[12])) * TICK_MS;
 }
@@ -125,9 +130,7 @@ function machineTicks(): { busy: number; all: number } | null {
 /** A process's CPU time so far (every thread), ms; 0 once it is gone, or without /proc. */
 function processCpuMs(pid: number): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(f[11]) + Number(f[12])) * TICK_MS;
+    return statCpuMs(`/proc/${pid}/stat`);
   } catch {
     return 0;
   }

@@ -4,15 +4,12 @@
 import { startDaemon } from "../test/helpers/daemon.ts";
 import { fsyncer } from "./pairing.ts";
 import { warmUp } from "./warm-up.ts";
+import { pct } from "./stats.ts";
 
 const rounds = Number(process.argv[2] ?? 100);
 const durability = process.argv[3] ?? "full";
 const d = await startDaemon({ args: ["--durability", durability] });
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-};
 
 try {
   await warmUp(d);

@@ -10,6 +10,7 @@
 //   bun bench/status-tail.ts [--pg URL] [--fill 1500] [--rounds 3] [--round-ms 5000]
 import { parseArgs } from "node:util";
 import { pgServer } from "./pg-server.ts";
+import { pct } from "./stats.ts";
 
 const USAGE = "bun bench/status-tail.ts [--pg postgres://user@host:port/db] [--fill 1500] [--rounds 3] [--round-ms 5000]";
 const { values } = parseArgs({ options: { pg: { type: "string" }, fill: { type: "string" }, rounds: { type: "string" }, "round-ms": { type: "string" } } });
@@ -52,7 +53,6 @@ async function fill(d: Daemon): Promise<void> {
   }
 }
 
-const pct = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]! : Number.NaN);
 
 /** One round: the clients' latencies (ms), and the snapshots' when a dashboard is open. */
 async function round(d: Daemon, dashboard: boolean, tag: number): Promise<{ calls: number[]; snapshots: number[] }> {
@@ -99,16 +99,16 @@ try {
       snapshots.push(...got.snapshots);
       if (dashboard) msWith += ROUND_MS;
       else msWithout += ROUND_MS;
-      console.error(`round ${r + 1} ${dashboard ? "with" : "without"} the dashboard: p99 ${pct(got.calls, 0.99).toFixed(1)} ms, ${Math.round(got.calls.length / (ROUND_MS / 1000))}/s`);
+      console.error(`round ${r + 1} ${dashboard ? "with" : "without"} the dashboard: p99 ${pct(got.calls, 99).toFixed(1)} ms, ${Math.round(got.calls.length / (ROUND_MS / 1000))}/s`);
     }
   }
   const line = (name: string, xs: number[], ms: number) =>
-    `| ${name} | ${pct(xs, 0.5).toFixed(1)} | ${pct(xs, 0.99).toFixed(1)} | ${Math.max(...xs).toFixed(1)} | ${Math.round(xs.length / (ms / 1000))} |`;
+    `| ${name} | ${pct(xs, 50).toFixed(1)} | ${pct(xs, 99).toFixed(1)} | ${Math.max(...xs).toFixed(1)} | ${Math.round(xs.length / (ms / 1000))} |`;
   console.log(`increment_counter, ${CLIENTS} clients, one daemon on PostgreSQL holding ${FILL} agents with a claim and a lock each; ${ROUNDS} rounds of ${ROUND_MS} ms each way`);
   console.log("| | p50 ms | p99 ms | max ms | calls/s |\n| --- | --- | --- | --- | --- |");
   console.log(line("no dashboard (baseline)", without, msWithout));
   console.log(line(`a dashboard polling 50 ms after each answer`, within, msWith));
-  console.log(`p99 with the dashboard / without: ${(pct(within, 0.99) / pct(without, 0.99)).toFixed(2)}×; a snapshot took ${pct(snapshots, 0.5).toFixed(1)} ms (median of ${snapshots.length})`);
+  console.log(`p99 with the dashboard / without: ${(pct(within, 99) / pct(without, 99)).toFixed(2)}×; a snapshot took ${pct(snapshots, 50).toFixed(1)} ms (median of ${snapshots.length})`);
 } finally {
   await d.kill();
   await db.drop();

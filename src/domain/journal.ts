@@ -4,7 +4,8 @@
 // removes the newest entry, so no revision is handed out twice); the change feed and the
 // dashboard read from a revision onward. A pool grant's revision is also its fence.
 import type { Awaitable } from "../store/store.ts";
-import { all, get, run, type Tx } from "../store/tx.ts";
+import { AirlockError } from "../errors.ts";
+import { all, get, run, runLater, type SQLQueryBindings, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import { type JournalEntry, type JournalRow, readAfter, runAfter, type SinceOptions, toEntry } from "./journal-read.ts";
 import type { WaitQueue } from "./wait.ts";
@@ -115,48 +116,53 @@ export class Journal {
   }
 
   /**
-   * Records a change; call it inside the transaction that makes the change. Watchers whose
-   * filter matches are granted here and answered after that transaction commits (the wait
-   * queue's rule), so a watcher never sees a change that rolled back.
+   * Records a change; call it inside the transaction that makes the change, as its last
+   * statement on the rows it names. Watchers whose filter matches are granted here and answered
+   * after that transaction commits (the wait queue's rule), so a watcher never sees a change
+   * that rolled back. In a batch of row bodies (a shared store, the shared order: docs/cluster.md,
+   * "Scaling out") the entry is written with the batch's COMMIT (runLater): the batch's entries
+   * in one statement, in that round trip, and the revision is not known here.
    */
-  *record(kind: string, resource: string, f: RecordFields = {}): Tx<number> {
+  record(kind: string, resource: string, f: RecordFields = {}): Tx<void> {
+    return this.write(kind, resource, f, false) as Tx<unknown> as Tx<void>;
+  }
+
+  /** Records a change at once and answers its revision (a pool grant's fence); not in a batch of row bodies. */
+  recordFence(kind: string, resource: string, f: RecordFields = {}): Tx<number> {
+    return this.write(kind, resource, f, true);
+  }
+
+  private *write(kind: string, resource: string, f: RecordFields, fence: boolean): Tx<number> {
+    const shared = this.c.inSharedOrder();
+    if (shared && fence) throw new AirlockError("internal", `a fence (${kind}) asked of a batch of row bodies`);
     if (this.benchOff && !kind.startsWith("pool.") && !kind.startsWith("path.")) return 0;
+    const args = entryArgs(this.c.clock.now(), kind, resource, f);
+    if (shared) {
+      yield* runLater(INSERT_ENTRY, ...args);
+      // Such a batch leaves the lines alone, and other daemons' row bodies may hold smaller
+      // revisions not committed yet: the watchers here that the change matches are woken after
+      // its commit, and each looks for itself, its look cut at any revision still in flight
+      // (watchShared). Its revision is later than any a watcher here was shown: a match is enough.
+      const woken = this.watchers().filter((w) => matches(w.req, kind, resource));
+      if (woken.length > 0) this.c.store.afterCommit(() => this.wake(woken));
+      if (++this.sinceCountCheck >= COUNT_CHECK_EVERY) {
+        this.sinceCountCheck = 0;
+        // A trim here could wait for another daemon's trim while that one waits for a row this
+        // batch holds (PostgreSQL would fail a call to break the cycle), so only the check (a
+        // read) runs here; a trim that is due runs at once in the global order, in a transaction
+        // of its own (the scheduler's), which one every few hundred calls would stall for nothing.
+        if (yield* this.overCount(yield* this.revisionTx(), COUNT_SLACK)) this.c.scheduler.at("journal:count", this.c.clock.now(), () => this.trimByCount(null, COUNT_SLACK));
+      }
+      return 0;
+    }
     // run() and its lastInsertRowid, not RETURNING: the rowid SQLite assigns is the revision,
     // and a RETURNING row costs about 0.8 µs more per insert (a result row built and read).
-    const inserted = yield* run(
-      "INSERT INTO journal (at, kind, resource, agent_id, reason, data) VALUES (?, ?, ?, ?, ?, ?)",
-      this.c.clock.now(),
-      kind,
-      resource,
-      f.agentId ?? null,
-      f.reason ?? null,
-      f.data ? JSON.stringify(f.data) : null,
-    );
-    const revision = Number(inserted.lastInsertRowid);
-    // A row body in the shared order (a shared store; docs/cluster.md, "Scaling out") leaves the
-    // lines alone, and other daemons' row bodies may hold smaller revisions not committed yet:
-    // the watchers here that the change matches are woken after its commit, and each looks for
-    // itself, its look cut at any revision still in flight (watchShared).
-    if (!this.c.inSharedOrder()) {
-      const line = this.waits.line("journal");
-      if (line.length > 0) {
-        // A copy: a grant takes the waiter out of the line being walked.
-        for (const w of [...line]) if (matches(w.req, kind, resource)) this.waits.grant(w, true);
-      }
-    } else {
-      const woken = this.watchers().filter((w) => wants(w.req, revision, kind, resource));
-      if (woken.length > 0) this.c.store.afterCommit(() => this.wake(woken));
-    }
+    const revision = Number((yield* run(INSERT_ENTRY, ...args)).lastInsertRowid);
+    const line = this.waits.line("journal"); // copied below: a grant takes its waiter out of it
+    if (line.length > 0) for (const w of [...line]) if (matches(w.req, kind, resource)) this.waits.grant(w, true);
     if (++this.sinceCountCheck >= COUNT_CHECK_EVERY) {
       this.sinceCountCheck = 0;
-      // In the shared order a trim could wait for another daemon's trim while that one waits for
-      // a counter row this batch holds: PostgreSQL would break the cycle by failing a call. So
-      // the check (a read, which locks nothing) runs here, and only a trim that is due runs, at
-      // once, in a transaction of the global order of its own (the scheduler's): the global
-      // order waits for every row batch of every daemon, so one every few hundred calls would
-      // stall them all for nothing.
-      if (!this.c.inSharedOrder()) yield* this.trimByCount(revision, COUNT_SLACK);
-      else if (yield* this.overCount(revision, COUNT_SLACK)) this.c.scheduler.at("journal:count", this.c.clock.now(), () => this.trimByCount(null, COUNT_SLACK));
+      yield* this.trimByCount(revision, COUNT_SLACK);
     }
     return revision;
   }
@@ -467,6 +473,10 @@ export class Journal {
     this.armTrim();
   }
 }
+
+/** One entry, as record and recordFence write it (one statement, so a batch's entries join into one). */
+const INSERT_ENTRY = "INSERT INTO journal (at, kind, resource, agent_id, reason, data) VALUES (?, ?, ?, ?, ?, ?)";
+const entryArgs = (at: number, kind: string, resource: string, f: RecordFields): SQLQueryBindings[] => [at, kind, resource, f.agentId ?? null, f.reason ?? null, f.data ? JSON.stringify(f.data) : null];
 
 /** The earliest revision any of these watchers asked after: nothing at or before it wakes one. */
 function floorOf(watchers: readonly Waiter<WatchFilter, true>[]): number {

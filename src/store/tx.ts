@@ -22,6 +22,11 @@ export interface Stmt {
    * the answer is their results in order, and `sql` and `args` are empty.
    */
   reads?: readonly Stmt[];
+  /**
+   * A write whose result the body never reads (runLater()): a networked store may hold it and
+   * send it with the transaction's COMMIT, in the same round trip; SQLite runs it at once.
+   */
+  later?: true;
 }
 
 /** A statement made to be gathered (reading.all), typed by its result. */
@@ -80,6 +85,18 @@ export function* all<R>(sql: string, ...args: SQLQueryBindings[]): Tx<R[]> {
 /** A statement for its effect: how many rows changed, and the rowid of the last insert. */
 export function* run(sql: string, ...args: SQLQueryBindings[]): Tx<RunResult> {
   return (answerNow ? answerNow("run", sql, args) : yield { sql, args, mode: "run" }) as RunResult;
+}
+
+/**
+ * A write whose result nobody reads, which must commit with the transaction: SQLite runs it at
+ * once; PostgreSQL may hold it until the COMMIT and send it in that round trip (a batch of row
+ * bodies does, joining the same statement of several bodies into one: driver.ts). Its effect is
+ * invisible to the body's own later statements, so it must be the body's last word on its rows:
+ * the journal's entry of a change (Journal.record) is.
+ */
+export function* runLater(sql: string, ...args: SQLQueryBindings[]): Tx<void> {
+  if (answerNow) answerNow("run", sql, args);
+  else yield { sql, args, mode: "run", later: true };
 }
 
 /** A body with no statement in it, for code that must hand a Tx where nothing needs the store. */

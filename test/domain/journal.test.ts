@@ -233,7 +233,7 @@ test("the bench switch (AIRLOCK_JOURNAL=off) keeps pool and path records, whose 
   try {
     await tk.kernel.counters.increment("c", 1);
     expect(await tk.kernel.journal.revision()).toBe(0);
-    expect(await tk.kernel.ctx.tx(() => tk.kernel.journal.record("pool.granted", "p"))).toBe(1);
+    expect(await tk.kernel.ctx.tx(() => tk.kernel.journal.recordFence("pool.granted", "p"))).toBe(1);
   } finally {
     tk.kernel.close();
     tk.store.close();

@@ -7,6 +7,8 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { AirlockError } from "../../src/errors.ts";
 import { translate } from "../../src/store/pg/dialect.ts";
+import { JOINED_ROWS, joinHeld } from "../../src/store/pg/statement.ts";
+import type { Stmt } from "../../src/store/tx.ts";
 import { openPgStore, type PgStore } from "../../src/store/pg/index.ts";
 import { PG_MIGRATIONS } from "../../src/store/pg/migrate.ts";
 import { isPostgresUrl, redactUrl, withTlsDefaults } from "../../src/store/pg/url.ts";
@@ -95,6 +97,29 @@ describe("dialect", () => {
   });
 });
 
+/** A write held for a COMMIT (runLater), with n arguments. */
+const held = (sql: string, n: number, first = 0): Stmt => ({ sql, args: Array.from({ length: n }, (_, i) => first + i), mode: "run", later: true });
+
+describe("writes held for a COMMIT", () => {
+  test("one-row inserts of one statement in a row join into one, in order, up to JOINED_ROWS; anything else stays as it was", () => {
+    const entry = "INSERT INTO journal (at, kind) VALUES (?, ?)";
+    const other = "UPDATE notes SET value = ? WHERE key = ?";
+    const joined = joinHeld([held(entry, 2, 0), held(entry, 2, 2), held(other, 2, 4), held(entry, 2, 6)]);
+    expect(joined).toEqual([
+      { sql: "INSERT INTO journal (at, kind) VALUES (?, ?), (?, ?)", args: [0, 1, 2, 3] },
+      { sql: other, args: [4, 5] },
+      { sql: entry, args: [6, 7] },
+    ]);
+    expect(translate(joined[0]!.sql).text).toBe("INSERT INTO journal (at, kind) VALUES ($1, $2), ($3, $4)");
+    const many = joinHeld(Array.from({ length: JOINED_ROWS + 3 }, (_, i) => held(entry, 2, 2 * i)));
+    expect(many.map((j) => j.args.length / 2)).toEqual([JOINED_ROWS, 3]);
+    expect(many.flatMap((j) => j.args)).toEqual(Array.from({ length: 2 * (JOINED_ROWS + 3) }, (_, i) => i));
+    // Not one row of placeholders: sent as it is, never joined.
+    const literal = "INSERT INTO journal (at, kind) VALUES (?, 'x')";
+    expect(joinHeld([held(literal, 1), held(literal, 1)]).map((j) => j.sql)).toEqual([literal, literal]);
+  });
+});
+
 describe("TLS defaults", () => {
   test("no sslmode: prefer, as libpq does (Bun alone would use no TLS); a given sslmode stays", () => {
     expect(withTlsDefaults("postgres://u:pw@db.example/airlock")).toBe("postgres://u:pw@db.example/airlock?sslmode=prefer");
@@ -124,8 +149,9 @@ function domainStatements(): string[] {
   const out = new Set<string>();
   for (const f of files) {
     const text = readFileSync(join(ROOT, f), "utf8");
-    // A call's first argument: one or more string literals joined by +, across lines.
-    for (const m of text.matchAll(/\b(?:get|all|run)(?:<[^>]*>)?\(\s*((?:"(?:[^"\\]|\\.)*"\s*\+?\s*)+)/g)) {
+    // One or more string literals joined by +, across lines: a call's first argument, or a
+    // constant the calls name (the journal's INSERT_ENTRY).
+    for (const m of text.matchAll(/(?:\b(?:get|all|run|runLater)(?:<[^>]*>)?\(|\bconst [A-Z_]+ =)\s*((?:"(?:[^"\\]|\\.)*"\s*\+?\s*)+)/g)) {
       const sql = [...m[1]!.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((p) => JSON.parse(`"${p[1]}"`) as string).join("");
       if (/^(SELECT|INSERT|UPDATE|DELETE)\b/.test(sql)) out.add(sql);
     }
@@ -140,6 +166,10 @@ describePg("the domain's SQL on PostgreSQL", () => {
     await store.close();
     const statements = domainStatements();
     expect(statements.length).toBeGreaterThan(80); // the extraction found them (104 when written)
+    // The journal's entry, alone and as a batch of row bodies joins it at its COMMIT.
+    const entry = statements.find((s) => s.startsWith("INSERT INTO journal ("));
+    expect(entry).toBeDefined();
+    statements.push(joinHeld([held(entry!, 6), held(entry!, 6), held(entry!, 6)])[0]!.sql);
     const refused: string[] = [];
     await withClient(db.url, async (sql) => {
       for (const [i, s] of statements.entries()) {

@@ -290,7 +290,7 @@ export class Pools implements WaitSource {
     refuseOwnHandOver(slot.agent_id, toAgent, `pool:${slot.pool}`);
     if (slot.pid !== null) throw new AirlockError("invalid_argument", `token: this slot is bound to process ${slot.pid} and is released when it ends; a bound slot cannot be handed over`);
     const next = newToken();
-    const fence = yield* this.journal.record("pool.handed_over", slot.pool, { agentId: slot.agent_id, data: { to: toAgent, weight: slot.weight, slot: token.slice(0, 8), new_slot: next.slice(0, 8) } });
+    const fence = yield* this.journal.recordFence("pool.handed_over", slot.pool, { agentId: slot.agent_id, data: { to: toAgent, weight: slot.weight, slot: token.slice(0, 8), new_slot: next.slice(0, 8) } });
     yield* run("UPDATE slots SET token = ?, agent_id = ?, fence = ? WHERE token = ?", next, toAgent, fence, token);
     this.c.scheduler.cancel(`slot:${token}`);
     if (slot.expires_at !== null) this.armSlot(next, slot.expires_at);
@@ -356,7 +356,7 @@ export class Pools implements WaitSource {
     const expiresAt = b ? null : now + want.ttlMs;
     // The grant's journal revision is its fence: global, persisted and strictly increasing, so
     // strictly increasing per pool too, at no extra write on the path every slot takes.
-    const fence = yield* this.journal.record("pool.granted", poolName, {
+    const fence = yield* this.journal.recordFence("pool.granted", poolName, {
       agentId: want.agentId,
       reason: want.reason,
       // slot: the token's prefix, as waiters' entries keep theirs (request): a later release_slot of it can say "already released".

@@ -28,10 +28,10 @@
 // global order that may be changing it, and are read again if one was granted while they ran.
 import { AirlockError } from "../../errors.ts";
 import { mark, TRACING } from "../../trace.ts";
-import type { Tx } from "../tx.ts";
+import type { Stmt, Tx } from "../tx.ts";
 import { type Connection, isConnectionError, type Link, outcomeUnknown, unavailable } from "./connection.ts";
 import type { PgResult, Translated } from "./dialect.ts";
-import { execStatement, type Run, UNDO_BODY } from "./statement.ts";
+import { execStatement, type Run, sendLater, UNDO_BODY } from "./statement.ts";
 import type { Opened, RowBody, VersionProtocol } from "../store.ts";
 
 /**
@@ -244,6 +244,8 @@ export class PgDriver {
       written: new Set(),
       statementFailed: false,
       shared: rows,
+      // Row bodies' last writes (the journal's entries) go with the COMMIT: a round trip less.
+      later: rows ? [] : undefined,
     };
     try {
       if (this.sync && !rows && (version !== this.sync.seen || opened.due)) await this.drive(l, run, this.sync.hooks.catchUp(changed, opened.rows), shared);
@@ -276,15 +278,21 @@ export class PgDriver {
       run.savepoint = null;
       const sync = rows ? null : this.sync;
       const flushed = sync ? await this.drive(l, run, sync.hooks.flush(), shared) : false;
-      const bumped = await this.commit(l, sync?.bumpText(run.written, flushed));
+      const bumped = await this.commit(l, sync?.bumpText(run.written, flushed), run.later);
       if (bumped) version = sync!.bumped(bumped);
     } catch (thrown) {
       run.savepoint = null;
-      const err = thrown instanceof Failed ? thrown.reason : thrown;
+      const err = thrown instanceof Failed || thrown instanceof HeldFailed ? thrown.reason : thrown;
       if (!l.lost) await l.conn.unsafe("ROLLBACK").catch((e: unknown) => this.conn.failure(l, e));
       const hooks = [...done.flatMap((d) => d.hooks), ...(thrown instanceof Failed ? thrown.hooks : []), ...shared];
       for (const h of hooks) h.orElse?.();
       if (!rows) this.sync?.failed(); // row bodies left memory alone
+      if (thrown instanceof HeldFailed && jobs.length > 1 && !l.lost) {
+        // A write held for the COMMIT failed, and which body's is not known: each runs again
+        // alone, and only the one whose write fails is answered with its error.
+        for (const j of jobs) await this.runBatch([j]);
+        return;
+      }
       const culprit = thrown instanceof Failed ? thrown.job : undefined;
       if (culprit && !l.lost) {
         // A row body of several failed: it alone is answered with its error; the others run
@@ -408,11 +416,13 @@ export class PgDriver {
 
   /**
    * COMMIT, after `before` (one statement) in the same round trip: the results of `before`, if
-   * any. A failure of `before` leaves the transaction aborted and COMMIT answers ROLLBACK.
+   * any. A failure of `before` leaves the transaction aborted and COMMIT answers ROLLBACK. The
+   * writes held for it (`later`: runLater) are sent first, pipelined, in the same round trip.
    */
-  private async commit(l: Link, before?: string): Promise<PgResult | undefined> {
+  private async commit(l: Link, before?: string, later?: readonly Stmt[]): Promise<PgResult | undefined> {
     // Lost before COMMIT was sent: the server rolls back, the outcome is known.
     if (l.lost) throw unavailable();
+    const held = later && later.length > 0 ? sendLater(this.translations, l, later) : [];
     let results: PgResult[];
     try {
       results = before === undefined ? [(await l.conn.unsafe("COMMIT")) as PgResult] : ((await l.conn.unsafe(`${before}; COMMIT`)) as unknown as PgResult[]);
@@ -422,8 +432,10 @@ export class PgDriver {
       throw outcomeUnknown();
     }
     // PostgreSQL answers COMMIT of a failed transaction with ROLLBACK, not an error: a body
-    // caught a statement's error and went on.
+    // caught a statement's error and went on, or a held write failed (its own error says why).
     if (results[results.length - 1]!.command === "ROLLBACK") {
+      const failed = (await Promise.all(held.map((p) => p.then(() => null, (err: unknown) => ({ err }))))).find((f) => f !== null);
+      if (failed) throw new HeldFailed(failed.err);
       throw new AirlockError("internal", "the transaction rolled back: a statement in it failed and the body went on");
     }
     return before === undefined ? undefined : results[0];
@@ -432,6 +444,13 @@ export class PgDriver {
 
 /** A read beside row bodies that a transaction of this daemon in the global order overlapped. */
 class Overlapped extends Error {}
+
+/** A write held for the COMMIT (runLater) failed: the transaction rolled back. */
+class HeldFailed extends Error {
+  constructor(readonly reason: unknown) {
+    super("a write held for the COMMIT failed");
+  }
+}
 
 /** A body's failure that fails its whole transaction, with the hooks it queued. */
 class Failed extends Error {

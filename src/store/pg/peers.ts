@@ -22,9 +22,11 @@ const HEARTBEAT_MS = 1000;
  * Row bodies' "journal" NOTIFYs go at most this often: every commit meanwhile shares the next
  * one. Each NOTIFY wakes every daemon's listener (work on the server and on each of them), so
  * one per commit would cost the team more than the commits; a watcher elsewhere hears of a
- * counter's change at most this much later.
+ * counter's change at most this much later. 10 ms (100 a second per busy daemon, each heard by
+ * every daemon) cost three daemons on one machine 5–12% of their counters' throughput
+ * (docs/cluster.md, "Scaling out"); at 50 ms it no longer shows.
  */
-const JOURNAL_NOTIFY_EVERY_MS = 10;
+const JOURNAL_NOTIFY_EVERY_MS = 50;
 /** The tables whose change may answer a call blocked here (pokeFor). */
 const ANSWERING: readonly string[] = ["grants", "waiters", "daemons"];
 

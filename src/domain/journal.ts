@@ -116,12 +116,12 @@ export class Journal {
   }
 
   /**
-   * Records a change; call it inside the transaction that makes the change, as its last
-   * statement on the rows it names. Watchers whose filter matches are granted here and answered
-   * after that transaction commits (the wait queue's rule), so a watcher never sees a change
-   * that rolled back. In a batch of row bodies (a shared store, the shared order: docs/cluster.md,
-   * "Scaling out") the entry is written with the batch's COMMIT (runLater): the batch's entries
-   * in one statement, in that round trip, and the revision is not known here.
+   * Records a change; call it inside the transaction that makes the change. Watchers whose
+   * filter matches are granted here and answered after that transaction commits (the wait
+   * queue's rule), so a watcher never sees a change that rolled back. The entry is a held write
+   * (runLater): on PostgreSQL it goes ahead of the transaction's next statement or with its
+   * COMMIT, never a round trip of its own, and a batch's entries sent together are one INSERT
+   * (docs/cluster.md, "Scaling out"); so its revision is not known here (recordFence knows it).
    */
   record(kind: string, resource: string, f: RecordFields = {}): Tx<void> {
     return this.write(kind, resource, f, false) as Tx<unknown> as Tx<void>;
@@ -137,32 +137,28 @@ export class Journal {
     if (shared && fence) throw new AirlockError("internal", `a fence (${kind}) asked of a batch of row bodies`);
     if (this.benchOff && !kind.startsWith("pool.") && !kind.startsWith("path.")) return 0;
     const args = entryArgs(this.c.clock.now(), kind, resource, f);
+    // run() and its lastInsertRowid, not RETURNING: the rowid SQLite assigns is the revision,
+    // and a RETURNING row costs about 0.8 µs more per insert (a result row built and read).
+    const revision = fence ? Number((yield* run(INSERT_ENTRY, ...args)).lastInsertRowid) : (yield* runLater(INSERT_ENTRY, ...args), 0);
     if (shared) {
-      yield* runLater(INSERT_ENTRY, ...args);
-      // Such a batch leaves the lines alone, and other daemons' row bodies may hold smaller
-      // revisions not committed yet: the watchers here that the change matches are woken after
-      // its commit, and each looks for itself, its look cut at any revision still in flight
+      // A batch of row bodies leaves the lines alone, and other daemons' row bodies may hold
+      // smaller revisions not committed yet: the watchers here that the change matches are woken
+      // after its commit, and each looks for itself, its look cut at any revision still in flight
       // (watchShared). Its revision is later than any a watcher here was shown: a match is enough.
       const woken = this.watchers().filter((w) => matches(w.req, kind, resource));
       if (woken.length > 0) this.c.store.afterCommit(() => this.wake(woken));
-      if (++this.sinceCountCheck >= COUNT_CHECK_EVERY) {
-        this.sinceCountCheck = 0;
-        // A trim here could wait for another daemon's trim while that one waits for a row this
-        // batch holds (PostgreSQL would fail a call to break the cycle), so only the check (a
-        // read) runs here; a trim that is due runs at once in the global order, in a transaction
-        // of its own (the scheduler's), which one every few hundred calls would stall for nothing.
-        if (yield* this.overCount(yield* this.revisionTx(), COUNT_SLACK)) this.c.scheduler.at("journal:count", this.c.clock.now(), () => this.trimByCount(null, COUNT_SLACK));
-      }
-      return 0;
+    } else {
+      const line = this.waits.line("journal"); // copied below: a grant takes its waiter out of it
+      if (line.length > 0) for (const w of [...line]) if (matches(w.req, kind, resource)) this.waits.grant(w, true);
     }
-    // run() and its lastInsertRowid, not RETURNING: the rowid SQLite assigns is the revision,
-    // and a RETURNING row costs about 0.8 µs more per insert (a result row built and read).
-    const revision = Number((yield* run(INSERT_ENTRY, ...args)).lastInsertRowid);
-    const line = this.waits.line("journal"); // copied below: a grant takes its waiter out of it
-    if (line.length > 0) for (const w of [...line]) if (matches(w.req, kind, resource)) this.waits.grant(w, true);
     if (++this.sinceCountCheck >= COUNT_CHECK_EVERY) {
       this.sinceCountCheck = 0;
-      yield* this.trimByCount(revision, COUNT_SLACK);
+      // In a row batch a trim could wait for another daemon's trim while that one waits for a row
+      // this batch holds (PostgreSQL would fail a call to break the cycle), so only the check (a
+      // read) runs there; a trim that is due runs at once in the global order, in a transaction
+      // of its own (the scheduler's), which one every few hundred calls would stall for nothing.
+      if (!shared) yield* this.trimByCount(revision || null, COUNT_SLACK);
+      else if (yield* this.overCount(yield* this.revisionTx(), COUNT_SLACK)) this.c.scheduler.at("journal:count", this.c.clock.now(), () => this.trimByCount(null, COUNT_SLACK));
     }
     return revision;
   }

@@ -12,7 +12,7 @@ import type { Stmt } from "../../src/store/tx.ts";
 import { openPgStore, type PgStore } from "../../src/store/pg/index.ts";
 import { PG_MIGRATIONS } from "../../src/store/pg/migrate.ts";
 import { isPostgresUrl, redactUrl, withTlsDefaults } from "../../src/store/pg/url.ts";
-import { all, get, run, type Tx } from "../../src/store/tx.ts";
+import { all, get, run, runLater, type Tx } from "../../src/store/tx.ts";
 import { ROOT } from "../helpers/daemon.ts";
 import { describePg, freshDatabase, withClient } from "../helpers/pg.ts";
 
@@ -348,6 +348,41 @@ describePg("PostgreSQL store", () => {
       expect(seen).toEqual(["batch-b orElse", "batch-c orElse", "batch-a done", "batch-d done"]);
       const rows = await store.read(all<{ name: string }>("SELECT name FROM counters WHERE name LIKE 'batch-%' ORDER BY name"));
       expect(rows.map((r) => r.name)).toEqual(["batch-a", "batch-d"]);
+    });
+
+    test("a held write (runLater) goes ahead of the next statement or with the COMMIT: its body reads it, an undone body's is gone, an earlier body's stays", async () => {
+      const hold = (name: string) => runLater("INSERT INTO counters (name, value) VALUES (?, ?)", name, 1);
+      const body = (fn: () => Tx<unknown>) => store.tx(fn).then((v) => `ok ${String(v)}`, (e: Error) => `failed: ${e.message}`);
+      const first = slow();
+      const outcomes = Promise.all([
+        body(function* () {
+          yield* hold("held-a"); // sent ahead of the next body's first statement, before its savepoint
+        }),
+        body(function* () {
+          yield* hold("held-b");
+          const own = yield* get<{ value: number }>("SELECT value FROM counters WHERE name = ?", "held-b");
+          if (own?.value !== 1) return "did not read its own held write";
+          throw new Error("b undone"); // what it sent is in its savepoint
+        }),
+        body(function* () {
+          yield* hold("held-c");
+          throw new Error("c undone"); // never sent
+        }),
+        body(function* () {
+          yield* hold("held-d"); // not sent when the next body is undone
+        }),
+        body(function* () {
+          throw new Error("e undone");
+        }),
+        body(function* () {
+          yield* hold("held-f"); // with d's, at the COMMIT
+          return "f";
+        }),
+      ]);
+      await first;
+      expect(await outcomes).toEqual(["ok undefined", "failed: b undone", "failed: c undone", "ok undefined", "failed: e undone", "ok f"]);
+      const rows = await store.read(all<{ name: string }>("SELECT name FROM counters WHERE name LIKE 'held-%' ORDER BY name"));
+      expect(rows.map((r) => r.name)).toEqual(["held-a", "held-d", "held-f"]);
     });
   });
 

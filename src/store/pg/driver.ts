@@ -28,10 +28,10 @@
 // global order that may be changing it, and are read again if one was granted while they ran.
 import { AirlockError } from "../../errors.ts";
 import { mark, TRACING } from "../../trace.ts";
-import type { Stmt, Tx } from "../tx.ts";
+import type { Tx } from "../tx.ts";
 import { type Connection, isConnectionError, type Link, outcomeUnknown, unavailable } from "./connection.ts";
 import type { PgResult, Translated } from "./dialect.ts";
-import { execStatement, type Run, sendLater, UNDO_BODY } from "./statement.ts";
+import { execStatement, heldFailure, query, type Run, sendHeld, UNDO_BODY } from "./statement.ts";
 import type { Opened, RowBody, VersionProtocol } from "../store.ts";
 
 /**
@@ -166,7 +166,7 @@ export class PgDriver {
       return { read: false }; // the main connection says whether the store is reachable
     }
     if (TRACING) mark("order shared (reader)");
-    const run: Run = { via: reader, savepoint: null, written: new Set(), statementFailed: false, shared: true };
+    const run: Run = { via: reader, savepoint: null, written: new Set(), statementFailed: false, shared: true, held: null };
     const hooks: Hook[] = [];
     let value: T;
     try {
@@ -199,7 +199,7 @@ export class PgDriver {
 
   /** The state of a body run outside any transaction (a read on a store nobody shares). */
   private outside(): Run {
-    return { via: this.conn, savepoint: null, written: new Set(), statementFailed: false, shared: false };
+    return { via: this.conn, savepoint: null, written: new Set(), statementFailed: false, shared: false, held: null };
   }
 
   /** One transaction with one body, for a caller already in the queue (a catch-up of its own). */
@@ -244,8 +244,8 @@ export class PgDriver {
       written: new Set(),
       statementFailed: false,
       shared: rows,
-      // Row bodies' last writes (the journal's entries) go with the COMMIT: a round trip less.
-      later: rows ? [] : undefined,
+      // The journal's entries go ahead of the next statement or with the COMMIT: no round trip.
+      held: { later: [], from: 0, sent: [] },
     };
     try {
       if (this.sync && !rows && (version !== this.sync.seen || opened.due)) await this.drive(l, run, this.sync.hooks.catchUp(changed, opened.rows), shared);
@@ -257,6 +257,7 @@ export class PgDriver {
         const hooks: Hook[] = [];
         if (run.savepoint) run.savepoint.due = true;
         run.statementFailed = false;
+        run.held!.from = run.held!.later.length;
         try {
           const out = await this.drive(l, run, this.step(run, hooks, job.fn), hooks);
           if (run.statementFailed && run.savepoint) {
@@ -264,10 +265,14 @@ export class PgDriver {
           }
           done.push({ job, out, hooks });
         } catch (err) {
+          // A held write that failed aborted the transaction: it is every body's failure.
+          const held = l.lost ? null : await heldFailure(run.held);
+          if (held) throw new HeldFailed(held.err, hooks);
           // Alone, the body's failure is the transaction's (below). In a batch it undoes only itself.
           if (rows && jobs.length > 1 && !l.lost) throw new Failed(err, hooks, job);
           if (!run.savepoint || l.lost) throw new Failed(err, hooks);
-          if (!run.savepoint.due) await l.conn.unsafe(UNDO_BODY);
+          if (!run.savepoint.due) await query(l, UNDO_BODY);
+          run.held!.later.length = run.held!.from; // what it held and did not send yet
           for (const h of hooks) h.orElse?.();
           job.reject(err);
           undone = true;
@@ -278,18 +283,19 @@ export class PgDriver {
       run.savepoint = null;
       const sync = rows ? null : this.sync;
       const flushed = sync ? await this.drive(l, run, sync.hooks.flush(), shared) : false;
-      const bumped = await this.commit(l, sync?.bumpText(run.written, flushed), run.later);
+      const bumped = await this.commit(l, run, sync?.bumpText(run.written, flushed));
       if (bumped) version = sync!.bumped(bumped);
     } catch (thrown) {
       run.savepoint = null;
       const err = thrown instanceof Failed || thrown instanceof HeldFailed ? thrown.reason : thrown;
       if (!l.lost) await l.conn.unsafe("ROLLBACK").catch((e: unknown) => this.conn.failure(l, e));
-      const hooks = [...done.flatMap((d) => d.hooks), ...(thrown instanceof Failed ? thrown.hooks : []), ...shared];
+      const hooks = [...done.flatMap((d) => d.hooks), ...(thrown instanceof Failed || thrown instanceof HeldFailed ? thrown.hooks : []), ...shared];
       for (const h of hooks) h.orElse?.();
       if (!rows) this.sync?.failed(); // row bodies left memory alone
-      if (thrown instanceof HeldFailed && jobs.length > 1 && !l.lost) {
-        // A write held for the COMMIT failed, and which body's is not known: each runs again
-        // alone, and only the one whose write fails is answered with its error.
+      if (thrown instanceof HeldFailed && rows && jobs.length > 1 && !l.lost) {
+        // A held write of a row body failed, and which body's is not known: each runs again
+        // alone, and only the one whose write fails is answered with its error. (Line bodies
+        // share the transaction's fate, below: they are not run twice.)
         for (const j of jobs) await this.runBatch([j]);
         return;
       }
@@ -341,7 +347,10 @@ export class PgDriver {
         }
       }),
     );
-    if (first) throw first;
+    if (first) {
+      const held = l.lost ? null : await heldFailure(run.held);
+      throw held ? new HeldFailed(held.err, first.hooks) : first;
+    }
   }
 
   /** Runs one step of a body's own code, with hooks (or none) as the afterCommit list. */
@@ -417,38 +426,45 @@ export class PgDriver {
   /**
    * COMMIT, after `before` (one statement) in the same round trip: the results of `before`, if
    * any. A failure of `before` leaves the transaction aborted and COMMIT answers ROLLBACK. The
-   * writes held for it (`later`: runLater) are sent first, pipelined, in the same round trip.
+   * writes still held (runLater) are sent first. All with the extended protocol, pipelined.
    */
-  private async commit(l: Link, before?: string, later?: readonly Stmt[]): Promise<PgResult | undefined> {
+  private async commit(l: Link, run: Run, before?: string): Promise<PgResult | undefined> {
     // Lost before COMMIT was sent: the server rolls back, the outcome is known.
     if (l.lost) throw unavailable();
-    const held = later && later.length > 0 ? sendLater(this.translations, l, later) : [];
-    let results: PgResult[];
+    if (run.held) sendHeld(this.translations, l, run.held);
+    const first = before === undefined ? null : (query(l, before).execute() as unknown as Promise<PgResult>);
+    first?.catch(() => undefined);
+    let committed: PgResult;
     try {
-      results = before === undefined ? [(await l.conn.unsafe("COMMIT")) as PgResult] : ((await l.conn.unsafe(`${before}; COMMIT`)) as unknown as PgResult[]);
+      committed = (await query(l, "COMMIT")) as PgResult;
     } catch (err) {
       if (!isConnectionError(err)) throw err;
       this.conn.lose(l, err);
       throw outcomeUnknown();
     }
-    // PostgreSQL answers COMMIT of a failed transaction with ROLLBACK, not an error: a body
-    // caught a statement's error and went on, or a held write failed (its own error says why).
-    if (results[results.length - 1]!.command === "ROLLBACK") {
-      const failed = (await Promise.all(held.map((p) => p.then(() => null, (err: unknown) => ({ err }))))).find((f) => f !== null);
-      if (failed) throw new HeldFailed(failed.err);
+    // PostgreSQL answers COMMIT of a failed transaction with ROLLBACK, not an error: a held
+    // write or `before` failed (their own errors say why), or a body caught a statement's error
+    // and went on.
+    if (committed.command === "ROLLBACK") {
+      const held = await heldFailure(run.held);
+      if (held) throw new HeldFailed(held.err, []);
+      await first;
       throw new AirlockError("internal", "the transaction rolled back: a statement in it failed and the body went on");
     }
-    return before === undefined ? undefined : results[0];
+    return first ? await first : undefined;
   }
 }
 
 /** A read beside row bodies that a transaction of this daemon in the global order overlapped. */
 class Overlapped extends Error {}
 
-/** A write held for the COMMIT (runLater) failed: the transaction rolled back. */
+/** A held write (runLater) failed: the whole transaction is aborted, with the hooks queued. */
 class HeldFailed extends Error {
-  constructor(readonly reason: unknown) {
-    super("a write held for the COMMIT failed");
+  constructor(
+    readonly reason: unknown,
+    readonly hooks: Hook[],
+  ) {
+    super("a held write failed");
   }
 }
 

@@ -24,14 +24,70 @@ export interface Run {
   statementFailed: boolean;
   /** A batch of row bodies, or a read beside them: in the shared order. */
   shared: boolean;
-  /** A batch of row bodies: the writes held for its COMMIT (runLater), in the order yielded. */
-  later?: Stmt[];
+  /** The writes held (runLater) on the main connection's transactions. */
+  held: Held | null;
+}
+
+/**
+ * Writes a body yielded with runLater, whose results nobody reads: each is sent ahead of the
+ * transaction's next statement, whatever it is, or with its COMMIT, pipelined (never a round
+ * trip of its own), so the server still runs every statement in the order the bodies wrote them.
+ */
+export interface Held {
+  /** Not sent yet, in the order yielded. */
+  later: Stmt[];
+  /** Where the running body's own writes start in `later` (before it: earlier bodies'). */
+  from: number;
+  /** The answers of those sent: when one failed, the transaction is aborted (heldFailure). */
+  sent: Promise<unknown>[];
+}
+
+/** Sends what is held (the first `upTo` of it), ahead of whatever is sent next. */
+export function sendHeld(translations: Map<string, Translated>, l: Link, held: Held, upTo = held.later.length): void {
+  if (upTo === 0) return;
+  held.sent.push(...sendLater(translations, l, held.later.slice(0, upTo)));
+  held.later = held.later.slice(upTo);
+  held.from = Math.max(0, held.from - upTo);
+}
+
+/** The first failure among the held writes sent (all answered by the time a later statement's is). */
+export async function heldFailure(held: Held | null): Promise<{ err: unknown } | null> {
+  for (const p of held?.sent ?? []) {
+    try {
+      await p;
+    } catch (err) {
+      return { err };
+    }
+  }
+  return null;
 }
 
 /** Savepoint texts: before a body's first statement (after the first body's, release it too). */
 const SAVEPOINT = "SAVEPOINT body";
-const NEXT_SAVEPOINT = "RELEASE SAVEPOINT body; SAVEPOINT body";
+const RELEASE = "RELEASE SAVEPOINT body";
 export const UNDO_BODY = "ROLLBACK TO SAVEPOINT body";
+
+/** One statement's text as a template object (what a tagged template literal hands its tag). */
+const templates = new Map<string, TemplateStringsArray>();
+
+/**
+ * One statement, sent with the extended protocol whether or not it has values, so it is
+ * pipelined behind whatever is in flight on the connection. Bun's `unsafe` without values sends
+ * the simple protocol (it allows several statements), and Bun 1.4.5 does not pipeline those: a
+ * simple query behind another waits for it, and costs more than awaiting each in turn
+ * (docs/cluster.md, "Journal entries held, and pipelined, really"). A tagged call is extended:
+ * the text is handed to the tag as the template object a literal would be (frozen, `raw` not
+ * enumerable, as Bun checks), one per text, kept (the texts are the driver's and the domain's).
+ */
+export function query(l: Link, text: string, args?: readonly unknown[]) {
+  if (args && args.length > 0) return l.conn.unsafe(text, args as unknown[]);
+  let t = templates.get(text);
+  if (!t) {
+    t = Object.freeze(Object.defineProperty([text], "raw", { value: Object.freeze([text]) })) as unknown as TemplateStringsArray;
+    templates.set(text, t);
+  }
+  return l.conn(t);
+}
 
 function translated(translations: Map<string, Translated>, sql: string): Translated {
   let t = translations.get(sql);
@@ -48,8 +104,7 @@ const ONE_ROW = /^(\s*INSERT\s+INTO\s+[a-z_][a-z0-9_]*\s*\([^)]*\)\s*VALUES\s*)(
 export const JOINED_ROWS = 64;
 
 /**
- * The writes a batch held for its COMMIT (runLater), as statements to send, in the order they
- * were held: each run of one-row INSERTs of the same statement joined into one INSERT of all
+ * Held writes (runLater) as statements to send, in the order they were held: each run of one-row INSERTs of the same statement joined into one INSERT of all
  * their rows, up to JOINED_ROWS (the journal's entries of a batch of row bodies: one statement,
  * not one per body); anything else as it was.
  */
@@ -68,13 +123,12 @@ export function joinHeld(later: readonly Stmt[]): { sql: string; args: Stmt["arg
 }
 
 /**
- * Sends the writes a batch held for its COMMIT (joinHeld), pipelined, just before the COMMIT
- * is. The promises of their answers, each already guarded against an unhandled rejection (a
- * failure shows in the COMMIT's ROLLBACK, and the caller reads them then).
+ * Sends held writes (joinHeld), pipelined: the promises of their answers, each already guarded
+ * against an unhandled rejection (heldFailure reads them).
  */
-export function sendLater(translations: Map<string, Translated>, l: Link, later: readonly Stmt[]): Promise<unknown>[] {
+function sendLater(translations: Map<string, Translated>, l: Link, later: readonly Stmt[]): Promise<unknown>[] {
   return joinHeld(later).map(({ sql, args }) => {
-    const sent = l.conn.unsafe(translated(translations, sql).text, args).execute() as unknown as Promise<unknown>;
+    const sent = query(l, translated(translations, sql).text, args).execute() as unknown as Promise<unknown>;
     sent.catch(() => undefined);
     return sent;
   });
@@ -86,23 +140,28 @@ export async function execStatement(translations: Map<string, Translated>, l: Li
   // if one is due), all before any answer is awaited; the server runs them in the order sent.
   if (stmt.reads) return Promise.all(stmt.reads.map((r) => execStatement(translations, l, run, r)));
   const t = translated(translations, stmt.sql);
-  // Held for the COMMIT (sendLater): a write that inserts a row always changes one.
-  if (stmt.later && run.later) {
-    run.later.push(stmt);
+  // Held: a write that inserts a row always changes one.
+  if (stmt.later && run.held) {
+    run.held.later.push(stmt);
     run.written.add(t.table ?? "*");
     return undefined;
   }
   // A body of a batch opens its savepoint with its first statement, in the same round trip.
+  // What earlier bodies held goes ahead of it (out of this body's undo), this body's after it.
   const sp = run.savepoint;
   let opening: Promise<unknown> | undefined;
   if (sp?.due) {
-    opening = l.conn.unsafe(sp.open ? NEXT_SAVEPOINT : SAVEPOINT).execute();
+    if (run.held) sendHeld(translations, l, run.held, run.held.from);
+    const released = sp.open ? query(l, RELEASE).execute() : null;
+    const opened = query(l, SAVEPOINT).execute();
+    opening = released ? Promise.all([released, opened]) : opened;
     sp.due = false;
     sp.open = true;
   }
+  if (run.held) sendHeld(translations, l, run.held);
   let result: PgResult;
   try {
-    result = (await l.conn.unsafe(stmt.mode === "run" ? t.runText : t.text, stmt.args)) as PgResult;
+    result = (await query(l, stmt.mode === "run" ? t.runText : t.text, stmt.args)) as PgResult;
   } catch (err) {
     run.statementFailed = true;
     await opening?.catch(() => undefined);

@@ -114,7 +114,9 @@ export class VersionSync implements VersionProtocol {
    */
   bumpText(written: ReadonlySet<string>, flushed: boolean): string | undefined {
     if (!flushed && written.size === 0) return undefined;
-    const named = [...written].filter((t) => /^([a-z_]+|\*)$/.test(t));
+    // Sorted: one text per set of tables, not per order they were written in (each text is a
+    // statement the connection prepares).
+    const named = [...written].filter((t) => /^([a-z_]+|\*)$/.test(t)).sort();
     const tables = named.join(",");
     // Only this daemon's own places in line changed: no call blocked elsewhere is answered by it.
     const own = named.includes("waiters") && !this.hooks.othersLinesWritten();

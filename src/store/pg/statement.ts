@@ -69,6 +69,8 @@ export const UNDO_BODY = "ROLLBACK TO SAVEPOINT body";
 
 /** One statement's text as a template object (what a tagged template literal hands its tag). */
 const templates = new Map<string, TemplateStringsArray>();
+/** The texts are the driver's and the domain's, a bounded set; this bounds the map if not. */
+const TEMPLATES_KEPT = 1000;
 
 /**
  * One statement, sent with the extended protocol whether or not it has values, so it is
@@ -77,12 +79,13 @@ const templates = new Map<string, TemplateStringsArray>();
  * simple query behind another waits for it, and costs more than awaiting each in turn
  * (docs/cluster.md, "Journal entries held, and pipelined, really"). A tagged call is extended:
  * the text is handed to the tag as the template object a literal would be (frozen, `raw` not
- * enumerable, as Bun checks), one per text, kept (the texts are the driver's and the domain's).
+ * enumerable, as Bun checks), one per text, kept.
  */
 export function query(l: Link, text: string, args?: readonly unknown[]) {
   if (args && args.length > 0) return l.conn.unsafe(text, args as unknown[]);
   let t = templates.get(text);
   if (!t) {
+    if (templates.size >= TEMPLATES_KEPT) templates.clear();
     t = Object.freeze(Object.defineProperty([text], "raw", { value: Object.freeze([text]) })) as unknown as TemplateStringsArray;
     templates.set(text, t);
   }
@@ -104,9 +107,10 @@ const ONE_ROW = /^(\s*INSERT\s+INTO\s+[a-z_][a-z0-9_]*\s*\([^)]*\)\s*VALUES\s*)(
 export const JOINED_ROWS = 64;
 
 /**
- * Held writes (runLater) as statements to send, in the order they were held: each run of one-row INSERTs of the same statement joined into one INSERT of all
- * their rows, up to JOINED_ROWS (the journal's entries of a batch of row bodies: one statement,
- * not one per body); anything else as it was.
+ * Held writes (runLater) as statements to send, in the order they were held: each run of
+ * one-row INSERTs of the same statement joined into one INSERT of all their rows, up to
+ * JOINED_ROWS (the journal's entries of a batch of row bodies: one statement, not one per
+ * body); anything else as it was.
  */
 export function joinHeld(later: readonly Stmt[]): { sql: string; args: Stmt["args"] }[] {
   const out: { sql: string; args: Stmt["args"] }[] = [];

@@ -124,7 +124,7 @@ export class Journal {
    * (docs/cluster.md, "Scaling out"); so its revision is not known here (recordFence knows it).
    */
   record(kind: string, resource: string, f: RecordFields = {}): Tx<void> {
-    return this.write(kind, resource, f, false) as Tx<unknown> as Tx<void>;
+    return this.write(kind, resource, f, false) as Tx<unknown> as Tx<void>; // no generator more per entry
   }
 
   /** Records a change at once and answers its revision (a pool grant's fence); not in a batch of row bodies. */

@@ -22,6 +22,10 @@
 // that fails is answered with its error, the transaction rolls back, and the others run again
 // in the next (so a row body may run more than once before it commits).
 //
+// A write a body holds (runLater: its journal entry) is not waited for: it goes ahead of the
+// transaction's next statement or with its COMMIT (statement.ts), and one that fails aborts the
+// transaction: a batch of row bodies then runs each body again alone, line bodies share its fate.
+//
 // Reads beside row bodies (readBeside: the status snapshot, the list tools that show lines) run
 // on a second connection, the reader, in the shared order too, so a long one holds none of the
 // main connection's batches; they read memory, so they wait for this daemon's transaction in the

@@ -1,7 +1,9 @@
 // One statement a body yields, sent on the PostgreSQL store's connection (driver.ts): its text
 // translated once (dialect.ts) and kept, the savepoint of a batch's body opened with its first
-// statement in the same round trip, the tables it changed noted for the version, and its result
-// turned back into the shape the domain's transactions read (../tx.ts), SQLite's shape.
+// statement in the same round trip, the writes bodies held (runLater) sent ahead of it, the
+// tables it changed noted for the version, and its result turned back into the shape the
+// domain's transactions read (../tx.ts), SQLite's shape. Everything goes with the extended
+// protocol (query()), the only one Bun pipelines.
 import type { RunResult, Stmt } from "../tx.ts";
 import type { Connection, Link } from "./connection.ts";
 import { type PgResult, rowsOf, type Translated, translate } from "./dialect.ts";

@@ -23,7 +23,7 @@ const HEARTBEAT_MS = 1000;
  * one. Each NOTIFY wakes every daemon's listener (work on the server and on each of them), so
  * one per commit would cost the team more than the commits; a watcher elsewhere hears of a
  * counter's change at most this much later. 10 ms (100 a second per busy daemon, each heard by
- * every daemon) cost three daemons on one machine 5–12% of their counters' throughput
+ * every daemon) cost three daemons on one machine 4–13% of their counters' throughput
  * (docs/cluster.md, "Scaling out"); at 50 ms it no longer shows.
  */
 const JOURNAL_NOTIFY_EVERY_MS = 50;

@@ -11,6 +11,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { type DaemonProcess, startDaemon } from "../test/helpers/daemon.ts";
 import { medianPair, paired, pinSelf, pinTo } from "./pairing.ts";
+import { median } from "./stats.ts";
 import { warmUp } from "./warm-up.ts";
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { modes: { type: "string" }, n: { type: "string" }, pairs: { type: "string" }, only: { type: "string" } } });
@@ -87,7 +88,6 @@ async function pairedHandOffs(n: number, a: DaemonProcess, b: DaemonProcess): Pr
     ta.push(await ha());
     tb.push(await hb());
   }
-  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
   return [median(ta), median(tb)];
 }
 

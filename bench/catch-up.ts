@@ -16,6 +16,7 @@
 //   bun bench/catch-up.ts [--what paths|lines|timers] [--pg URL] [--pairs 400]
 import { parseArgs } from "node:util";
 import { pgServer } from "./pg-server.ts";
+import { median } from "./stats.ts";
 
 const USAGE = "bun bench/catch-up.ts [--what paths|lines|timers] [--pg postgres://user@host:port/db] [--pairs 400]";
 const { values } = parseArgs({ options: { what: { type: "string" }, pg: { type: "string" }, pairs: { type: "string" } } });
@@ -32,7 +33,6 @@ const PAIRS = Number(values.pairs ?? 400);
 const SLICE = 20;
 const ROOM = "github.com/acme/services";
 const WAITERS = 300;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
 /** What every database holds before the pairs (lines: the polled place and its wake_token). */
 async function prepare(d: Daemon): Promise<string> {

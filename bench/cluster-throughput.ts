@@ -48,6 +48,7 @@
 import { SQL } from "bun";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import type { DaemonProcess, StartOptions } from "../test/helpers/daemon.ts";
+import { median, processCpuMs, statCpuMs } from "./stats.ts";
 
 export const CLIENTS = 32;
 const ROUNDS = 3;
@@ -95,7 +96,6 @@ type Target = {
 type CpuPerOp = { daemons: number | undefined; postgres: number; bench: number };
 type Round = { rate: number; errors: number; busy: number; machine: number; cpu: CpuPerOp };
 
-const TICK_MS = 1000 / (Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100);
 const MAIN_STAT = `/proc/self/task/${process.pid}/stat`;
 
 /** CPU time of this process's main thread (the JavaScript one), ms; of the whole process without /proc. */
@@ -105,14 +105,6 @@ function mainThreadCpuMs(): number {
     return (u.user + u.system) / 1000;
   }
   return statCpuMs(MAIN_STAT);
-}
-
-/** The CPU time a /proc stat file counts (a process's or a thread's), ms. */
-function statCpuMs(path: string): number {
-  // Fields 14 and 15 (utime, stime), counted after the command name's closing parenthesis.
-  const stat = readFileSync(path, "utf8");
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(f[11]) + Number(f[12])) * TICK_MS;
 }
 
 /**
@@ -125,15 +117,6 @@ function machineTicks(): { busy: number; all: number } | null {
   const f = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
   const all = f.reduce((a, b) => a + b, 0);
   return { busy: all - f[3]! - f[4]!, all }; // less idle and iowait
-}
-
-/** A process's CPU time so far (every thread), ms; 0 once it is gone, or without /proc. */
-function processCpuMs(pid: number): number {
-  try {
-    return statCpuMs(`/proc/${pid}/stat`);
-  } catch {
-    return 0;
-  }
 }
 
 /**
@@ -343,7 +326,6 @@ async function floors(url: string): Promise<{ targets: Target[]; close(): Promis
   return { targets: [oneQuery, begin], close: async () => void (await Promise.all(conns.map((s) => s.close()))) };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export type ThroughputOptions = {
   startDaemon(o: StartOptions): Promise<DaemonProcess>;

@@ -35,6 +35,7 @@ import { parseArgs } from "node:util";
 import type { DaemonProcess } from "../test/helpers/daemon.ts";
 import { pinSelf, pinTo } from "./pairing.ts";
 import { warmUp } from "./warm-up.ts";
+import { median } from "./stats.ts";
 
 const { values } = parseArgs({ options: { quick: { type: "boolean" }, pg: { type: "string" }, float: { type: "boolean" }, only: { type: "string" }, cases: { type: "string" } } });
 const QUICK = values.quick === true;
@@ -88,7 +89,6 @@ const add = (r: Row) => {
   if (r.baselineValue !== undefined) r.ratio = r.value / r.baselineValue;
   rows.push(r);
 };
-const median = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]! : Number.NaN);
 
 /** Times each fn once per round, in turn, so every figure sees the same moments of the machine. */
 async function interleaved(n: number, fns: (() => Promise<unknown>)[]): Promise<number[]> {

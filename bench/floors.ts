@@ -18,11 +18,11 @@ import { openStore } from "../src/store/db.ts";
 import { startDaemon } from "../test/helpers/daemon.ts";
 import { fsyncer } from "./pairing.ts";
 import { warmUp } from "./warm-up.ts";
+import { median } from "./stats.ts";
 
 const { values } = parseArgs({ options: { modes: { type: "string" }, rounds: { type: "string" } } });
 const MODES = (values.modes ?? "normal,full").split(",").filter(Boolean);
 const ROUNDS = Number(values.rounds ?? 2000);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
 for (const mode of MODES) {
   const d = await startDaemon({ args: ["--durability", mode] });

@@ -8,9 +8,9 @@
 // cycles (/proc, utime + stime), per change, crowded against empty, and the same cycles with no
 // third daemon at all (what the calls and heartbeats cost alone).
 //   bun bench/liveness.ts [--pg URL] [--cycles 10]
-import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { pgServer } from "./pg-server.ts";
+import { processCpuMs } from "./stats.ts";
 
 const USAGE = "bun bench/liveness.ts [--pg postgres://user@host:port/db] [--cycles 10]";
 const { values } = parseArgs({ options: { pg: { type: "string" }, cycles: { type: "string" } } });
@@ -25,13 +25,6 @@ const { freshDatabase, withClient } = await import("../test/helpers/pg.ts");
 type Daemon = Awaited<ReturnType<typeof startDaemon>>;
 const ROOM = "github.com/acme/services";
 const STEP_MS = 1200;
-const TICKS = 100; // clock ticks a second, as /proc/<pid>/stat counts them on Linux
-
-/** The process's CPU time so far, in ms. */
-function cpuMs(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS;
-}
 
 async function crowd(d: Daemon): Promise<void> {
   for (let a = 0; a < 50; a++) {
@@ -57,7 +50,7 @@ try {
   const ghost = (sql: string) => Promise.all(dbs.map((db) => withClient(db.url, (c) => c.unsafe(sql))));
   /** CYCLES cycles of two steps each, with the third daemon coming and going (or not): each daemon's CPU ms per step. */
   const run = async (churn: boolean) => {
-    const before = daemons.map((d) => cpuMs(d.proc.pid));
+    const before = daemons.map((d) => processCpuMs(d.proc.pid));
     for (let i = 0; i < CYCLES; i++) {
       for (const sql of [
         "INSERT INTO daemons (id, host, pid, started_at, seen_at) VALUES ('bench-ghost', 'elsewhere', 1, 0, (extract(epoch from clock_timestamp()) * 1000)::bigint + 60000)",
@@ -68,7 +61,7 @@ try {
         await Promise.all(daemons.map((d) => d.call("list_locks")));
       }
     }
-    return daemons.map((d, k) => (cpuMs(d.proc.pid) - before[k]!) / (2 * CYCLES));
+    return daemons.map((d, k) => (processCpuMs(d.proc.pid) - before[k]!) / (2 * CYCLES));
   };
   await run(false); // warm-up
   const quiet = await run(false);

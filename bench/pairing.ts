@@ -5,8 +5,8 @@
 import { closeSync, fdatasyncSync, openSync, writeSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
+import { median } from "./stats.ts";
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** Times two calls alternately, n times each, so both see the same machine load; their medians. */
 export async function paired(n: number, a: () => Promise<unknown>, b: () => Promise<unknown>): Promise<[number, number]> {

@@ -11,6 +11,7 @@
 // and checks that a LISTEN survives the server closing its connection (re-subscribed by the
 // driver), which a daemon needs across a PostgreSQL restart.
 import { SQL } from "bun";
+import { median } from "./stats.ts";
 
 const url = process.argv[2] ?? process.env.AIRLOCK_STORE;
 if (!url) {
@@ -19,7 +20,6 @@ if (!url) {
 }
 const ROUNDS = Number(process.env.ROUNDS ?? 500);
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.99)]!;
 const us = (ms: number) => `${(ms * 1000).toFixed(0)} µs`;
 

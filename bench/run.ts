@@ -15,7 +15,7 @@ import { messageFigures } from "./messages.ts";
 import { pathFigures } from "./paths.ts";
 import { worktreeFigures } from "./worktrees.ts";
 import { warmUp } from "./warm-up.ts";
-import { pct } from "./stats.ts";
+import { median, pct } from "./stats.ts";
 
 const { values } = parseArgs({ options: { quick: { type: "boolean" }, modes: { type: "string" }, only: { type: "string" } } });
 const QUICK = values.quick === true;
@@ -42,7 +42,6 @@ const add = (r: Row) => {
   rows.push(r);
 };
 
-const median = (xs: number[]) => pct(xs, 50);
 
 /** Each call's time, or the time it returns itself (a number: what it timed of its own work). */
 async function timeEach(n: number, fn: (i: number) => Promise<unknown>): Promise<number[]> {

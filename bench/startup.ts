@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { median } from "./stats.ts";
 
 const n = Number(process.argv[2] ?? 10);
 const bin = resolve(process.argv[3] ?? "release/out/linux-x64/airlock");
@@ -43,7 +44,6 @@ async function once(cmd: string[]): Promise<number> {
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 for (const [label, cmd] of [
   ["compiled binary", [bin]],
   ["source (bun src/main.ts)", [process.execPath, join(root, "src/main.ts")]],

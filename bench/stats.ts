@@ -1,4 +1,29 @@
-// Order statistics the benches report: the p-th percentile (0–100) of a sample, nearest rank
-// from below; NaN for an empty sample.
+// What the benches measure with: order statistics of a sample (the p-th percentile, 0–100,
+// nearest rank from below; NaN for an empty sample), and CPU time read from /proc.
+import { readFileSync } from "node:fs";
+
 export const pct = (xs: readonly number[], p: number): number =>
   xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]! : Number.NaN;
+
+/** The middle of a sample (its upper middle when even); NaN for an empty one. */
+export const median = (xs: readonly number[]): number => pct(xs, 50);
+
+/** How long a clock tick of /proc's counts is, ms (getconf CLK_TCK; 100 a second without it). */
+const TICK_MS = 1000 / (Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100);
+
+/** The CPU time a /proc stat file counts (a process's or a thread's), ms. */
+export function statCpuMs(path: string): number {
+  // Fields 14 and 15 (utime, stime), counted after the command name's closing parenthesis.
+  const stat = readFileSync(path, "utf8");
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12])) * TICK_MS;
+}
+
+/** A process's CPU time so far (every thread), ms; 0 once it is gone, or without /proc. */
+export function processCpuMs(pid: number): number {
+  try {
+    return statCpuMs(`/proc/${pid}/stat`);
+  } catch {
+    return 0;
+  }
+}

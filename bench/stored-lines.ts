@@ -8,6 +8,7 @@
 //   bun bench/stored-lines.ts [--pg URL] [--waiters 300] [--pairs 600]
 import { parseArgs } from "node:util";
 import { pgServer } from "./pg-server.ts";
+import { median } from "./stats.ts";
 
 const { values } = parseArgs({ options: { pg: { type: "string" }, waiters: { type: "string" }, pairs: { type: "string" } } });
 pgServer(values.pg, "bun bench/stored-lines.ts [--pg postgres://user@host:port/db] [--waiters 300] [--pairs 600]");
@@ -16,7 +17,6 @@ const { freshDatabase } = await import("../test/helpers/pg.ts");
 const WAITERS = Number(values.waiters ?? 300);
 const PAIRS = Number(values.pairs ?? 600);
 const SLICE = 50;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
 const dbs = [await freshDatabase(), await freshDatabase()];
 const [crowded, empty] = await Promise.all(dbs.map((db) => startDaemon({ db: db.url })));

@@ -10,12 +10,12 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { type DaemonProcess, startDaemon } from "../test/helpers/daemon.ts";
 import { warmUp } from "./warm-up.ts";
+import { median } from "./stats.ts";
 
 const { values } = parseArgs({ options: { modes: { type: "string" }, rounds: { type: "string" }, dir: { type: "string" } } });
 const MODES = (values.modes ?? "full,normal").split(",").filter(Boolean);
 const ROUNDS = Number(values.rounds ?? 200);
 const now = () => performance.timeOrigin + performance.now();
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
 type Mark = { t: number; label: string };
 

@@ -13,7 +13,6 @@ const rounds = Number(process.argv[2] ?? 100);
 const durability = process.argv[3] ?? "normal";
 const d = await startDaemon({ args: ["--durability", durability] });
 
-
 async function blockedBehind(name: string): Promise<void> {
   for (;;) {
     const l = ((await d.call("list_locks")) as any[]).find((x) => x.name === name);

@@ -326,7 +326,6 @@ async function floors(url: string): Promise<{ targets: Target[]; close(): Promis
   return { targets: [oneQuery, begin], close: async () => void (await Promise.all(conns.map((s) => s.close()))) };
 }
 
-
 export type ThroughputOptions = {
   startDaemon(o: StartOptions): Promise<DaemonProcess>;
   freshDatabase(): Promise<{ url: string; drop(): Promise<void> }>;

@@ -10,7 +10,6 @@ const rounds = Number(process.argv[2] ?? 100);
 const durability = process.argv[3] ?? "full";
 const d = await startDaemon({ args: ["--durability", durability] });
 
-
 try {
   await warmUp(d);
   const pings: number[] = [];

@@ -7,7 +7,6 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { median } from "./stats.ts";
 
-
 /** Times two calls alternately, n times each, so both see the same machine load; their medians. */
 export async function paired(n: number, a: () => Promise<unknown>, b: () => Promise<unknown>): Promise<[number, number]> {
   const ta: number[] = [];

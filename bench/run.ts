@@ -42,7 +42,6 @@ const add = (r: Row) => {
   rows.push(r);
 };
 
-
 /** Each call's time, or the time it returns itself (a number: what it timed of its own work). */
 async function timeEach(n: number, fn: (i: number) => Promise<unknown>): Promise<number[]> {
   const out: number[] = [];
@@ -149,7 +148,6 @@ async function latencies(d: DaemonProcess, mode: string) {
   add({ mode, metric: "lock+unlock vs 2 floors (p50)", value: lockUnlock, unit: "ms", baseline: "2 floors (paired ping + fsync)", baselineValue: 2 * floor });
   return { ping, floor, lockUnlock };
 }
-
 
 /** Pools: acquire+release against the lock figure, hand-off and offer latency, and a crowded line. */
 async function pools(d: DaemonProcess, mode: string, base: { ping: number; floor: number }) {

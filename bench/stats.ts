@@ -8,15 +8,16 @@ export const pct = (xs: readonly number[], p: number): number =>
 /** The middle of a sample (its upper middle when even); NaN for an empty one. */
 export const median = (xs: readonly number[]): number => pct(xs, 50);
 
-/** How long a clock tick of /proc's counts is, ms (getconf CLK_TCK; 100 a second without it). */
-const TICK_MS = 1000 / (Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100);
+/** How long a clock tick of /proc's counts is, ms (getconf CLK_TCK, asked when first needed; 100 a second without it). */
+let tickMs: number | undefined;
 
 /** The CPU time a /proc stat file counts (a process's or a thread's), ms. */
 export function statCpuMs(path: string): number {
+  tickMs ??= 1000 / (Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100);
   // Fields 14 and 15 (utime, stime), counted after the command name's closing parenthesis.
   const stat = readFileSync(path, "utf8");
   const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(f[11]) + Number(f[12])) * TICK_MS;
+  return (Number(f[11]) + Number(f[12])) * tickMs;
 }
 
 /** A process's CPU time so far (every thread), ms; 0 once it is gone, or without /proc. */

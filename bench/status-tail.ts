@@ -53,7 +53,6 @@ async function fill(d: Daemon): Promise<void> {
   }
 }
 
-
 /** One round: the clients' latencies (ms), and the snapshots' when a dashboard is open. */
 async function round(d: Daemon, dashboard: boolean, tag: number): Promise<{ calls: number[]; snapshots: number[] }> {
   const calls: number[] = [];

@@ -24,7 +24,7 @@ export interface Stmt {
   reads?: readonly Stmt[];
   /**
    * A write whose result the body never reads (runLater()): a networked store may hold it and
-   * send it with the transaction's COMMIT, in the same round trip; SQLite runs it at once.
+   * send it ahead of the transaction's next statement or its COMMIT; SQLite runs it at once.
    */
   later?: true;
 }
@@ -89,10 +89,10 @@ export function* run(sql: string, ...args: SQLQueryBindings[]): Tx<RunResult> {
 
 /**
  * A write whose result nobody reads, which must commit with the transaction: SQLite runs it at
- * once; PostgreSQL may hold it until the COMMIT and send it in that round trip (a batch of row
- * bodies does, joining the same statement of several bodies into one: driver.ts). Its effect is
- * invisible to the body's own later statements, so it must be the body's last word on its rows:
- * the journal's entry of a change (Journal.record) is.
+ * once; PostgreSQL holds it and sends it ahead of the transaction's next statement, or with its
+ * COMMIT, never in a round trip of its own (the same one-row INSERT of several bodies sent
+ * together is joined into one: pg/statement.ts). Every later statement still sees it, since it is
+ * sent before them. The journal's entry of a change (Journal.record) is one.
  */
 export function* runLater(sql: string, ...args: SQLQueryBindings[]): Tx<void> {
   if (answerNow) answerNow("run", sql, args);

@@ -291,9 +291,9 @@ export class PgDriver {
       if (bumped) version = sync!.bumped(bumped);
     } catch (thrown) {
       run.savepoint = null;
-      const err = thrown instanceof Failed || thrown instanceof HeldFailed ? thrown.reason : thrown;
+      const err = thrown instanceof Failed ? thrown.reason : thrown;
       if (!l.lost) await l.conn.unsafe("ROLLBACK").catch((e: unknown) => this.conn.failure(l, e));
-      const hooks = [...done.flatMap((d) => d.hooks), ...(thrown instanceof Failed || thrown instanceof HeldFailed ? thrown.hooks : []), ...shared];
+      const hooks = [...done.flatMap((d) => d.hooks), ...(thrown instanceof Failed ? thrown.hooks : []), ...shared];
       for (const h of hooks) h.orElse?.();
       if (!rows) this.sync?.failed(); // row bodies left memory alone
       if (thrown instanceof HeldFailed && rows && jobs.length > 1 && !l.lost) {
@@ -462,16 +462,6 @@ export class PgDriver {
 /** A read beside row bodies that a transaction of this daemon in the global order overlapped. */
 class Overlapped extends Error {}
 
-/** A held write (runLater) failed: the whole transaction is aborted, with the hooks queued. */
-class HeldFailed extends Error {
-  constructor(
-    readonly reason: unknown,
-    readonly hooks: Hook[],
-  ) {
-    super("a held write failed");
-  }
-}
-
 /** A body's failure that fails its whole transaction, with the hooks it queued. */
 class Failed extends Error {
   constructor(
@@ -483,3 +473,6 @@ class Failed extends Error {
     super("the transaction failed");
   }
 }
+
+/** A held write (runLater) failed: the whole transaction is aborted, whichever body held it. */
+class HeldFailed extends Failed {}

@@ -1,5 +1,5 @@
 // Issue 11's bench: Airlock on PostgreSQL against its floors, as ratios measured in the same run.
-//   bun bench/cluster.ts [--quick] [--pg postgres://user@host:port/db] [--float] [--only throughput] [--cases distinct,hot,locks,tasks,feed,check,edit,watched,polled,claims,messages,status]
+//   bun bench/cluster.ts [--quick] [--pg postgres://user@host:port/db] [--float] [--only throughput] [--cases distinct,hot,locks,tasks,feed,check,edit,watched,polled,claims,messages,status] [--link-ms N]
 // The server comes from --pg or AIRLOCK_TEST_PG (as the tests take it); the daemons run on a fresh
 // database there, the direct measurements on another, both dropped at the end.
 // 1. Single-daemon write calls on a PostgreSQL-backed daemon, medians over sequential calls:
@@ -21,6 +21,8 @@
 //    higher) in the same run; then lock_resource + unlock_resource on distinct locks, 1, 2 and 3
 //    daemons. --only throughput runs this part alone (about 5 minutes; --quick about 2); --cases picks
 //    some of its cases.
+// --link-ms N: part 3's daemons and floors reach the server through bench/link.ts, a proxy that
+// delays each chunk N ms each way (a round trip over a network, which loopback hides).
 // For parts 1 and 2, where taskset exists, the bench pins itself to the first CPU and the daemons
 // to the last one (--float leaves everything floating). Part 3 pins nothing: its daemons, and the
 // bench, float, since three daemons pinned to one CPU could not use the second. The PostgreSQL
@@ -36,14 +38,17 @@ import type { DaemonProcess } from "../test/helpers/daemon.ts";
 import { pinSelf, pinTo } from "./pairing.ts";
 import { warmUp } from "./warm-up.ts";
 import { median } from "./stats.ts";
+import { startLink } from "./link.ts";
 
-const { values } = parseArgs({ options: { quick: { type: "boolean" }, pg: { type: "string" }, float: { type: "boolean" }, only: { type: "string" }, cases: { type: "string" } } });
+const { values } = parseArgs({ options: { quick: { type: "boolean" }, pg: { type: "string" }, float: { type: "boolean" }, only: { type: "string" }, cases: { type: "string" }, "link-ms": { type: "string" } } });
 const QUICK = values.quick === true;
 const SERVER = values.pg ?? process.env.AIRLOCK_TEST_PG;
 /** --only throughput: part 3 alone (the one run again and again while the store changes). */
 const ONLY = values.only;
-if (!SERVER || (ONLY !== undefined && ONLY !== "throughput")) {
-  console.error("usage: bun bench/cluster.ts [--quick] [--pg postgres://user@host:port/db] [--float] [--only throughput] [--cases distinct,hot,locks,tasks,feed,check,edit,watched,polled,claims,messages,status]  (or set AIRLOCK_TEST_PG)");
+/** --link-ms N: part 3's daemons and floors reach the server through a link that delays each way N ms (bench/link.ts). */
+const LINK_MS = values["link-ms"] === undefined ? undefined : Number(values["link-ms"]);
+if (!SERVER || (ONLY !== undefined && ONLY !== "throughput") || (LINK_MS !== undefined && !(Number.isInteger(LINK_MS) && LINK_MS >= 0))) {
+  console.error("usage: bun bench/cluster.ts [--quick] [--pg postgres://user@host:port/db] [--float] [--only throughput] [--cases distinct,hot,locks,tasks,feed,check,edit,watched,polled,claims,messages,status] [--link-ms N]  (or set AIRLOCK_TEST_PG; N a whole number of milliseconds)");
   process.exit(2);
 }
 // The helpers read the server from AIRLOCK_TEST_PG when they load.
@@ -296,7 +301,14 @@ const started = performance.now();
 let version = "";
 if (!ONLY) version = await callsAndHandOffs();
 // Part 3, after unpin: nothing of it is pinned.
-await throughput({ startDaemon, freshDatabase, add, roundMs: TPUT_ROUND_MS, warmUpMs: TPUT_WARM_UP_MS, ...(TPUT_CASES ? { cases: TPUT_CASES } : {}) });
+const link = LINK_MS === undefined ? undefined : await startLink({ host: new URL(SERVER).hostname, port: Number(new URL(SERVER).port || 5432) }, LINK_MS);
+// Created and dropped directly; used through the link.
+const overLink = async () => {
+  const db = await freshDatabase();
+  return link ? { ...db, url: link.via(db.url) } : db;
+};
+await throughput({ startDaemon, freshDatabase: overLink, add, roundMs: TPUT_ROUND_MS, warmUpMs: TPUT_WARM_UP_MS, ...(TPUT_CASES ? { cases: TPUT_CASES } : {}) });
+link?.close();
 if (!version) version = String((await withClient(SERVER, (sql) => sql`SHOW server_version`))[0].server_version);
 
 const fmt = (x: number) => (Number.isNaN(x) ? "—" : x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(2) : x.toFixed(4));
@@ -308,7 +320,7 @@ console.log(
   ].join("\n"),
 );
 const seconds = (performance.now() - started) / 1000;
-console.log(`\nPostgreSQL ${version}; ${cpus().length} CPUs, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, bun ${Bun.version}${unpin ? ", parts 1–2 pinned" : ""}; ${seconds.toFixed(0)} s`);
+console.log(`\nPostgreSQL ${version}; ${cpus().length} CPUs, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, bun ${Bun.version}${unpin ? ", parts 1–2 pinned" : ""}${link ? `; part 3 through a link of ${LINK_MS} ms each way` : ""}; ${seconds.toFixed(0)} s`);
 
 // Merged into results.json: bench/run.ts rewrites the file with its own keys; this is one more.
 // A part run alone (--only) leaves it alone, as bench/run.ts's --only does.

@@ -30,6 +30,8 @@ const CHANGES_KEPT = 1000;
 /** How many row versions keep the keys of deleted rows (airlock_gone); a daemon further behind reads its tables whole. */
 const GONE_KEPT = 100_000;
 
+const ROWS_BEGIN = ["BEGIN", `SELECT pg_advisory_xact_lock_shared(${ORDER_LOCK})`] as const;
+
 export class VersionSync implements VersionProtocol {
   readonly channel = CHANNEL;
   /** The version of the shared state this daemon last saw; -1: unknown, the next transaction catches up in full. */
@@ -88,10 +90,11 @@ export class VersionSync implements VersionProtocol {
   /**
    * A batch of row bodies (docs/cluster.md, "Scaling out") takes the order shared: it overlaps
    * other daemons' row bodies and excludes every other transaction. It reads no version: its
-   * bodies read nothing a catch-up would change.
+   * bodies read nothing a catch-up would change. Two statements, sent extended: the driver
+   * pipelines them with the bodies' first statements (nothing waits for their answer).
    */
-  beginRowsText(): string {
-    return `BEGIN; SELECT pg_advisory_xact_lock_shared(${ORDER_LOCK})`;
+  beginRows(): readonly string[] {
+    return ROWS_BEGIN;
   }
 
   opened(results: unknown): Opened {

@@ -166,8 +166,11 @@ export interface VersionProtocol {
   journalMoved: boolean;
   /** The text sent as the transaction's first round trip (BEGIN included). */
   beginText(): string;
-  /** The same for a batch of row bodies: BEGIN and the global order, shared; no version read. */
-  beginRowsText(): string;
+  /**
+   * The same for a batch of row bodies, as statements of their own (sent extended, pipelined):
+   * BEGIN and the global order, shared; no version read.
+   */
+  beginRows(): readonly string[];
   /** What that round trip's results say. */
   opened(results: unknown): Opened;
   /** The statement sent with COMMIT when the transaction changed rows; undefined when nothing changed. */

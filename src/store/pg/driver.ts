@@ -35,7 +35,7 @@ import { mark, TRACING } from "../../trace.ts";
 import type { Tx } from "../tx.ts";
 import { type Connection, isConnectionError, type Link, outcomeUnknown, unavailable } from "./connection.ts";
 import type { PgResult, Translated } from "./dialect.ts";
-import { execStatement, heldFailure, query, type Run, sendHeld, UNDO_BODY } from "./statement.ts";
+import { execStatement, heldFailure, query, type Run, sendAll, sendHeld, UNDO_BODY } from "./statement.ts";
 import type { Opened, RowBody, VersionProtocol } from "../store.ts";
 
 /**
@@ -174,7 +174,7 @@ export class PgDriver {
     const hooks: Hook[] = [];
     let value: T;
     try {
-      await l.conn.unsafe(sync.beginRowsText());
+      await sendAll(l, sync.beginRows());
       if (rows.fresh && rows.fresh.length > 0) await this.drive(l, run, sync.hooks.freshen(rows.fresh), hooks);
       value = await this.drive(l, run, this.step(run, hooks, fn), hooks);
       if (run.written.size > 0) throw new AirlockError("internal", "a read beside row bodies wrote rows");
@@ -215,26 +215,26 @@ export class PgDriver {
    * One transaction: BEGIN, the catch-up if others committed, the bodies (each in a savepoint
    * when there are several), the flush, COMMIT; then each body's hooks, and its answer.
    */
-  private async runBatch(given: readonly Job[]): Promise<void> {
+  private async runBatch(given: readonly Job[], retried = false): Promise<void> {
     const rows = this.sync !== null && given.every((j) => j.rows);
     // Stable: bodies of one key keep the order they were asked in.
     const jobs = rows && given.length > 1 ? [...given].sort((a, b) => (a.rows!.key < b.rows!.key ? -1 : a.rows!.key > b.rows!.key ? 1 : 0)) : given;
     try {
-      let opened: Opened & { l: Link };
+      let opened: Begun;
       try {
         opened = await this.begin(rows);
       } catch (err) {
         for (const j of jobs) j.reject(err);
         return;
       }
-      await this.runOpened(jobs, rows, opened);
+      await this.runOpened(jobs, rows, opened, retried);
     } finally {
       this.endMutating?.();
     }
   }
 
-  /** runBatch, once its BEGIN answered. */
-  private async runOpened(jobs: readonly Job[], rows: boolean, opened: Opened & { l: Link }): Promise<void> {
+  /** runBatch, once its BEGIN answered (or, for row bodies, was sent). */
+  private async runOpened(jobs: readonly Job[], rows: boolean, opened: Begun, retried: boolean): Promise<void> {
     const { l, changed } = opened;
     let version = opened.version;
     const shared: Hook[] = []; // the catch-up's and the flush's
@@ -287,15 +287,26 @@ export class PgDriver {
       run.savepoint = null;
       const sync = rows ? null : this.sync;
       const flushed = sync ? await this.drive(l, run, sync.hooks.flush(), shared) : false;
+      // A row batch's BEGIN, not waited for until now: COMMIT only inside its transaction.
+      if (opened.began) await opened.began;
       const bumped = await this.commit(l, run, sync?.bumpText(run.written, flushed));
       if (bumped) version = sync!.bumped(bumped);
     } catch (thrown) {
       run.savepoint = null;
-      const err = thrown instanceof Failed ? thrown.reason : thrown;
+      let err = thrown instanceof Failed ? thrown.reason : thrown;
+      // A row batch whose BEGIN failed: that failure is the batch's (its bodies' came after it).
+      const beginFailed = opened.began ? await opened.began.then(() => undefined, (e: unknown) => ({ e })) : undefined;
+      if (beginFailed) err = this.conn.failure(l, beginFailed.e);
       if (!l.lost) await l.conn.unsafe("ROLLBACK").catch((e: unknown) => this.conn.failure(l, e));
       const hooks = [...done.flatMap((d) => d.hooks), ...(thrown instanceof Failed ? thrown.hooks : []), ...shared];
       for (const h of hooks) h.orElse?.();
       if (!rows) this.sync?.failed(); // row bodies left memory alone
+      if (beginFailed && isConnectionError(beginFailed.e) && !retried) {
+        // The connection was dead before the batch did anything (its BEGIN found it so): nothing
+        // of it reached the server, and it runs once more on a new connection, as a BEGIN that
+        // is waited for retries (begin): a server restart between two calls costs no error.
+        return this.runBatch(jobs, true);
+      }
       if (thrown instanceof HeldFailed && rows && jobs.length > 1 && !l.lost) {
         // A held write of a row body failed, and which body's is not known: each runs again
         // alone, and only the one whose write fails is answered with its error. (Line bodies
@@ -393,12 +404,23 @@ export class PgDriver {
 
   /** BEGIN on a live connection. A connection found dead here had done nothing for this call
    *  yet, so it is replaced once, silently: a server restart between two calls costs no error. */
-  private async begin(rows: boolean): Promise<Opened & { l: Link }> {
+  private async begin(rows: boolean): Promise<Begun> {
+    if (rows) {
+      // Not waited for: the bodies' statements go right behind it, and the server runs them in
+      // the order sent, so the order's lock is still taken first (runOpened waits for it before
+      // COMMIT, and runs the batch again when it found the connection dead). A BEGIN fails only
+      // with its connection; the lock's statement, if it failed, would abort the transaction.
+      if (TRACING) mark("order shared");
+      const l = await this.conn.ready();
+      const began = sendAll(l, this.sync!.beginRows());
+      began.catch(() => undefined); // read by runOpened
+      return { l, version: -1, changed: null, began };
+    }
     // On a shared store, in the same round trip: the global order's lock and the version.
-    const sync = rows ? null : this.sync;
-    const text = rows ? this.sync!.beginRowsText() : sync ? sync.beginText() : "BEGIN";
+    const sync = this.sync;
+    const text = sync ? sync.beginText() : "BEGIN";
     // Which order each transaction takes (bench/trace.ts; a test counts a daemon's exclusive turns).
-    if (TRACING) mark(rows ? "order shared" : "order exclusive");
+    if (TRACING) mark("order exclusive");
     for (let attempt = 0; ; attempt++) {
       const l = await this.conn.ready();
       try {
@@ -458,6 +480,9 @@ export class PgDriver {
     return first ? await first : undefined;
   }
 }
+
+/** A transaction begun: a row batch's BEGIN is sent, not yet answered (`began`). */
+type Begun = Opened & { l: Link; began?: Promise<unknown> };
 
 /** A read beside row bodies that a transaction of this daemon in the global order overlapped. */
 class Overlapped extends Error {}

@@ -94,6 +94,11 @@ export function query(l: Link, text: string, args?: readonly unknown[]) {
   return l.conn(t);
 }
 
+/** Statements without values, sent one behind the other (pipelined): all their answers. */
+export function sendAll(l: Link, texts: readonly string[]): Promise<unknown[]> {
+  return Promise.all(texts.map((t) => query(l, t).execute() as unknown as Promise<unknown>));
+}
+
 function translated(translations: Map<string, Translated>, sql: string): Translated {
   let t = translations.get(sql);
   if (!t) {

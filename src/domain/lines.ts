@@ -14,7 +14,7 @@
 // it leave at once. The journal watchers' queue is local: no store keeps it, since a change
 // wakes every watcher it matches and no daemon grants another's (docs/cluster.md, "Watchers
 // off the stored lines").
-import { all, run, type Tx } from "../store/tx.ts";
+import { all, runLater, type Tx } from "../store/tx.ts";
 import { goneSince } from "./mirror.ts";
 import { rowsSince } from "./row-versions.ts";
 import type { WaitQueue } from "./wait.ts";
@@ -266,7 +266,7 @@ export class Lines {
     const was = this.written.get(r.token);
     if (was === text) return false;
     if (r.daemon !== this.me || (was !== undefined && daemonOf(was) !== this.me)) this.others = true;
-    yield* run(
+    yield* runLater(
       "INSERT INTO waiters (token, queue, keys, agent_id, req, ord, since, attached, daemon, grace_ends) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) " +
         "ON CONFLICT (token) DO UPDATE SET queue = excluded.queue, keys = excluded.keys, agent_id = excluded.agent_id, req = excluded.req, " +
         "ord = excluded.ord, since = excluded.since, attached = excluded.attached, daemon = excluded.daemon, grace_ends = excluded.grace_ends",
@@ -290,7 +290,7 @@ export class Lines {
     if (was === undefined) return false;
     this.written.delete(token);
     if (daemonOf(was) !== this.me) this.others = true;
-    yield* run("DELETE FROM waiters WHERE token = ?", token);
+    yield* runLater("DELETE FROM waiters WHERE token = ?", token);
     return true;
   }
 }

@@ -14,7 +14,7 @@
 //   check against a thousand claims only runs the overlap product on those that could share a path.
 // Every grant, denial, expiry, release, auto-release and forced release goes to the journal.
 import { AirlockError } from "../errors.ts";
-import { all, get, run, type Tx } from "../store/tx.ts";
+import { all, get, runLater, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx } from "./context.ts";
 import { type Deadlock, type Wait, type WaitGraph, type WaitSource } from "./deadlock.ts";
 import { nextFence } from "./fences.ts";
@@ -230,7 +230,7 @@ export class Paths implements WaitSource {
       const claim = yield* self.live(token);
       if (!claim) return { renewed: false, error: "store: claim not found" };
       const expiresAt = self.c.clock.now() + ttlMs;
-      yield* run("UPDATE path_claims SET expires_at = ? WHERE token = ?", expiresAt, token);
+      yield* runLater("UPDATE path_claims SET expires_at = ? WHERE token = ?", expiresAt, token);
       claim.expiresAt = expiresAt;
       self.arm(claim);
       return { renewed: true, expiresAt };
@@ -392,7 +392,7 @@ export class Paths implements WaitSource {
       acquiredAt: now,
       expiresAt: now + want.ttlMs,
     };
-    yield* run(
+    yield* runLater(
       "INSERT INTO path_claims (token, room, agent_id, paths, reason, fence, acquired_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       claim.token,
       claim.room,
@@ -430,7 +430,7 @@ export class Paths implements WaitSource {
 
   /** Deletes the claim, records why, and serves the room's line. */
   private *free(claim: Claim, kind: string, reason: string | null, by?: string): Tx<void> {
-    yield* run("DELETE FROM path_claims WHERE token = ?", claim.token);
+    yield* runLater("DELETE FROM path_claims WHERE token = ?", claim.token);
     this.c.scheduler.cancel(`path:${claim.token}`);
     this.index.remove(claim);
     yield* this.journal.record(kind, claim.room, {

@@ -37,6 +37,26 @@ function wellFormed(val: unknown): unknown {
 }
 
 /**
+ * Where a value holds a string with the NUL character (U+0000), as a field path (`paths[2]`);
+ * null when none does. PostgreSQL's text cannot hold it (SQLite's can, as v2's did).
+ */
+function nulAt(val: unknown, path: string): string | null {
+  if (typeof val === "string") return val.includes("\u0000") ? path : null;
+  if (Array.isArray(val)) {
+    for (let i = 0; i < val.length; i++) {
+      const at = nulAt(val[i], `${path}[${i}]`);
+      if (at) return at;
+    }
+  } else if (val !== null && typeof val === "object") {
+    for (const [k, x] of Object.entries(val)) {
+      const at = nulAt(x, `${path}.${k}`);
+      if (at) return at;
+    }
+  }
+  return null;
+}
+
+/**
  * `waitSeconds`: a call task's wait (src/mcp/call-tasks.ts), which may pass the 50 s every schema
  * clamps wait_seconds to; it replaces the clamped value after validation. Ordinary calls never pass it.
  */
@@ -55,6 +75,13 @@ export async function runTool(kernel: Kernel, name: unknown, rawArgs: unknown, s
 
   const parsed = v.safeParse(tool.args, args);
   if (!parsed.success) return errorResult(describeIssues(parsed.issues));
+  if (kernel.store.kind === "postgres") {
+    // Refused before anything runs: the store would fail the statement (and with it every call
+    // its transaction carries), where SQLite stores it as v2 did (docs/decisions.md). Only the
+    // arguments the tool takes: others are ignored anyway.
+    const at = nulAt(parsed.output, "");
+    if (at) return errorResult(`${at.slice(1)}: must not contain the NUL character (U+0000): a PostgreSQL store cannot hold it`);
+  }
   if (waitSeconds !== undefined && "wait_seconds" in parsed.output) (parsed.output as { wait_seconds: number }).wait_seconds = waitSeconds;
   try {
     const handedOff = kernel.ctx.sequences.handOffs;

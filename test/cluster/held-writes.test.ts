@@ -77,4 +77,20 @@ describePg("writes held for a row batch's COMMIT", () => {
       await storeQuery(c.db, "ALTER TABLE journal DROP CONSTRAINT held_poison");
     }
   });
+
+  // Line bodies share their transaction's fate: one whose held write fails takes the batch's
+  // other bodies down with it. A string PostgreSQL's text cannot hold (the NUL character) is the
+  // one a caller could send: refused before the call runs, naming the field, on this store only.
+  test("a claim whose reason holds a NUL is refused before it runs, and the claims of its batch are granted", async () => {
+    const asks = [0, 1, 2, 3].map((i) => ({ agent_id: `held-nul-${i}`, room: "held-nul", paths: [`src/n${i}/**`], reason: i === 2 ? "bad\u0000reason" : "fine", ttl_seconds: 60 }));
+    const got = await inOneBatch(() => asks.map((a) => c.daemons[0]!.call("claim_paths", a)));
+    expect(got.map((r) => r.granted === true)).toEqual([true, true, false, true]);
+    expect(got[2]).toEqual({ error: "reason: must not contain the NUL character (U+0000): a PostgreSQL store cannot hold it" });
+    const held = await storeQuery<{ agent_id: string }>(c.db, "SELECT agent_id FROM path_claims WHERE room = 'held-nul' ORDER BY agent_id");
+    expect(held.map((r) => r.agent_id)).toEqual(["held-nul-0", "held-nul-1", "held-nul-3"]);
+    // Anywhere in the arguments: an element of a list is named by its place.
+    expect(await c.daemons[1]!.call("claim_paths", { agent_id: "held-nul-x", room: "held-nul", paths: ["ok/**", "x\u0000/**"] })).toEqual({
+      error: "paths[1]: must not contain the NUL character (U+0000): a PostgreSQL store cannot hold it",
+    });
+  });
 });

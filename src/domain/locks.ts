@@ -13,7 +13,7 @@
 // held or past its expiry, a refusal) is a line body, as before; the row body leaves it there
 // having changed nothing.
 import { AirlockError } from "../errors.ts";
-import { all, get, run, type Tx } from "../store/tx.ts";
+import { all, get, run, runLater, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx, secondsSince } from "./context.ts";
 import { type Wait, type WaitEdge, type WaitGraph, type WaitSource } from "./deadlock.ts";
 import type { AcquireRequest, AcquireResult, Denied, Grant, GroupRequest, LockRow, LockView, MultiResult, RenewResult } from "./lock-types.ts";
@@ -208,7 +208,7 @@ export class Locks implements WaitSource {
       if (token !== undefined && row.token !== token) return { renewed: false, error: "store: lock not owned by supplied token" };
       if (token === undefined && row.agent_id !== agentId) return { renewed: false, error: "store: lock not owned by supplied agent_id" };
       const expiresAt = self.c.clock.now() + ttlMs;
-      yield* run("UPDATE locks SET expires_at = ? WHERE name = ?", expiresAt, name);
+      yield* runLater("UPDATE locks SET expires_at = ? WHERE name = ?", expiresAt, name);
       return yield* self.renewed(name, row, expiresAt);
     });
   }

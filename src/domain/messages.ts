@@ -14,7 +14,7 @@
 // part 2); read messages go after MESSAGE_RETENTION_MS, and an inbox keeps its newest MAX_PER_AGENT.
 // Journal: message.sent and message.acked (no bodies or subjects: the feed is anyone's to read).
 import { AirlockError } from "../errors.ts";
-import { all, get, run, type Tx } from "../store/tx.ts";
+import { all, get, run, runLater, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 import type { Presence } from "./presence.ts";
@@ -323,7 +323,7 @@ export class Messages {
       req.ackRequired ? 1 : 0,
       now,
     ))!;
-    for (const name of to) yield* run("INSERT INTO message_recipients (agent_id, message_id) VALUES (?, ?)", name, row.id);
+    for (const name of to) yield* runLater("INSERT INTO message_recipients (agent_id, message_id) VALUES (?, ?)", name, row.id);
     const threadId = req.threadId ?? String(row.id);
     yield* this.journal.record("message.sent", `thread:${threadId}`, {
       agentId: req.from,

@@ -7,7 +7,7 @@
 // letter or not requeued), task.requeued (back to pending), task.expired (a lease lapsed; its
 // `state` says whether the task went back to pending or to failed). Payloads are not copied.
 import { AirlockError } from "../errors.ts";
-import { all, get, run, type Tx } from "../store/tx.ts";
+import { all, get, run, runLater, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 import { rowsSince } from "./row-versions.ts";
@@ -206,7 +206,7 @@ export class Tasks {
     if (!t) return { renewed: false, error: "store: task not claimed" };
     if (t.lease_token !== leaseToken) return { renewed: false, error: "store: task not owned by supplied lease_token" };
     const expiresAt = this.c.clock.now() + leaseMs;
-    yield* run("UPDATE tasks SET lease_expires_at = ? WHERE id = ?", expiresAt, id);
+    yield* runLater("UPDATE tasks SET lease_expires_at = ? WHERE id = ?", expiresAt, id);
     return yield* this.renewed(id, t, expiresAt);
   }
 

@@ -12,7 +12,7 @@
 // Journal: worktree.reported (when what is reported changed, not at every refresh) and
 // worktree.dropped (departed, unregistered or expired).
 import { AirlockError } from "../errors.ts";
-import { all, get, run, type Tx } from "../store/tx.ts";
+import { all, get, runLater, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import { checkBudget, compileGlob, MAX_PATTERN_LENGTH, normalizePattern } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
@@ -128,7 +128,7 @@ export class Worktrees {
         const before = toWorktree(old);
         const tree = treeOf(req, dirty, touched, before, self.c.clock.now());
         if (changed(before, tree)) return null;
-        yield* run("UPDATE worktrees SET reported_at = ?, expires_at = ? WHERE agent_id = ? AND room = ?", tree.reportedAt, tree.expiresAt, req.agentId, req.room);
+        yield* runLater("UPDATE worktrees SET reported_at = ?, expires_at = ? WHERE agent_id = ? AND room = ?", tree.reportedAt, tree.expiresAt, req.agentId, req.room);
         self.c.store.afterCommit(() => self.remember(tree));
         return tree;
       });
@@ -139,7 +139,7 @@ export class Worktrees {
       const old = yield* get<WorktreeRow>("SELECT * FROM worktrees WHERE agent_id = ? AND room = ?", req.agentId, req.room);
       const before = old ? toWorktree(old) : undefined;
       const tree = treeOf(req, dirty, touched, before, now);
-      yield* run(
+      yield* runLater(
         "INSERT INTO worktrees (agent_id, room, branch, head, dirty, touched, reported_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) " +
           "ON CONFLICT (agent_id, room) DO UPDATE SET branch = excluded.branch, head = excluded.head, dirty = excluded.dirty, " +
           "touched = excluded.touched, reported_at = excluded.reported_at, expires_at = excluded.expires_at",
@@ -247,7 +247,7 @@ export class Worktrees {
 
   private *drop(tree: Worktree, reason: DepartureReason | "expired"): Tx<void> {
     const key = keyOf(tree.agentId, tree.room);
-    yield* run("DELETE FROM worktrees WHERE agent_id = ? AND room = ?", tree.agentId, tree.room);
+    yield* runLater("DELETE FROM worktrees WHERE agent_id = ? AND room = ?", tree.agentId, tree.room);
     this.forget(key);
     yield* this.journal.record("worktree.dropped", tree.room, { agentId: tree.agentId, reason, data: { touched_count: tree.touched.length } });
   }

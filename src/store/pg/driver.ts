@@ -16,13 +16,13 @@
 // Row bodies (store.ts, RowBody; docs/cluster.md, "Scaling out"): a batch made only of them
 // takes the global order shared, so it overlaps other daemons' batches of row bodies, commit
 // included; it runs them in the order of their keys (their row locks then come in one order on
-// every daemon), reads no version, catches nothing up, flushes no lines and bumps no version.
-// When it wrote the journal, onRowsCommitted says so after its COMMIT. Its bodies run side by
+// every daemon), reads no version, catches nothing up, flushes no lines and bumps no version;
+// its BEGIN is not waited for. After a COMMIT that wrote the journal, onRowsCommitted. Bodies run side by
 // side, their statements pipelined on the connection (rowBodies), and have no savepoints: one
 // that fails is answered with its error, the transaction rolls back, and the others run again
 // in the next (so a row body may run more than once before it commits).
 //
-// A write a body holds (runLater: its journal entry) is not waited for: it goes ahead of the
+// A write a body holds (runLater: a journal entry, a claim's row) is not waited for: it goes ahead of the
 // transaction's next statement or with its COMMIT (statement.ts), and one that fails aborts the
 // transaction: a batch of row bodies then runs each body again alone, line bodies share its fate.
 //
@@ -287,14 +287,13 @@ export class PgDriver {
       run.savepoint = null;
       const sync = rows ? null : this.sync;
       const flushed = sync ? await this.drive(l, run, sync.hooks.flush(), shared) : false;
-      // A row batch's BEGIN, not waited for until now: COMMIT only inside its transaction.
-      if (opened.began) await opened.began;
+      if (opened.began) await opened.began; // a row batch's BEGIN: COMMIT only inside it
       const bumped = await this.commit(l, run, sync?.bumpText(run.written, flushed));
       if (bumped) version = sync!.bumped(bumped);
     } catch (thrown) {
       run.savepoint = null;
       let err = thrown instanceof Failed ? thrown.reason : thrown;
-      // A row batch whose BEGIN failed: that failure is the batch's (its bodies' came after it).
+      // A row batch's BEGIN that failed: its failure is the batch's (the bodies' came after it).
       const beginFailed = opened.began ? await opened.began.then(() => undefined, (e: unknown) => ({ e })) : undefined;
       if (beginFailed) err = this.conn.failure(l, beginFailed.e);
       if (!l.lost) await l.conn.unsafe("ROLLBACK").catch((e: unknown) => this.conn.failure(l, e));
@@ -302,9 +301,8 @@ export class PgDriver {
       for (const h of hooks) h.orElse?.();
       if (!rows) this.sync?.failed(); // row bodies left memory alone
       if (beginFailed && isConnectionError(beginFailed.e) && !retried) {
-        // The connection was dead before the batch did anything (its BEGIN found it so): nothing
-        // of it reached the server, and it runs once more on a new connection, as a BEGIN that
-        // is waited for retries (begin): a server restart between two calls costs no error.
+        // Dead before the batch did anything (its BEGIN found it so): it runs once more on a new
+        // connection, as a waited BEGIN is retried (begin): a restart between calls costs no error.
         return this.runBatch(jobs, true);
       }
       if (thrown instanceof HeldFailed && rows && jobs.length > 1 && !l.lost) {
@@ -406,10 +404,9 @@ export class PgDriver {
    *  yet, so it is replaced once, silently: a server restart between two calls costs no error. */
   private async begin(rows: boolean): Promise<Begun> {
     if (rows) {
-      // Not waited for: the bodies' statements go right behind it, and the server runs them in
-      // the order sent, so the order's lock is still taken first (runOpened waits for it before
-      // COMMIT, and runs the batch again when it found the connection dead). A BEGIN fails only
-      // with its connection; the lock's statement, if it failed, would abort the transaction.
+      // Not waited for: the bodies' statements go right behind it, run in the order sent (the
+      // order's lock first); runOpened waits for it before COMMIT, and runs the batch again when
+      // it found the connection dead. A BEGIN fails only with its connection.
       if (TRACING) mark("order shared");
       const l = await this.conn.ready();
       const began = sendAll(l, this.sync!.beginRows());
@@ -481,7 +478,7 @@ export class PgDriver {
   }
 }
 
-/** A transaction begun: a row batch's BEGIN is sent, not yet answered (`began`). */
+/** A transaction begun; a row batch's BEGIN sent, not yet answered (`began`). */
 type Begun = Opened & { l: Link; began?: Promise<unknown> };
 
 /** A read beside row bodies that a transaction of this daemon in the global order overlapped. */

@@ -351,8 +351,16 @@ export class Paths implements WaitSource {
     return [...seen.values()];
   }
 
-  /** The live claim with this token, if any. */
+  /**
+   * The live claim with this token, if any. In a line body (and on SQLite) the index is the
+   * rows, with no statement: only line bodies write claims, and a batch caught up before its
+   * bodies ran (a release is then no round trip at all). In the shared order, the rows.
+   */
   private *live(token: string): Tx<Claim | undefined> {
+    if (!this.c.inSharedOrder()) {
+      const claim = this.index.byToken.get(token);
+      return claim && claim.expiresAt > this.c.clock.now() ? claim : undefined;
+    }
     const row = yield* get<PathClaimRow>("SELECT * FROM path_claims WHERE token = ? AND expires_at > ?", token, this.c.clock.now());
     if (!row) return undefined;
     return this.index.find(row.room, token) ?? toClaim(row);

@@ -136,8 +136,10 @@ export class Worktrees {
     }
     return this.c.tx(function* (): Tx<Worktree> {
       const now = self.c.clock.now();
-      const old = yield* get<WorktreeRow>("SELECT * FROM worktrees WHERE agent_id = ? AND room = ?", req.agentId, req.room);
-      const before = old ? toWorktree(old) : undefined;
+      // Memory, not a statement: in a line body what a report says is the rows' (only line bodies
+      // change it, and the batch caught up first; a lapse due ran before). A row body's refresh
+      // moves only its times, which a new report replaces.
+      const before = self.trees.get(keyOf(req.agentId, req.room));
       const tree = treeOf(req, dirty, touched, before, now);
       yield* runLater(
         "INSERT INTO worktrees (agent_id, room, branch, head, dirty, touched, reported_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) " +

@@ -15,7 +15,7 @@
 // wakes every watcher it matches and no daemon grants another's (docs/cluster.md, "Watchers
 // off the stored lines").
 import { all, runLater, type Tx } from "../store/tx.ts";
-import { goneSince } from "./mirror.ts";
+import { deltaSince } from "./mirror.ts";
 import { rowsSince } from "./row-versions.ts";
 import type { WaitQueue } from "./wait.ts";
 import type { SharedWaiter, Waiter } from "./waiter.ts";
@@ -240,9 +240,10 @@ export class Lines {
 
   /** The places stamped above row version `since`, and the tokens deleted above it (the trigger's: migration 011). */
   private *readDelta(since: number): Tx<Read> {
-    const gone = (yield* goneSince("waiters", since)).map(([token]) => token!);
+    const delta = yield* deltaSince<WaiterRow>("waiters", since, "ord");
+    const gone = delta.gone.map(([token]) => token!);
     for (const token of gone) this.written.delete(token);
-    return { ...this.byQueue(yield* rowsSince<WaiterRow>("waiters", since, undefined, "ord")), gone };
+    return { ...this.byQueue(delta.rows), gone };
   }
 
   private byQueue(rows: readonly WaiterRow[]): Read {

@@ -6,9 +6,10 @@
 // changes would leave behind) and touches only the entries that differ: a row that is new or
 // changed is put, an entry that no row has any more is dropped, and the rest stay as they are,
 // their timers included. On a table that carries row versions the catch-up reads only the rows
-// and the deleted keys above what it applied (a delta), and reconcile takes those alone.
-
-import { all, type Tx } from "../store/tx.ts";
+// and the deleted keys above what it applied (a delta: deltaSince, one round trip), and reconcile
+// takes those alone.
+import { gather, reading, type Tx } from "../store/tx.ts";
+import { aboveText } from "./row-versions.ts";
 
 /** How many entries a reconcile put and dropped (the rest were already the rows). */
 export interface Reconciled {
@@ -52,10 +53,14 @@ export function reconcile<R, M>(
 }
 
 /**
- * The keys of `table`'s rows deleted after row version `since` (each as its key's columns, in
- * order), as the PostgreSQL store's trigger keeps them (store/migrations/pg/010-row-versions.sql).
+ * A delta of a table whose deleted keys are kept: the rows stamped above `since`
+ * and the keys deleted above it (each as its key's columns, in order, as the PostgreSQL store's
+ * trigger keeps them: migration 010), read together, in one round trip.
  */
-export function* goneSince(table: string, since: number): Tx<string[][]> {
-  const rows = yield* all<{ key: string }>("SELECT key FROM airlock_gone WHERE tbl = ? AND ver > ?", table, since);
-  return rows.map((r) => JSON.parse(r.key) as string[]);
+export function* deltaSince<R>(table: string, since: number, order?: string): Tx<{ rows: R[]; gone: string[][] }> {
+  const [rows, gone] = yield* gather(
+    reading.all<R>(aboveText(table, order), since),
+    reading.all<{ key: string }>("SELECT key FROM airlock_gone WHERE tbl = ? AND ver > ?", table, since),
+  );
+  return { rows, gone: gone.map((r) => JSON.parse(r.key) as string[]) };
 }

@@ -20,7 +20,7 @@ import { type Deadlock, type Wait, type WaitGraph, type WaitSource } from "./dea
 import { nextFence } from "./fences.ts";
 import { type CheckBudget, checkBudget, type CompiledGlob, compileGlob, normalizePattern, overlap } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
-import { goneSince, type Reconciled, reconcile } from "./mirror.ts";
+import { deltaSince, type Reconciled, reconcile } from "./mirror.ts";
 import { type Claim, type Conflict, PathIndex } from "./path-index.ts";
 import { claimText, type PathClaimRow, toClaim } from "./path-rows.ts";
 import { PathMoves } from "./path-moves.ts";
@@ -145,9 +145,8 @@ export class Paths implements WaitSource {
    * only the rows and deleted keys above that row version are read. What it did.
    */
   *refresh(since: number | null = null): Tx<Reconciled> {
-    const rows = yield* rowsSince<PathClaimRow>("path_claims", since);
-    const gone = since === null ? undefined : (yield* goneSince("path_claims", since)).map(([token]) => token!);
-    return reconcile(rows.map(toClaim), this.index.byToken, (c) => c.token, (c, m) => claimText(c) === claimText(m), (c) => this.indexed(c), (_, m) => this.index.remove(m), gone);
+    const { rows, gone } = since === null ? { rows: yield* rowsSince<PathClaimRow>("path_claims", null), gone: undefined } : yield* deltaSince<PathClaimRow>("path_claims", since);
+    return reconcile(rows.map(toClaim), this.index.byToken, (c) => c.token, (c, m) => claimText(c) === claimText(m), (c) => this.indexed(c), (_, m) => this.index.remove(m), gone?.map(([token]) => token!));
   }
 
   /** Indexes the stored claims and arms their expiry (createKernel runs every primitive's load). */

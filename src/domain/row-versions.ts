@@ -2,8 +2,8 @@
 // deltas"): on PostgreSQL the tables a daemon mirrors or arms timers from carry `ver`, stamped
 // from one sequence at every insert and update (migrations 010 and 011), so a refresh that applied
 // every change up to a row version reads only the rows above it. Its own module, apart from
-// mirror.ts (which also reads the deleted keys), so a primitive that needs no deleted keys does
-// not read their table.
+// mirror.ts (which also reads the deleted keys: deltaSince), so a primitive that needs no
+// deleted keys does not read their table.
 import { all, type Tx } from "../store/tx.ts";
 
 /**
@@ -13,7 +13,11 @@ import { all, type Tx } from "../store/tx.ts";
  * condition and the order are our own SQL, never a caller's input.
  */
 export function* rowsSince<R>(table: string, since: number | null, where?: string, order?: string): Tx<R[]> {
-  const by = order === undefined ? "" : ` ORDER BY ${order}`;
-  if (since !== null) return yield* all<R>(`SELECT * FROM ${table} WHERE ver > ?${by}`, since);
-  return yield* all<R>(`SELECT * FROM ${table}${where === undefined ? "" : ` WHERE ${where}`}${by}`);
+  if (since !== null) return yield* all<R>(aboveText(table, order), since);
+  return yield* all<R>(`SELECT * FROM ${table}${where === undefined ? "" : ` WHERE ${where}`}${orderBy(order)}`);
 }
+
+const orderBy = (order?: string) => (order === undefined ? "" : ` ORDER BY ${order}`);
+
+/** The rows of `table` stamped above a row version (its one value), in `order`. */
+export const aboveText = (table: string, order?: string) => `SELECT * FROM ${table} WHERE ver > ?${orderBy(order)}`;

@@ -16,7 +16,7 @@ import { all, get, runLater, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import { checkBudget, compileGlob, MAX_PATTERN_LENGTH, normalizePattern } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
-import { goneSince, type Reconciled, reconcile } from "./mirror.ts";
+import { deltaSince, type Reconciled, reconcile } from "./mirror.ts";
 import { type Claim, type Conflict, PathIndex } from "./path-index.ts";
 import { roomIsCaseInsensitive } from "./paths.ts";
 import type { DepartureReason } from "./presence.ts";
@@ -101,9 +101,9 @@ export class Worktrees {
    * above that row version are read. What it did.
    */
   *refresh(since: number | null = null): Tx<Reconciled> {
-    const rows = yield* rowsSince<WorktreeRow>("worktrees", since);
-    const gone = since === null ? undefined : (yield* goneSince("worktrees", since)).map(([agentId, room]) => keyOf(agentId!, room!));
-    return reconcile(rows.map(toWorktree), this.trees, (t) => keyOf(t.agentId, t.room), (t, m) => treeText(t) === treeText(m), (t) => this.remember(t, true), (key) => this.forget(key), gone);
+    const { rows, gone } = since === null ? { rows: yield* rowsSince<WorktreeRow>("worktrees", null), gone: undefined } : yield* deltaSince<WorktreeRow>("worktrees", since);
+    const goneKeys = gone?.map(([agentId, room]) => keyOf(agentId!, room!));
+    return reconcile(rows.map(toWorktree), this.trees, (t) => keyOf(t.agentId, t.room), (t, m) => treeText(t) === treeText(m), (t) => this.remember(t, true), (key) => this.forget(key), goneKeys);
   }
 
   async report(req: ReportRequest): Promise<Worktree> {

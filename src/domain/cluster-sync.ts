@@ -148,12 +148,14 @@ interface StandingRow {
   tables: string | null;
   gone_floor: string;
   row_ver: string;
+  head: string | null;
 }
 
 /**
  * Where the shared state stands, as a daemon that last saw version `seen` (-1: unknown) needs
  * it: the version, and the tables the versions since changed (with the first of them, to tell
- * whether the record reaches back that far); the row version and the floor of deleted keys.
+ * whether the record reaches back that far); the row version and the floor of deleted keys;
+ * the journal's newest revision.
  * One statement: run after the order's lock, so its snapshot is taken with the lock held.
  */
 function standingText(seen: number): string {
@@ -161,7 +163,8 @@ function standingText(seen: number): string {
   return (
     `SELECT s.version, (SELECT min(c.version) FROM airlock_changes c WHERE c.version > ${since}) AS first, ` +
     `(SELECT string_agg(c.tables, ',') FROM airlock_changes c WHERE c.version > ${since}) AS tables, s.gone_floor, ` +
-    `(SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM airlock_row_ver) AS row_ver FROM airlock_sync s WHERE s.id = 1`
+    `(SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM airlock_row_ver) AS row_ver, ` +
+    `(SELECT MAX(revision) FROM journal) AS head FROM airlock_sync s WHERE s.id = 1`
   );
 }
 
@@ -171,7 +174,7 @@ function standingOf(row: StandingRow, seen: number): { version: number; changed:
   // Known only when this daemon knows where it stood and no version since was trimmed.
   const known = seen >= 0 && (version === seen || Number(row.first) === seen + 1);
   const changed = known ? new Set((row.tables ?? "").split(",").filter(Boolean)) : null;
-  return { version, changed: changed?.has("*") ? null : changed, rows: { ver: Number(row.row_ver), floor: Number(row.gone_floor) } };
+  return { version, changed: changed?.has("*") ? null : changed, rows: { ver: Number(row.row_ver), floor: Number(row.gone_floor), head: Number(row.head ?? 0) } };
 }
 
 /**

@@ -110,7 +110,7 @@ export class Cluster implements ClusterHooks {
       yield* r.refresh(since(r));
       ran(r);
     }
-    if (touched("journal")) yield* this.journal.catchUp();
+    if (touched("journal")) yield* this.journal.catchUp(rows?.head);
   }
 
   /**

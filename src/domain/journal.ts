@@ -177,10 +177,12 @@ export class Journal {
    * row body is in flight: a revision recorded here meanwhile does not move it past one that
    * another daemon's row body committed and nobody here has looked at yet.
    */
-  *catchUp(): Tx<void> {
+  *catchUp(head?: number): Tx<void> {
     const line = this.waits.line("journal");
     if (line.length === 0) {
-      this.seen = yield* this.revisionTx();
+      // `head`: the newest revision, read when this transaction took the order (nothing else
+      // in flight then could hold one), so no read of its own.
+      this.seen = head ?? (yield* this.revisionTx());
       return;
     }
     // Nothing at or before the earliest revision a watcher here asked after can wake one (a

@@ -131,6 +131,8 @@ export interface Opened {
 export interface RowVersions {
   ver: number;
   floor: number;
+  /** The journal's newest revision (0: empty), read with them: a catch-up needs no read of its own for it. */
+  head: number;
 }
 
 /**

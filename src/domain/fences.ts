@@ -1,7 +1,7 @@
 // Fencing numbers: every grant of a resource carries one, strictly increasing per resource
 // and kept in the store, so a holder that lost its grant (expiry, death) can be told apart
 // from the current one even across daemon restarts.
-import { get, type Tx } from "../store/tx.ts";
+import { get, runLater, type Tx } from "../store/tx.ts";
 
 export function* nextFence(resource: string): Tx<number> {
   const row = yield* get<{ fence: number }>(
@@ -9,4 +9,36 @@ export function* nextFence(resource: string): Tx<number> {
     resource,
   );
   return row!.fence;
+}
+
+/**
+ * The rooms' last fences, kept between grants so that a claim need not read its room's row
+ * first (a round trip, on a networked store, inside the exclusive order). Only line bodies hand
+ * out a room's fences (a claim, a hand-over: both through here), and on a shared store every
+ * other daemon's grant makes this one refresh the claims before its next line body runs
+ * (Paths.refresh forgets them all), so a fence kept is never behind the row. One ahead of it
+ * (its transaction rolled back) only leaves a gap, which fences may have.
+ */
+export class RoomFences {
+  private readonly last = new Map<string, number>();
+
+  constructor(private readonly inSharedOrder: () => boolean) {}
+
+  *next(room: string): Tx<number> {
+    const resource = `room:${room}`;
+    const last = this.last.get(room);
+    if (last === undefined || this.inSharedOrder()) {
+      const fence = yield* nextFence(resource);
+      if (!this.inSharedOrder()) this.last.set(room, fence);
+      return fence;
+    }
+    const fence = last + 1;
+    yield* runLater("INSERT INTO fences (resource, fence) VALUES (?, ?) ON CONFLICT(resource) DO UPDATE SET fence = excluded.fence", resource, fence);
+    this.last.set(room, fence);
+    return fence;
+  }
+
+  forget(): void {
+    this.last.clear();
+  }
 }

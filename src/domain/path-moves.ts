@@ -4,7 +4,6 @@
 // and the line these act on, and hands them over as PathParts.
 import { run, get, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
-import { nextFence } from "./fences.ts";
 import { checkBudget, type CompiledGlob } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
 import type { Claim, PathIndex } from "./path-index.ts";
@@ -23,6 +22,8 @@ export interface PathParts {
   live(token: string): Tx<Claim | undefined>;
   arm(claim: Claim): void;
   serve(room: string): Tx<void>;
+  /** The room's next fence (paths.ts keeps the last ones: fences.ts, RoomFences). */
+  fence(room: string): Tx<number>;
 }
 
 export class PathMoves {
@@ -52,7 +53,7 @@ export class PathMoves {
     if (!claim) return null;
     const about = `path:${claim.room}:${claim.paths.join(" ")}`;
     refuseOwnHandOver(claim.agentId, toAgent, about);
-    const moved: Claim = { ...claim, token: newToken(), agentId: toAgent, fence: yield* nextFence(`room:${claim.room}`) };
+    const moved: Claim = { ...claim, token: newToken(), agentId: toAgent, fence: yield* this.p.fence(claim.room) };
     yield* run("UPDATE path_claims SET token = ?, agent_id = ?, fence = ? WHERE token = ?", moved.token, toAgent, moved.fence, token);
     this.p.c.scheduler.cancel(`path:${token}`);
     this.p.index.remove(claim);

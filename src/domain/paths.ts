@@ -17,7 +17,7 @@ import { AirlockError } from "../errors.ts";
 import { all, get, runLater, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx } from "./context.ts";
 import { type Deadlock, type Wait, type WaitGraph, type WaitSource } from "./deadlock.ts";
-import { nextFence } from "./fences.ts";
+import { RoomFences } from "./fences.ts";
 import { type CheckBudget, checkBudget, type CompiledGlob, compileGlob, normalizePattern, overlap } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
 import { deltaSince, type Reconciled, reconcile } from "./mirror.ts";
@@ -105,6 +105,7 @@ export class Paths implements WaitSource {
   /** What the messages ask of claims: who has any, who holds a path, a claim's hand-over. */
   readonly moves: PathMoves;
   private readonly index = new PathIndex();
+  private readonly fences: RoomFences;
 
   constructor(
     private readonly c: Ctx,
@@ -113,6 +114,7 @@ export class Paths implements WaitSource {
     private readonly graph: WaitGraph,
   ) {
     graph.register(this);
+    this.fences = new RoomFences(() => c.inSharedOrder());
     // A request that stops waiting no longer holds back the overlapping ones behind it.
     this.waits = c.waitQueue<PathWait, ClaimGranted>("path", PATH_WAKE_GRACE_MS, {
       onDetach: (w) => this.serve(w.key),
@@ -136,6 +138,7 @@ export class Paths implements WaitSource {
       live: (token) => this.live(token),
       arm: (claim) => this.arm(claim),
       serve: (room) => this.serve(room),
+      fence: (room) => this.fences.next(room),
     });
   }
 
@@ -145,6 +148,7 @@ export class Paths implements WaitSource {
    * only the rows and deleted keys above that row version are read. What it did.
    */
   *refresh(since: number | null = null): Tx<Reconciled> {
+    this.fences.forget(); // another daemon may have granted in a room (a fence) too
     const { rows, gone } = since === null ? { rows: yield* rowsSince<PathClaimRow>("path_claims", null), gone: undefined } : yield* deltaSince<PathClaimRow>("path_claims", since);
     return reconcile(rows.map(toClaim), this.index.byToken, (c) => c.token, (c, m) => claimText(c) === claimText(m), (c) => this.indexed(c), (_, m) => this.index.remove(m), gone?.map(([token]) => token!));
   }
@@ -395,7 +399,7 @@ export class Paths implements WaitSource {
       agentId: want.agentId,
       paths: want.globs.map((g) => g.source),
       reason: want.reason,
-      fence: yield* nextFence(`room:${want.room}`),
+      fence: yield* this.fences.next(want.room),
       acquiredAt: now,
       expiresAt: now + want.ttlMs,
     };

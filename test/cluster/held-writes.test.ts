@@ -93,4 +93,21 @@ describePg("writes held for a row batch's COMMIT", () => {
       error: "paths[1]: must not contain the NUL character (U+0000): a PostgreSQL store cannot hold it",
     });
   });
+
+  // A daemon keeps its rooms' last fences between grants (fences.ts, RoomFences), written as held
+  // writes: another daemon's grant in the room must make it forget them, or it would repeat one.
+  test("a room's fences stay strictly increasing when its claims alternate between the daemons", async () => {
+    const on = [0, 0, 1, 0, 1, 1, 0, 0, 0, 1, 0, 1];
+    const fences: number[] = [];
+    for (const [i, d] of on.entries()) {
+      const g = await c.daemons[d]!.call("claim_paths", { agent_id: `held-f${i}`, room: "held-fences", paths: [`f${i}/**`], ttl_seconds: 60 });
+      expect(g.granted).toBe(true);
+      fences.push(g.fence);
+      if (i % 3 === 2) expect(await c.daemons[1 - d]!.call("release_paths", { claim_token: g.claim_token })).toEqual({ released: true });
+    }
+    expect(new Set(fences).size).toBe(fences.length);
+    expect(fences).toEqual([...fences].sort((x, y) => x - y));
+    const row = await storeQuery<{ fence: string }>(c.db, "SELECT fence FROM fences WHERE resource = 'room:held-fences'");
+    expect(Number(row[0]!.fence)).toBe(fences.at(-1)!);
+  });
 });

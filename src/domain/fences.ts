@@ -27,9 +27,10 @@ export class RoomFences {
   *next(room: string): Tx<number> {
     const resource = `room:${room}`;
     const last = this.last.get(room);
-    if (last === undefined || this.inSharedOrder()) {
+    const shared = this.inSharedOrder(); // never for a grant; then only the row is trusted
+    if (last === undefined || shared) {
       const fence = yield* nextFence(resource);
-      if (!this.inSharedOrder()) this.last.set(room, fence);
+      if (!shared) this.last.set(room, fence);
       return fence;
     }
     const fence = last + 1;

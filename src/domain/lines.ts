@@ -241,7 +241,7 @@ export class Lines {
   /** The places stamped above row version `since`, and the tokens deleted above it (the trigger's: migration 011). */
   private *readDelta(since: number): Tx<Read> {
     const delta = yield* deltaSince<WaiterRow>("waiters", since, "ord");
-    const gone = delta.gone.map(([token]) => token!);
+    const gone = delta.gone!.map(([token]) => token!); // since given: the deleted keys read
     for (const token of gone) this.written.delete(token);
     return { ...this.byQueue(delta.rows), gone };
   }

@@ -9,7 +9,7 @@
 // and the deleted keys above what it applied (a delta: deltaSince, one round trip), and reconcile
 // takes those alone.
 import { gather, reading, type Tx } from "../store/tx.ts";
-import { aboveText } from "./row-versions.ts";
+import { aboveText, rowsSince } from "./row-versions.ts";
 
 /** How many entries a reconcile put and dropped (the rest were already the rows). */
 export interface Reconciled {
@@ -53,11 +53,13 @@ export function reconcile<R, M>(
 }
 
 /**
- * A delta of a table whose deleted keys are kept: the rows stamped above `since`
- * and the keys deleted above it (each as its key's columns, in order, as the PostgreSQL store's
- * trigger keeps them: migration 010), read together, in one round trip.
+ * What a mirror of `table` reads to follow its rows: with `since` (a delta), the rows stamped
+ * above that row version and the keys deleted above it (each as its key's columns, in order, as
+ * the PostgreSQL store's trigger keeps them: migration 010), read together in one round trip;
+ * without, every row (`gone` undefined: reconcile drops what no row has).
  */
-export function* deltaSince<R>(table: string, since: number, order?: string): Tx<{ rows: R[]; gone: string[][] }> {
+export function* deltaSince<R>(table: string, since: number | null, order?: string): Tx<{ rows: R[]; gone: string[][] | undefined }> {
+  if (since === null) return { rows: yield* rowsSince<R>(table, null, undefined, order), gone: undefined };
   const [rows, gone] = yield* gather(
     reading.all<R>(aboveText(table, order), since),
     reading.all<{ key: string }>("SELECT key FROM airlock_gone WHERE tbl = ? AND ver > ?", table, since),

@@ -24,7 +24,6 @@ import { deltaSince, type Reconciled, reconcile } from "./mirror.ts";
 import { type Claim, type Conflict, PathIndex } from "./path-index.ts";
 import { claimText, type PathClaimRow, toClaim } from "./path-rows.ts";
 import { PathMoves } from "./path-moves.ts";
-import { rowsSince } from "./row-versions.ts";
 import { deadlineOf } from "./timers.ts";
 import type { Presence } from "./presence.ts";
 import { newToken } from "./tokens.ts";
@@ -149,7 +148,7 @@ export class Paths implements WaitSource {
    */
   *refresh(since: number | null = null): Tx<Reconciled> {
     this.fences.forget(); // another daemon may have granted in a room (a fence) too
-    const { rows, gone } = since === null ? { rows: yield* rowsSince<PathClaimRow>("path_claims", null), gone: undefined } : yield* deltaSince<PathClaimRow>("path_claims", since);
+    const { rows, gone } = yield* deltaSince<PathClaimRow>("path_claims", since);
     return reconcile(rows.map(toClaim), this.index.byToken, (c) => c.token, (c, m) => claimText(c) === claimText(m), (c) => this.indexed(c), (_, m) => this.index.remove(m), gone?.map(([token]) => token!));
   }
 

@@ -20,7 +20,6 @@ import { deltaSince, type Reconciled, reconcile } from "./mirror.ts";
 import { type Claim, type Conflict, PathIndex } from "./path-index.ts";
 import { roomIsCaseInsensitive } from "./paths.ts";
 import type { DepartureReason } from "./presence.ts";
-import { rowsSince } from "./row-versions.ts";
 
 // SPEC §13: a report names what one checkout holds uncommitted; a tree with more is summarised
 // by its first 2,000 paths (the hooks cap `git status` there too).
@@ -101,7 +100,7 @@ export class Worktrees {
    * above that row version are read. What it did.
    */
   *refresh(since: number | null = null): Tx<Reconciled> {
-    const { rows, gone } = since === null ? { rows: yield* rowsSince<WorktreeRow>("worktrees", null), gone: undefined } : yield* deltaSince<WorktreeRow>("worktrees", since);
+    const { rows, gone } = yield* deltaSince<WorktreeRow>("worktrees", since);
     const goneKeys = gone?.map(([agentId, room]) => keyOf(agentId!, room!));
     return reconcile(rows.map(toWorktree), this.trees, (t) => keyOf(t.agentId, t.room), (t, m) => treeText(t) === treeText(m), (t) => this.remember(t, true), (key) => this.forget(key), goneKeys);
   }

@@ -79,8 +79,10 @@ export async function runTool(kernel: Kernel, name: unknown, rawArgs: unknown, s
     // Refused before anything runs: the store would fail the statement (and with it every call
     // its transaction carries), where SQLite stores it as v2 did (docs/decisions.md). Only the
     // arguments the tool takes: others are ignored anyway.
-    const at = nulAt(parsed.output, "");
-    if (at) return errorResult(`${at.slice(1)}: must not contain the NUL character (U+0000): a PostgreSQL store cannot hold it`);
+    for (const [name, value] of Object.entries(parsed.output)) {
+      const at = nulAt(value, name);
+      if (at) return errorResult(`${at}: must not contain the NUL character (U+0000): a PostgreSQL store cannot hold it`);
+    }
   }
   if (waitSeconds !== undefined && "wait_seconds" in parsed.output) (parsed.output as { wait_seconds: number }).wait_seconds = waitSeconds;
   try {

@@ -16,14 +16,14 @@
 // Row bodies (store.ts, RowBody; docs/cluster.md, "Scaling out"): a batch made only of them
 // takes the global order shared, so it overlaps other daemons' batches of row bodies, commit
 // included; it runs them in the order of their keys (their row locks then come in one order on
-// every daemon), reads no version, catches nothing up, flushes no lines and bumps no version;
-// its BEGIN is not waited for. After a COMMIT that wrote the journal, onRowsCommitted. Bodies run side by
+// every daemon), waits for no BEGIN, reads no version, catches nothing up, flushes no lines and
+// bumps no version (onRowsCommitted, after a COMMIT that wrote the journal). Bodies run side by
 // side, their statements pipelined on the connection (rowBodies), and have no savepoints: one
 // that fails is answered with its error, the transaction rolls back, and the others run again
 // in the next (so a row body may run more than once before it commits).
 //
-// A write a body holds (runLater: a journal entry, a claim's row) is not waited for: it goes ahead of the
-// transaction's next statement or with its COMMIT (statement.ts), and one that fails aborts the
+// A write a body holds (runLater: a journal entry, a claim's row) is not waited for: it goes
+// ahead of the next statement or with the COMMIT (statement.ts), and one that fails aborts the
 // transaction: a batch of row bodies then runs each body again alone, line bodies share its fate.
 //
 // Reads beside row bodies (readBeside: the status snapshot, the list tools that show lines) run

@@ -9,7 +9,7 @@
 // trip, and the bump, its NOTIFY and COMMIT in another, so the texts are made here and sent
 // there.
 import type { ClusterHooks, Opened, RowVersions, VersionProtocol } from "../store/store.ts";
-import { get, type Tx } from "../store/tx.ts";
+import { get, type Stmt, type Tx } from "../store/tx.ts";
 
 /** Every transaction of every daemon takes this lock first: one global order (docs/cluster.md). */
 export const ORDER_LOCK = "7019267304284449570";
@@ -31,6 +31,11 @@ const CHANGES_KEPT = 1000;
 const GONE_KEPT = 100_000;
 
 const ROWS_BEGIN = ["BEGIN", `SELECT pg_advisory_xact_lock_shared(${ORDER_LOCK})`] as const;
+/** beginText's first two statements, as statements of their own (beginStatements). */
+const EXCLUSIVE_BEGIN = [
+  { text: "BEGIN", args: [] },
+  { text: `SELECT pg_advisory_xact_lock(${ORDER_LOCK})`, args: [] },
+] as const;
 
 export class VersionSync implements VersionProtocol {
   readonly channel = CHANNEL;
@@ -39,6 +44,12 @@ export class VersionSync implements VersionProtocol {
   journalMoved = false;
   /** The daemons' liveness moved since the last transaction in the global order (livenessMoved). */
   private daemonsMoved = false;
+  /**
+   * The tables whose catch-up reads go with the next BEGIN in the global order (readAhead): those
+   * another daemon's NOTIFY named since, and those the last catch-up found changed (who wrote
+   * them once is likely to again: then the reads go ahead even when its NOTIFY is late).
+   */
+  private ahead = new Set<string>();
 
   constructor(
     /** What every transaction does besides its body (cluster.ts). */
@@ -84,7 +95,22 @@ export class VersionSync implements VersionProtocol {
    * the tables those versions changed. Its third result is the row `opened` reads.
    */
   beginText(): string {
-    return `BEGIN; SELECT pg_advisory_xact_lock(${ORDER_LOCK}); ${standingText(this.seen)}`;
+    return `BEGIN; SELECT pg_advisory_xact_lock(${ORDER_LOCK}); ${standingText(String(Math.max(0, this.seen)))}`;
+  }
+
+  beginStatements(): readonly { text: string; args: readonly unknown[] }[] {
+    return [...EXCLUSIVE_BEGIN, { text: STANDING_FROM_PARAMETER, args: [Math.max(0, this.seen)] }];
+  }
+
+  readAhead(): readonly Stmt[] {
+    if (this.ahead.size === 0) return [];
+    const tables = this.ahead;
+    this.ahead = new Set();
+    return this.seen < 0 ? [] : this.hooks.readAhead(tables);
+  }
+
+  wrote(tables: readonly string[]): void {
+    for (const t of tables) this.ahead.add(t);
   }
 
   /**
@@ -104,6 +130,7 @@ export class VersionSync implements VersionProtocol {
     const due = this.journalMoved || this.daemonsMoved;
     if (this.journalMoved && changed) changed.add("journal");
     if (this.daemonsMoved && changed) changed.add("daemons");
+    if (version !== this.seen && changed) this.wrote([...changed]);
     this.journalMoved = false;
     this.daemonsMoved = false;
     return { version, changed, due, rows };
@@ -157,9 +184,9 @@ interface StandingRow {
  * whether the record reaches back that far); the row version and the floor of deleted keys;
  * the journal's newest revision.
  * One statement: run after the order's lock, so its snapshot is taken with the lock held.
+ * `since`: the version seen (at least 0), written out, or a parameter ($1).
  */
-function standingText(seen: number): string {
-  const since = Math.max(0, seen);
+function standingText(since: string): string {
   return (
     `SELECT s.version, (SELECT min(c.version) FROM airlock_changes c WHERE c.version > ${since}) AS first, ` +
     `(SELECT string_agg(c.tables, ',') FROM airlock_changes c WHERE c.version > ${since}) AS tables, s.gone_floor, ` +
@@ -167,6 +194,9 @@ function standingText(seen: number): string {
     `(SELECT MAX(revision) FROM journal) AS head FROM airlock_sync s WHERE s.id = 1`
   );
 }
+
+/** standingText with the version seen as a parameter: one prepared statement, whatever the version. */
+const STANDING_FROM_PARAMETER = standingText("$1::bigint");
 
 /** What standingText's row says, for a daemon that last saw `seen`. */
 function standingOf(row: StandingRow, seen: number): { version: number; changed: Set<string> | null; rows: RowVersions } {
@@ -182,5 +212,5 @@ function standingOf(row: StandingRow, seen: number): { version: number; changed:
  * moves, since every transaction that moves one takes the order exclusively).
  */
 export function* standing(seen: number): Tx<{ version: number; changed: Set<string> | null; rows: RowVersions }> {
-  return standingOf((yield* get<StandingRow>(standingText(seen)))!, seen);
+  return standingOf((yield* get<StandingRow>(standingText(String(Math.max(0, seen)))))!, seen);
 }

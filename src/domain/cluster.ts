@@ -21,7 +21,7 @@
 //   FORGET_AFTER_MS) its waiters stay in line, detached, with their grace (lines.ts): its
 //   agents resume them on any daemon, and the first daemon there when a grace ends expires it.
 import { type ClusterHooks, DEAD_AFTER_MS, type RowVersions } from "../store/store.ts";
-import { all, get, run, type Tx } from "../store/tx.ts";
+import { all, get, run, type Stmt, type Tx } from "../store/tx.ts";
 import { standing } from "./cluster-sync.ts";
 import type { Journal } from "./journal.ts";
 import { fromRow, type Lines, type WaiterRow } from "./lines.ts";
@@ -75,7 +75,7 @@ export class Cluster implements ClusterHooks {
      * reads. `since`: the row version up to which it has applied every change, when a delta will
      * do (docs/cluster.md, "Catch-up by deltas"); null: read the tables whole.
      */
-    private readonly refreshers: readonly { tables: readonly string[]; refresh: (since: number | null) => Tx<unknown> }[],
+    private readonly refreshers: readonly { tables: readonly string[]; refresh: (since: number | null) => Tx<unknown>; reads?: ((since: number) => readonly Stmt[]) | undefined }[],
   ) {
     for (const q of queues.values()) {
       q.onForeignGrant = (w, value) => {
@@ -111,6 +111,19 @@ export class Cluster implements ClusterHooks {
       ran(r);
     }
     if (touched("journal")) yield* this.journal.catchUp(rows?.head);
+  }
+
+  /**
+   * What a catch-up of `tables` would read first, for a BEGIN to send ahead: each refresh's
+   * delta from where it stands (Primitive.reads), for those that read one and know where they
+   * stand. Sent after the order's lock, these are the rows the catch-up reads then, unless the
+   * transaction wrote meanwhile or the refresh starts elsewhere (then it reads in turn).
+   */
+  readAhead(tables: ReadonlySet<string>): Stmt[] {
+    return this.refreshers.flatMap((r) => {
+      const applied = this.applied.get(r);
+      return r.reads && applied !== undefined && r.tables.some((t) => tables.has(t)) ? r.reads(applied) : [];
+    });
   }
 
   /**

@@ -17,6 +17,7 @@ import { Lines, LOCAL_DAEMON } from "./lines.ts";
 import { Locks } from "./locks.ts";
 import { Messages } from "./messages.ts";
 import { Notes } from "./notes.ts";
+import { claimsAhead } from "./path-rows.ts";
 import { Paths } from "./paths.ts";
 import { Pools } from "./pools/index.ts";
 import { Presence } from "./presence.ts";
@@ -130,6 +131,7 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
       tables: ["path_claims", "fences", "airlock_gone"],
       load: () => paths.load(),
       refresh: (since) => paths.refresh(since),
+      reads: (since) => claimsAhead(since),
       depart: (a, reason) => paths.releaseAllOf(a, reason === "lapsed" ? "presence lapsed" : "agent unregistered"),
       waits: paths.waits,
       knows: (a) => paths.moves.knows(a),
@@ -174,7 +176,7 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
   // with what they committed (the lines included) and ends by writing down its own changes.
   let cluster: Cluster | undefined;
   if (shared) {
-    const refreshers = primitives.flatMap((p) => (p.refresh ? [{ tables: p.tables, refresh: p.refresh }] : []));
+    const refreshers = primitives.flatMap((p) => (p.refresh ? [{ tables: p.tables, refresh: p.refresh, reads: p.reads }] : []));
     const c = (cluster = new Cluster(shared.daemonId, ctx.queues, lines, journal, refreshers));
     const sync = new VersionSync(c, shared.daemonId);
     c.seen = () => sync.seen; // what freshen reads changes since (cluster.ts)

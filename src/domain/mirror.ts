@@ -8,7 +8,7 @@
 // their timers included. On a table that carries row versions the catch-up reads only the rows
 // and the deleted keys above what it applied (a delta: deltaSince, one round trip), and reconcile
 // takes those alone.
-import { gather, reading, type Tx } from "../store/tx.ts";
+import { gather, type Read, reading, type Tx } from "../store/tx.ts";
 import { aboveText, rowsSince } from "./row-versions.ts";
 
 /** How many entries a reconcile put and dropped (the rest were already the rows). */
@@ -55,14 +55,25 @@ export function reconcile<R, M>(
 /**
  * What a mirror of `table` reads to follow its rows: with `since` (a delta), the rows stamped
  * above that row version and the keys deleted above it (each as its key's columns, in order, as
- * the PostgreSQL store's trigger keeps them: migration 010), read together in one round trip;
- * without, every row (`gone` undefined: reconcile drops what no row has).
+ * the PostgreSQL store's trigger keeps them: migration 010), and the rows of `also` (a query of
+ * another table taking the same version: the room fences beside the claims), read together in
+ * one round trip; without, every row (`gone` undefined: reconcile drops what no row has; `also`
+ * not read).
  */
-export function* deltaSince<R>(table: string, since: number | null, order?: string): Tx<{ rows: R[]; gone: string[][] | undefined }> {
+export function* deltaSince<R, A = never>(table: string, since: number | null, order?: string, also?: string): Tx<{ rows: R[]; gone: string[][] | undefined; also?: A[] }> {
   if (since === null) return { rows: yield* rowsSince<R>(table, null, undefined, order), gone: undefined };
-  const [rows, gone] = yield* gather(
-    reading.all<R>(aboveText(table, order), since),
-    reading.all<{ key: string }>("SELECT key FROM airlock_gone WHERE tbl = ? AND ver > ?", table, since),
-  );
-  return { rows, gone: gone.map((r) => JSON.parse(r.key) as string[]) };
+  const [rows, gone, more] = (yield* gather(...deltaReads(table, since, order, also))) as [R[], { key: string }[], A[] | undefined];
+  return { rows, gone: gone.map((r) => JSON.parse(r.key) as string[]), ...(more ? { also: more } : {}) };
+}
+
+/**
+ * The statements deltaSince(table, since, order, also) sends, as it sends them: what a shared
+ * store's BEGIN may send ahead when another daemon wrote the table (Primitive.reads).
+ */
+export function deltaReads(table: string, since: number, order?: string, also?: string): Read<unknown[]>[] {
+  return [
+    reading.all(aboveText(table, order), since),
+    reading.all("SELECT key FROM airlock_gone WHERE tbl = ? AND ver > ?", table, since),
+    ...(also === undefined ? [] : [reading.all(also, since)]),
+  ];
 }

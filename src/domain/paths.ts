@@ -20,9 +20,9 @@ import { type Deadlock, type Wait, type WaitGraph, type WaitSource } from "./dea
 import { RoomFences } from "./fences.ts";
 import { type CheckBudget, checkBudget, type CompiledGlob, compileGlob, normalizePattern, overlap } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
-import { deltaSince, type Reconciled, reconcile } from "./mirror.ts";
+import { type Reconciled, reconcile } from "./mirror.ts";
 import { type Claim, type Conflict, PathIndex } from "./path-index.ts";
-import { claimText, type PathClaimRow, toClaim } from "./path-rows.ts";
+import { claimsSince, claimText, type PathClaimRow, toClaim } from "./path-rows.ts";
 import { PathMoves } from "./path-moves.ts";
 import { deadlineOf } from "./timers.ts";
 import type { Presence } from "./presence.ts";
@@ -147,8 +147,8 @@ export class Paths implements WaitSource {
    * only the rows and deleted keys above that row version are read. What it did.
    */
   *refresh(since: number | null = null): Tx<Reconciled> {
-    this.fences.forget(); // another daemon may have granted in a room (a fence) too
-    const { rows, gone } = yield* deltaSince<PathClaimRow>("path_claims", since);
+    const { rows, gone, also } = yield* claimsSince(since);
+    this.fences.learn(also); // another daemon may have granted in a room (a fence) too
     return reconcile(rows.map(toClaim), this.index.byToken, (c) => c.token, (c, m) => claimText(c) === claimText(m), (c) => this.indexed(c), (_, m) => this.index.remove(m), gone?.map(([token]) => token!));
   }
 

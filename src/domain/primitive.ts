@@ -2,7 +2,7 @@
 // step (the start, another daemon's change, an agent's departure, the shutdown) iterates that
 // list in its order: a new primitive is one entry, and none of its steps can be left out.
 import { AirlockError } from "../errors.ts";
-import type { Tx } from "../store/tx.ts";
+import type { Stmt, Tx } from "../store/tx.ts";
 import type { DepartureReason } from "./presence.ts";
 
 export interface Primitive {
@@ -24,6 +24,12 @@ export interface Primitive {
    * "Catch-up by deltas"); null: read it whole.
    */
   refresh?(since: number | null): Tx<unknown>;
+  /**
+   * The statements refresh(since) sends first, none needing another's answer: a shared store's
+   * BEGIN sends them ahead when another daemon wrote its tables, and the refresh finds them
+   * answered (docs/cluster.md, "Deltas read with the BEGIN"). None: its refresh reads in turn.
+   */
+  reads?(since: number): readonly Stmt[];
   /** Inside the transaction in which an agent departs: what the agent held goes (what it reports is not used). */
   depart?(agentId: string, reason: DepartureReason): Tx<unknown>;
   /** Its blocked calls, answered (as aborted) at close. */

@@ -3,7 +3,7 @@
 // PostgreSQL database (pg/, answers after a round trip, so a transaction returns a promise).
 // The domain's transactions are generator bodies (tx.ts) and run unchanged on both.
 import type { Durability } from "../config/settings.ts";
-import type { Tx } from "./tx.ts";
+import type { Stmt, Tx } from "./tx.ts";
 
 export type Awaitable<T> = T | Promise<T>;
 
@@ -80,6 +80,8 @@ export interface ClusterHooks {
    * cache is brought up to the rows by its delta, and the lines judged again.
    */
   catchUp(changed: ReadonlySet<string> | null, rows?: RowVersions): Tx<void>;
+  /** The statements a catch-up of `tables` would send first, for a BEGIN to send ahead (none: []). */
+  readAhead(tables: ReadonlySet<string>): readonly Stmt[];
   /**
    * In a batch of row bodies, before them: the mirrors of `tables` brought up to the rows (only
    * tables no row body writes, so none is written while the batch runs).
@@ -168,6 +170,18 @@ export interface VersionProtocol {
   journalMoved: boolean;
   /** The text sent as the transaction's first round trip (BEGIN included). */
   beginText(): string;
+  /**
+   * The same as statements of their own, sent extended, when reads go ahead with them (their
+   * results: `opened` reads them as it reads beginText's).
+   */
+  beginStatements(): readonly { text: string; args: readonly unknown[] }[];
+  /**
+   * The reads to send behind the next BEGIN in the global order, taken once: what a catch-up
+   * of the tables others were seen to write would read first (ClusterHooks.readAhead); [] for none.
+   */
+  readAhead(): readonly Stmt[];
+  /** Another daemon's transaction in the global order wrote these tables (its NOTIFY says so). */
+  wrote(tables: readonly string[]): void;
   /**
    * The same for a batch of row bodies, as statements of their own (sent extended, pipelined):
    * BEGIN and the global order, shared; no version read.

@@ -20,6 +20,7 @@ function recorder() {
       calls.push(changed === null ? null : [...changed].sort());
     },
     *freshen() {},
+    readAhead: () => [],
     *flush() {
       const wrote = state.flushWrites;
       state.flushWrites = false;

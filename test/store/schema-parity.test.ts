@@ -33,7 +33,7 @@ const ACCEPTED: readonly Accepted[] = [
     only: "postgres",
     why: "SQLite's implicit rowid, written out: slots granted in the same millisecond are ordered by insertion (ORDER BY acquired_at, rowid)",
   },
-  ...["path_claims", "worktrees", "waiters", "locks", "agents", "tasks", "slots"].flatMap((t): Accepted[] => [
+  ...["path_claims", "worktrees", "waiters", "locks", "agents", "tasks", "slots", "fences"].flatMap((t): Accepted[] => [
     { what: `${t}.ver`, only: "postgres", why: "the row version a trigger stamps, read by another daemon's catch-up by deltas; one daemon per SQLite file has no catch-up" },
     { what: `${t} index ${t}_ver (ver)`, only: "postgres", why: "the catch-up by deltas reads the rows above a row version" },
   ]),

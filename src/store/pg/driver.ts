@@ -35,16 +35,15 @@ import { mark, TRACING } from "../../trace.ts";
 import type { Tx } from "../tx.ts";
 import { type Connection, isConnectionError, type Link, outcomeUnknown, unavailable } from "./connection.ts";
 import type { PgResult, Translated } from "./dialect.ts";
-import { execStatement, heldFailure, query, type Run, sendAll, sendHeld, UNDO_BODY } from "./statement.ts";
-import type { Opened, RowBody, VersionProtocol } from "../store.ts";
+import { execStatement, heldFailure, query, type Run, sendAhead, sendAll, sendHeld, UNDO_BODY } from "./statement.ts";
+import type { RowBody, VersionProtocol } from "../store.ts";
+import { type Begun, Failed, HeldFailed, type Hook, Overlapped } from "./outcomes.ts";
 
 /**
  * The most bodies one transaction runs. PostgreSQL keeps up to 64 subtransaction ids per
  * backend before every snapshot on the server gets slower (a savepoint that wrote is one).
  */
 export const MAX_BATCH = 32;
-
-type Hook = { done: () => void; orElse?: (() => void) | undefined };
 
 /** A body asked for, and how its caller is answered. */
 interface Job<T = unknown> {
@@ -250,9 +249,11 @@ export class PgDriver {
       shared: rows,
       // The journal's entries go ahead of the next statement or with the COMMIT: no round trip.
       held: { later: [], from: 0, sent: [] },
+      ahead: opened.ahead ?? null,
     };
     try {
       if (this.sync && !rows && (version !== this.sync.seen || opened.due)) await this.drive(l, run, this.sync.hooks.catchUp(changed, opened.rows), shared);
+      run.ahead = null; // read for the catch-up alone
       // Row bodies that read mirrors: those brought up to the rows once for the batch.
       const fresh = rows ? [...new Set(jobs.flatMap((j) => j.rows!.fresh ?? []))] : [];
       if (fresh.length > 0) await this.drive(l, run, this.sync!.hooks.freshen(fresh), shared);
@@ -413,9 +414,11 @@ export class PgDriver {
       began.catch(() => undefined); // read by runOpened
       return { l, version: -1, changed: null, began };
     }
-    // On a shared store, in the same round trip: the global order's lock and the version.
+    // On a shared store, in the same round trip: the global order's lock and the version, and
+    // the reads a catch-up of what others were seen to write would start with (extended then).
     const sync = this.sync;
     const text = sync ? sync.beginText() : "BEGIN";
+    const ahead = sync ? sync.readAhead() : [];
     // Which order each transaction takes (bench/trace.ts; a test counts a daemon's exclusive turns).
     if (TRACING) mark("order exclusive");
     for (let attempt = 0; ; attempt++) {
@@ -425,7 +428,7 @@ export class PgDriver {
           await l.conn.unsafe(text);
           return { l, version: -1, changed: null };
         }
-        const answered = await l.conn.unsafe(text);
+        const answered = ahead.length === 0 ? { results: await l.conn.unsafe(text) } : await sendAhead(this.translations, l, sync.beginStatements(), ahead);
         // Granted the order: from here until its hooks ran, this transaction may change memory
         // (the version protocol's flags first), so the reads beside row bodies wait for it, and
         // one that it overlapped is read again (readBeside).
@@ -436,7 +439,7 @@ export class PgDriver {
             resolve();
           };
         });
-        return { l, ...sync.opened(answered) };
+        return { l, ...sync.opened(answered.results), ...("ahead" in answered ? { ahead: answered.ahead } : {}) };
       } catch (err) {
         const thrown = this.conn.failure(l, err);
         if (thrown instanceof AirlockError && attempt === 0) continue;
@@ -477,24 +480,3 @@ export class PgDriver {
     return first ? await first : undefined;
   }
 }
-
-/** A transaction begun; a row batch's BEGIN sent, not yet answered (`began`). */
-type Begun = Opened & { l: Link; began?: Promise<unknown> };
-
-/** A read beside row bodies that a transaction of this daemon in the global order overlapped. */
-class Overlapped extends Error {}
-
-/** A body's failure that fails its whole transaction, with the hooks it queued. */
-class Failed extends Error {
-  constructor(
-    readonly reason: unknown,
-    readonly hooks: Hook[],
-    /** A row body of several, whose failure lets the others run again without it. */
-    readonly job?: Job,
-  ) {
-    super("the transaction failed");
-  }
-}
-
-/** A held write (runLater) failed: the whole transaction is aborted, whichever body held it. */
-class HeldFailed extends Failed {}

@@ -17,8 +17,9 @@ import m010 from "../migrations/pg/010-row-versions.sql" with { type: "text" };
 import m011 from "../migrations/pg/011-more-row-versions.sql" with { type: "text" };
 import m012 from "../migrations/pg/012-tasks-finished.sql" with { type: "text" };
 import m013 from "../migrations/pg/013-claims-moved.sql" with { type: "text" };
+import m014 from "../migrations/pg/014-room-fences-versions.sql" with { type: "text" };
 
-export const PG_MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013];
+export const PG_MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014];
 
 /** The migrations' session lock: the bytes of "airlock!" as a big-endian int64. */
 const MIGRATION_LOCK = "7019267304284449569";

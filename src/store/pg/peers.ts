@@ -72,8 +72,10 @@ export class Peers implements SharedStore {
         return;
       }
       const tables = protocol.tablesIn(what);
-      if (tables) this.pokeFor(tables);
-      else {
+      if (tables) {
+        protocol.wrote(tables); // the next BEGIN reads their deltas ahead
+        this.pokeFor(tables);
+      } else {
         this.poke(true);
         this.pokeWatchers();
       }

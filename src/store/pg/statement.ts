@@ -4,6 +4,7 @@
 // tables it changed noted for the version, and its result turned back into the shape the
 // domain's transactions read (../tx.ts), SQLite's shape. Everything goes with the extended
 // protocol (query()), the only one Bun pipelines.
+import { mark, TRACING } from "../../trace.ts";
 import type { RunResult, Stmt } from "../tx.ts";
 import type { Connection, Link } from "./connection.ts";
 import { type PgResult, rowsOf, type Translated, translate } from "./dialect.ts";
@@ -28,6 +29,32 @@ export interface Run {
   shared: boolean;
   /** The writes held (runLater) on the main connection's transactions. */
   held: Held | null;
+  /**
+   * Reads sent with the BEGIN (readAhead), answered and not asked for yet, by aheadKey: a read
+   * of the same text and values is answered from here, not sent. Dropped at the transaction's
+   * first write (what they read may have moved) and once its catch-up ran.
+   */
+  ahead?: Map<string, unknown> | null;
+}
+
+/** A statement's text and values, as one key (the reads ahead are by it). */
+const aheadKey = (s: Stmt) => `${s.sql}\u0000${JSON.stringify(s.args)}`;
+
+/**
+ * BEGIN's statements and the reads ahead behind them, pipelined (one round trip): the answers
+ * of BEGIN's statements, and the reads' by aheadKey. The server runs them in the order sent, so
+ * the reads run with the order's lock held.
+ */
+export async function sendAhead(
+  translations: Map<string, Translated>,
+  l: Link,
+  begin: readonly { text: string; args: readonly unknown[] }[],
+  ahead: readonly Stmt[],
+): Promise<{ results: unknown[]; ahead: Map<string, unknown> }> {
+  if (TRACING) mark(`reads ahead ${ahead.length}`);
+  const sent = [...begin.map((s) => query(l, s.text, s.args)), ...ahead.map((s) => query(l, translated(translations, s.sql).text, s.args))];
+  const answers = await Promise.all(sent.map((q) => q.execute() as unknown as Promise<unknown>));
+  return { results: answers.slice(0, begin.length), ahead: new Map(ahead.map((s, i) => [aheadKey(s), answers[begin.length + i]])) };
 }
 
 /**
@@ -153,9 +180,16 @@ export async function execStatement(translations: Map<string, Translated>, l: Li
   const t = translated(translations, stmt.sql);
   // Held: a write that inserts a row always changes one.
   if (stmt.later && run.held) {
+    run.ahead = null;
     run.held.later.push(stmt);
     run.written.add(t.table ?? "*");
     return undefined;
+  }
+  const read = run.ahead && stmt.mode !== "run" && !t.writes ? run.ahead.get(aheadKey(stmt)) : undefined;
+  if (read !== undefined) {
+    run.ahead!.delete(aheadKey(stmt));
+    if (TRACING) mark("read ahead");
+    return shaped(stmt, t, read as PgResult);
   }
   // A body of a batch opens its savepoint with its first statement, in the same round trip.
   // What earlier bodies held goes ahead of it (out of this body's undo), this body's after it.
@@ -181,7 +215,15 @@ export async function execStatement(translations: Map<string, Translated>, l: Li
   if (opening) await opening;
   // Only a statement that changed rows moves the shared version (a DELETE that found nothing
   // must not send every other daemon to catch up, and them back to this one).
-  if ((stmt.mode === "run" || t.writes) && (result.affectedRows ?? result.length) > 0) run.written.add(t.table ?? "*");
+  if ((stmt.mode === "run" || t.writes) && (result.affectedRows ?? result.length) > 0) {
+    run.written.add(t.table ?? "*");
+    run.ahead = null;
+  }
+  return shaped(stmt, t, result);
+}
+
+/** A statement's result in SQLite's shape, as its mode asks. */
+function shaped(stmt: Stmt, t: Translated, result: PgResult): unknown {
   if (stmt.mode === "all") return rowsOf(result);
   if (stmt.mode === "get") return rowsOf(result, 1)[0] ?? null;
   const lastInsertRowid = t.returnsRevision ? Number(rowsOf(result, 1)[0]?.revision) : 0;

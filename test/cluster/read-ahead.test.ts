@@ -1,0 +1,65 @@
+// A catch-up's reads sent with the BEGIN (docs/cluster.md, "Deltas read with the BEGIN"): when
+// another daemon wrote the path claims, a daemon's next transaction in the global order sends
+// the claims', the deleted tokens' and the room fences' deltas behind its BEGIN, in the same
+// round trip, and its catch-up finds them answered (the trace's "read ahead" marks) instead of
+// sending them; the room's fences it learns there are the rows', so its next grant hands out the
+// next one with no read of its own. A daemon alone never sends them. Skipped without a server
+// (AIRLOCK_TEST_PG).
+import { expect, setDefaultTimeout, test } from "bun:test";
+import { storeQuery } from "../helpers/daemon.ts";
+import { seenEachOther, tracedDaemons } from "../helpers/cluster.ts";
+import { describePg, freshDatabase } from "../helpers/pg.ts";
+
+setDefaultTimeout(60_000);
+
+describePg("a catch-up's reads sent with the BEGIN", () => {
+  test("follow another daemon's claims, learn the room's fences, and are never sent by a daemon alone", async () => {
+    const db = await freshDatabase();
+    const { first: d1, traced, labels } = await tracedDaemons(db.url, 1);
+    const d2 = traced[0]!;
+    try {
+      await seenEachOther(db.url);
+      const claim = async (d: typeof d1, agent: string, path: string) => {
+        const g = await d.call("claim_paths", { agent_id: agent, room: "ahead", paths: [path], ttl_seconds: 60 });
+        expect(g.granted).toBe(true);
+        return g as { claim_token: string; fence: number };
+      };
+      // Alone: d2 claims and releases, no other daemon writing; nothing is read ahead.
+      const aloneFrom = Date.now();
+      for (let i = 0; i < 3; i++) {
+        const g = await claim(d2, "ahead-alone", `alone${i}/**`);
+        expect(await d2.call("release_paths", { claim_token: g.claim_token })).toEqual({ released: true });
+      }
+      const aloneTo = Date.now();
+      // Rounds: d1 claims in the room and releases (its fence gone with the claim); then d2 claims
+      // there. From the second round on, d2's BEGIN sends the deltas ahead: the tables changed at
+      // its last catch-up, whether or not d1's NOTIFY has arrived yet.
+      const fences: number[] = [];
+      const from = Date.now();
+      for (let i = 0; i < 4; i++) {
+        const g1 = await claim(d1, `ahead-d1-${i}`, `d1-${i}/**`);
+        expect(await d1.call("release_paths", { claim_token: g1.claim_token })).toEqual({ released: true });
+        const g2 = await claim(d2, `ahead-d2-${i}`, `d2-${i}/**`);
+        fences.push(g1.fence, g2.fence);
+        // d2's index is the rows': d1's released claim is not there, its own is.
+        const check = await d2.call("check_paths", { room: "ahead", paths: [`d1-${i}/x`, `d2-${i}/x`] });
+        expect(check.conflicts.map((x: { held_by: string }) => x.held_by)).toEqual([`ahead-d2-${i}`]);
+      }
+      const to = Date.now();
+      await d2.kill(); // its trace is written at exit
+      // Each grant's fence is the room's next: none repeated or behind, whichever daemon granted.
+      expect(fences).toEqual([...fences].sort((a, b) => a - b));
+      expect(new Set(fences).size).toBe(fences.length);
+      const row = await storeQuery<{ fence: string }>(db.url, "SELECT fence FROM fences WHERE resource = 'room:ahead'");
+      expect(Number(row[0]!.fence)).toBe(fences.at(-1)!);
+      expect(labels(d2, aloneFrom, aloneTo).filter((l) => l.startsWith("read"))).toEqual([]);
+      const during = labels(d2, from, to);
+      // Three reads go ahead each time (claims, deleted tokens, fences) and the catch-up takes all three.
+      expect(during.filter((l) => l === "reads ahead 3").length).toBeGreaterThanOrEqual(3);
+      expect(during.filter((l) => l === "read ahead").length).toBeGreaterThanOrEqual(9);
+    } finally {
+      await Promise.all([d1.kill(9), d2.kill(9)]);
+      await db.drop();
+    }
+  });
+});

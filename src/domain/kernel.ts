@@ -148,6 +148,7 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
       tables: ["worktrees", "airlock_gone"],
       load: () => worktrees.load(),
       refresh: (since) => worktrees.refresh(since),
+      reads: (since) => worktrees.reads(since),
       depart: (a, reason) => worktrees.depart(a, reason),
       knows: (a) => worktrees.knows(a),
     },

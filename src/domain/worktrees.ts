@@ -12,11 +12,11 @@
 // Journal: worktree.reported (when what is reported changed, not at every refresh) and
 // worktree.dropped (departed, unregistered or expired).
 import { AirlockError } from "../errors.ts";
-import { all, get, runLater, type Tx } from "../store/tx.ts";
+import { all, get, runLater, type Stmt, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import { checkBudget, compileGlob, MAX_PATTERN_LENGTH, normalizePattern } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
-import { deltaSince, type Reconciled, reconcile } from "./mirror.ts";
+import { deltaReads, deltaSince, type Reconciled, reconcile } from "./mirror.ts";
 import { type Claim, type Conflict, PathIndex } from "./path-index.ts";
 import { roomIsCaseInsensitive } from "./paths.ts";
 import type { DepartureReason } from "./presence.ts";
@@ -100,9 +100,14 @@ export class Worktrees {
    * above that row version are read. What it did.
    */
   *refresh(since: number | null = null): Tx<Reconciled> {
-    const { rows, gone } = yield* deltaSince<WorktreeRow>("worktrees", since);
+    const { rows, gone } = yield* deltaSince<WorktreeRow>("worktrees", since); // reads(since), when a delta
     const goneKeys = gone?.map(([agentId, room]) => keyOf(agentId!, room!));
     return reconcile(rows.map(toWorktree), this.trees, (t) => keyOf(t.agentId, t.room), (t, m) => treeText(t) === treeText(m), (t) => this.remember(t, true), (key) => this.forget(key), goneKeys);
+  }
+
+  /** What refresh(since) reads, for a shared store's BEGIN to send ahead (Primitive.reads). */
+  reads(since: number): readonly Stmt[] {
+    return deltaReads("worktrees", since);
   }
 
   async report(req: ReportRequest): Promise<Worktree> {

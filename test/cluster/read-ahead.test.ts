@@ -3,7 +3,8 @@
 // the claims', the deleted tokens' and the room fences' deltas behind its BEGIN, in the same
 // round trip, and its catch-up finds them answered (the trace's "read ahead" marks) instead of
 // sending them; the room's fences it learns there are the rows', so its next grant hands out the
-// next one with no read of its own. A daemon alone never sends them. Skipped without a server
+// next one with no read of its own. The working trees' deltas go ahead the same way when another
+// daemon's report changed something. A daemon alone never sends them. Skipped without a server
 // (AIRLOCK_TEST_PG).
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { storeQuery } from "../helpers/daemon.ts";
@@ -57,6 +58,35 @@ describePg("a catch-up's reads sent with the BEGIN", () => {
       // Three reads go ahead each time (claims, deleted tokens, fences) and the catch-up takes all three.
       expect(during.filter((l) => l === "reads ahead 3").length).toBeGreaterThanOrEqual(3);
       expect(during.filter((l) => l === "read ahead").length).toBeGreaterThanOrEqual(9);
+    } finally {
+      await Promise.all([d1.kill(9), d2.kill(9)]);
+      await db.drop();
+    }
+  });
+
+  test("follow another daemon's working-tree reports, and the index answers them", async () => {
+    const db = await freshDatabase();
+    const { first: d1, traced, labels } = await tracedDaemons(db.url, 1);
+    const d2 = traced[0]!;
+    try {
+      await seenEachOther(db.url);
+      const room = "ahead-trees";
+      await d1.call("register_agent", { agent_id: "wt-1", ttl_seconds: 300 });
+      await d2.call("register_agent", { agent_id: "wt-2", ttl_seconds: 300 });
+      const from = Date.now();
+      // Each report changes what its checkout has dirty: a line body, which catches up first.
+      for (let i = 0; i < 4; i++) {
+        await d1.call("report_worktree", { agent_id: "wt-1", room, dirty: [`a${i}.ts`], touched: [`a${i}.ts`] });
+        await d2.call("report_worktree", { agent_id: "wt-2", room, dirty: [`b${i}.ts`], touched: [`b${i}.ts`] });
+        const seen = await d2.call("check_paths", { paths: ["*.ts"], room, agent_id: "wt-3" });
+        expect(seen.edited_by.map((e: { path: string; agent_id: string }) => `${e.agent_id}:${e.path}`).sort()).toEqual([`wt-1:a${i}.ts`, `wt-2:b${i}.ts`]);
+      }
+      const to = Date.now();
+      await d2.kill();
+      const during = labels(d2, from, to);
+      // The reports' two reads (the rows and the deleted keys above the version applied) go ahead.
+      expect(during.filter((l) => l === "reads ahead 2").length).toBeGreaterThanOrEqual(3);
+      expect(during.filter((l) => l === "read ahead").length).toBeGreaterThanOrEqual(6);
     } finally {
       await Promise.all([d1.kill(9), d2.kill(9)]);
       await db.drop();

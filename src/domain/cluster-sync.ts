@@ -103,6 +103,7 @@ export class VersionSync implements VersionProtocol {
   }
 
   readAhead(): readonly Stmt[] {
+    if (this.daemonsMoved) this.ahead.add("daemons"); // the catch-up names it too (opened)
     if (this.ahead.size === 0) return [];
     const tables = this.ahead;
     this.ahead = new Set();

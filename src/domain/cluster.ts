@@ -21,7 +21,7 @@
 //   FORGET_AFTER_MS) its waiters stay in line, detached, with their grace (lines.ts): its
 //   agents resume them on any daemon, and the first daemon there when a grace ends expires it.
 import { type ClusterHooks, DEAD_AFTER_MS, type RowVersions } from "../store/store.ts";
-import { all, get, run, type Stmt, type Tx } from "../store/tx.ts";
+import { all, get, reading, run, type Stmt, type Tx } from "../store/tx.ts";
 import { standing } from "./cluster-sync.ts";
 import type { Journal } from "./journal.ts";
 import { fromRow, type Lines, type WaiterRow } from "./lines.ts";
@@ -34,6 +34,9 @@ export const FORGET_AFTER_MS = 120_000;
 // The database's clock, in the milliseconds the heartbeats are written in: daemons on
 // machines whose clocks disagree still agree on who is alive.
 const DB_NOW = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+/** A catch-up of the lines reads every daemon first (catchUpLines), and the grants: readAhead sends them ahead. */
+const DAEMONS_READ = [`SELECT id, seen_at >= ${DB_NOW} - ? AS live, seen_at < ${DB_NOW} - ? AS lost FROM daemons`, DEAD_AFTER_MS, FORGET_AFTER_MS] as const;
+const GRANTS_READ = "SELECT * FROM grants";
 
 interface GrantRow {
   token: string;
@@ -120,10 +123,20 @@ export class Cluster implements ClusterHooks {
    * transaction wrote meanwhile or the refresh starts elsewhere (then it reads in turn).
    */
   readAhead(tables: ReadonlySet<string>): Stmt[] {
-    return this.refreshers.flatMap((r) => {
-      const applied = this.applied.get(r);
-      return r.reads && applied !== undefined && r.tables.some((t) => tables.has(t)) ? r.reads(applied) : [];
-    });
+    const touched = (...names: string[]) => tables.has("daemons") || names.some((t) => tables.has(t));
+    const lines = touched("waiters", "daemons");
+    const grants = touched("grants", "daemons");
+    const since = this.applied.get(this.lines);
+    return [
+      // What catchUpLines reads, in its order: the daemons, the grants, the lines' delta.
+      ...(lines || grants ? [reading.all(...DAEMONS_READ)] : []),
+      ...(grants ? [reading.all(GRANTS_READ)] : []),
+      ...(lines && since !== undefined ? this.lines.reads(since) : []),
+      ...this.refreshers.flatMap((r) => {
+        const applied = this.applied.get(r);
+        return r.reads && applied !== undefined && touched(...r.tables) ? r.reads(applied) : [];
+      }),
+    ];
   }
 
   /**
@@ -177,15 +190,16 @@ export class Cluster implements ClusterHooks {
 
   /** Grants to answer or hand back, then (if they changed) the lines. */
   private *catchUpLines(lines: boolean, grants: boolean, since: number | null): Tx<void> {
+    // Every daemon this store knows, whether its heartbeat is recent, and whether it is lost.
+    const daemons = yield* all<{ id: string; live: boolean; lost: boolean }>(...DAEMONS_READ);
     // A daemon dead for FORGET_AFTER_MS is forgotten: its waiters' graces start (lines.ts).
-    const forgotten = lines ? yield* all<{ id: string }>(`DELETE FROM daemons WHERE seen_at < ${DB_NOW} - ? AND id <> ? RETURNING id`, FORGET_AFTER_MS, this.me) : [];
-    // Every daemon this store knows, and whether its heartbeat is recent.
-    const daemons = yield* all<{ id: string; live: boolean }>(`SELECT id, seen_at >= ${DB_NOW} - ? AS live FROM daemons`, DEAD_AFTER_MS);
+    const lost = lines && daemons.some((d) => d.lost && d.id !== this.me);
+    const forgotten = lost ? yield* all<{ id: string }>(`DELETE FROM daemons WHERE seen_at < ${DB_NOW} - ? AND id <> ? RETURNING id`, FORGET_AFTER_MS, this.me) : [];
     const known = new Set([this.me, ...daemons.map((d) => d.id)]);
     const live = new Set([this.me, ...daemons.filter((d) => d.live).map((d) => d.id)]);
     for (const f of forgotten) known.delete(f.id);
 
-    for (const g of grants ? yield* all<GrantRow>("SELECT * FROM grants") : []) {
+    for (const g of grants ? yield* all<GrantRow>(GRANTS_READ) : []) {
       const q = this.queues.get(g.queue);
       if (g.daemon === this.me) {
         // A grant another daemon made to a waiter here: answered now (before the lines are

@@ -14,8 +14,8 @@
 // it leave at once. The journal watchers' queue is local: no store keeps it, since a change
 // wakes every watcher it matches and no daemon grants another's (docs/cluster.md, "Watchers
 // off the stored lines").
-import { all, runLater, type Tx } from "../store/tx.ts";
-import { deltaSince } from "./mirror.ts";
+import { all, runLater, type Stmt, type Tx } from "../store/tx.ts";
+import { deltaReads, deltaSince } from "./mirror.ts";
 import { rowsSince } from "./row-versions.ts";
 import type { WaitQueue } from "./wait.ts";
 import type { SharedWaiter, Waiter } from "./waiter.ts";
@@ -236,6 +236,11 @@ export class Lines {
   private *readRows(): Tx<Read> {
     this.written = new Map();
     return this.byQueue(yield* rowsSince<WaiterRow>("waiters", null, undefined, "ord"));
+  }
+
+  /** What readDelta(since) reads, for a shared store's BEGIN to send ahead (Cluster.readAhead). */
+  reads(since: number): readonly Stmt[] {
+    return deltaReads("waiters", since, "ord");
   }
 
   /** The places stamped above row version `since`, and the tokens deleted above it (the trigger's: migration 011). */

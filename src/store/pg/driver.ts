@@ -26,6 +26,10 @@
 // ahead of the next statement or with the COMMIT (statement.ts), and one that fails aborts the
 // transaction: a batch of row bodies then runs each body again alone, line bodies share its fate.
 //
+// When other daemons were seen to write what a catch-up reads, a transaction in the global
+// order sends those reads behind its BEGIN, in the same round trip (VersionProtocol.readAhead;
+// docs/cluster.md, "Deltas read with the BEGIN"), and its catch-up finds them answered.
+//
 // Reads beside row bodies (readBeside: the status snapshot, the list tools that show lines) run
 // on a second connection, the reader, in the shared order too, so a long one holds none of the
 // main connection's batches; they read memory, so they wait for this daemon's transaction in the

@@ -18,6 +18,7 @@ import { Locks } from "./locks.ts";
 import { Messages } from "./messages.ts";
 import { Notes } from "./notes.ts";
 import { claimsAhead } from "./path-rows.ts";
+import { rowsAhead } from "./row-versions.ts";
 import { Paths } from "./paths.ts";
 import { Pools } from "./pools/index.ts";
 import { Presence } from "./presence.ts";
@@ -92,6 +93,7 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
       tables: ["locks"],
       load: () => locks.load(),
       refresh: (since) => locks.load(since),
+      reads: (since) => rowsAhead("locks", since),
       depart: (a) => locks.releaseAllOf(a),
       waits: locks.waits,
       knows: (a) => locks.knows(a),
@@ -100,13 +102,14 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
     },
     { name: "notes", tables: ["notes"], load: () => notes.load(), refresh: () => notes.load() },
     { name: "counters", tables: ["counters"] },
-    { name: "presence", tables: ["agents"], load: () => presence.load(), refresh: (since) => presence.load(since), knows: (a) => presence.knows(a) },
+    { name: "presence", tables: ["agents"], load: () => presence.load(), refresh: (since) => presence.load(since), reads: (since) => rowsAhead("agents", since), knows: (a) => presence.knows(a) },
     { name: "events", tables: ["events"], waits: events.waits },
     {
       name: "tasks",
       tables: ["tasks"],
       load: () => tasks.load(),
       refresh: (since) => tasks.load(since),
+      reads: (since) => rowsAhead("tasks", since),
       depart: (a) => tasks.requeueClaimsOf(a),
       waits: tasks.waits,
       knows: (a) => tasks.knows(a),
@@ -119,6 +122,7 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
       tables: ["pools", "slots", "waiters", "hosts"],
       load: () => pools.load(shared !== undefined),
       refresh: (since) => pools.refresh(since),
+      reads: (since) => rowsAhead("slots", since),
       depart: (a) => pools.releaseAllOf(a),
       waits: pools.waits,
       knows: (a) => pools.knows(a),

@@ -4,7 +4,7 @@
 // every change up to a row version reads only the rows above it. Its own module, apart from
 // mirror.ts (which also reads the deleted keys: deltaSince), so a primitive that needs no
 // deleted keys does not read their table.
-import { all, type Tx } from "../store/tx.ts";
+import { all, reading, type Stmt, type Tx } from "../store/tx.ts";
 
 /**
  * A table's rows for a refresh: with `since` (a delta), every row stamped above that row version,
@@ -21,3 +21,6 @@ const orderBy = (order?: string) => (order === undefined ? "" : ` ORDER BY ${ord
 
 /** The rows of `table` stamped above a row version (its one value), in `order`. */
 export const aboveText = (table: string, order?: string) => `SELECT * FROM ${table} WHERE ver > ?${orderBy(order)}`;
+
+/** What rowsSince(table, since, …, order) reads with a version: for a shared store's BEGIN to send ahead (Primitive.reads). */
+export const rowsAhead = (table: string, since: number, order?: string): Stmt[] => [reading.all(aboveText(table, order), since)];

@@ -125,6 +125,24 @@ describe("the kernel's list of primitives", () => {
     expect([...t.kernel.ctx.queues.values()].filter((q) => !owned.includes(q)).map((q) => q.name)).toEqual([]);
   });
 
+  test("what each primitive declares it reads ahead is what its refresh sends first", () => {
+    // A shared store's BEGIN sends `reads` ahead and the refresh finds them answered only when
+    // they are its own statements, text and values (docs/cluster.md, "Deltas read with the BEGIN").
+    const since = 41;
+    const checked: string[] = [];
+    for (const p of t.kernel.primitives) {
+      if (!p.reads) continue;
+      const body = p.refresh!(since);
+      const first = body.next();
+      body.return(undefined);
+      const sent = first.done ? [] : (first.value.reads ?? [first.value]);
+      const shape = (s: { sql: string; args: unknown[]; mode: string }) => [s.sql, s.args, s.mode];
+      expect(sent.map(shape)).toEqual(p.reads(since).map(shape));
+      checked.push(p.name);
+    }
+    expect(checked).toEqual(["locks", "presence", "tasks", "pools", "paths", "worktrees"]);
+  });
+
   test("names each primitive once, after its source", () => {
     const names = t.kernel.primitives.map((p) => p.name);
     expect(new Set(names).size).toBe(names.length);

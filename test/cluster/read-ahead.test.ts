@@ -8,36 +8,39 @@
 // (AIRLOCK_TEST_PG).
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { storeQuery } from "../helpers/daemon.ts";
-import { seenEachOther, tracedDaemons } from "../helpers/cluster.ts";
-import { describePg, freshDatabase } from "../helpers/pg.ts";
+import type { DaemonProcess } from "../helpers/daemon.ts";
+import { withTracedPair } from "../helpers/cluster.ts";
+import { describePg } from "../helpers/pg.ts";
 import { until } from "../helpers/until.ts";
 
 setDefaultTimeout(60_000);
 
 describePg("a catch-up's reads sent with the BEGIN", () => {
+  /** The reads the traced daemon sent ahead in a window ("reads ahead N"), and those its catch-ups took ("read ahead"). */
+  const ahead = (labels: string[]) => ({
+    sent: labels.filter((l) => l.startsWith("reads ahead ")).map((l) => Number(l.slice("reads ahead ".length))),
+    taken: labels.filter((l) => l === "read ahead").length,
+  });
+
   test("follow another daemon's claims, learn the room's fences, and are never sent by a daemon alone", async () => {
-    const db = await freshDatabase();
-    const { first: d1, traced, labels } = await tracedDaemons(db.url, 1);
-    const d2 = traced[0]!;
-    try {
-      await seenEachOther(db.url);
-      const claim = async (d: typeof d1, agent: string, path: string) => {
-        const g = await d.call("claim_paths", { agent_id: agent, room: "ahead", paths: [path], ttl_seconds: 60 });
-        expect(g.granted).toBe(true);
-        return g as { claim_token: string; fence: number };
-      };
+    const claim = async (d: DaemonProcess, agent: string, path: string) => {
+      const g = await d.call("claim_paths", { agent_id: agent, room: "ahead", paths: [path], ttl_seconds: 60 });
+      expect(g.granted).toBe(true);
+      return g as { claim_token: string; fence: number };
+    };
+    const { value: w, labels } = await withTracedPair(async (d1, d2, db) => {
       // Alone: d2 claims and releases, no other daemon writing; nothing is read ahead.
-      const aloneFrom = Date.now();
+      const alone = { from: Date.now(), to: 0 };
       for (let i = 0; i < 3; i++) {
         const g = await claim(d2, "ahead-alone", `alone${i}/**`);
         expect(await d2.call("release_paths", { claim_token: g.claim_token })).toEqual({ released: true });
       }
-      const aloneTo = Date.now();
+      alone.to = Date.now();
       // Rounds: d1 claims in the room and releases (its fence gone with the claim); then d2 claims
-      // there. From the second round on, d2's BEGIN sends the deltas ahead: the tables changed at
-      // its last catch-up, whether or not d1's NOTIFY has arrived yet.
+      // there. d2's BEGIN sends the deltas ahead: the tables d1's NOTIFY named, or (from the
+      // second round on, whether or not that NOTIFY has arrived yet) those its last catch-up found changed.
       const fences: number[] = [];
-      const from = Date.now();
+      const rounds = { from: Date.now(), to: 0 };
       for (let i = 0; i < 4; i++) {
         const g1 = await claim(d1, `ahead-d1-${i}`, `d1-${i}/**`);
         expect(await d1.call("release_paths", { claim_token: g1.claim_token })).toEqual({ released: true });
@@ -47,30 +50,23 @@ describePg("a catch-up's reads sent with the BEGIN", () => {
         const check = await d2.call("check_paths", { room: "ahead", paths: [`d1-${i}/x`, `d2-${i}/x`] });
         expect(check.conflicts.map((x: { held_by: string }) => x.held_by)).toEqual([`ahead-d2-${i}`]);
       }
-      const to = Date.now();
-      await d2.kill(); // its trace is written at exit
-      // Each grant's fence is the room's next: none repeated or behind, whichever daemon granted.
-      expect(fences).toEqual([...fences].sort((a, b) => a - b));
-      expect(new Set(fences).size).toBe(fences.length);
-      const row = await storeQuery<{ fence: string }>(db.url, "SELECT fence FROM fences WHERE resource = 'room:ahead'");
-      expect(Number(row[0]!.fence)).toBe(fences.at(-1)!);
-      expect(labels(d2, aloneFrom, aloneTo).filter((l) => l.startsWith("read"))).toEqual([]);
-      const during = labels(d2, from, to);
-      // Three reads go ahead each time (claims, deleted tokens, fences) and the catch-up takes all three.
-      expect(during.filter((l) => l === "reads ahead 3").length).toBeGreaterThanOrEqual(3);
-      expect(during.filter((l) => l === "read ahead").length).toBeGreaterThanOrEqual(9);
-    } finally {
-      await Promise.all([d1.kill(9), d2.kill(9)]);
-      await db.drop();
-    }
+      rounds.to = Date.now();
+      const row = await storeQuery<{ fence: string }>(db, "SELECT fence FROM fences WHERE resource = 'room:ahead'");
+      return { alone, rounds, fences, last: Number(row[0]!.fence) };
+    });
+    // Each grant's fence is the room's next: none repeated or behind, whichever daemon granted.
+    expect(w.fences).toEqual([...w.fences].sort((a, b) => a - b));
+    expect(new Set(w.fences).size).toBe(w.fences.length);
+    expect(w.last).toBe(w.fences.at(-1)!);
+    expect(ahead(labels(w.alone.from, w.alone.to))).toEqual({ sent: [], taken: 0 });
+    // Three reads go ahead each time (claims, deleted tokens, fences) and the catch-up takes all three.
+    const during = ahead(labels(w.rounds.from, w.rounds.to));
+    expect(during.sent.filter((n) => n === 3).length).toBeGreaterThanOrEqual(3);
+    expect(during.taken).toBeGreaterThanOrEqual(9);
   });
 
   test("follow another daemon's working-tree reports, and the index answers them", async () => {
-    const db = await freshDatabase();
-    const { first: d1, traced, labels } = await tracedDaemons(db.url, 1);
-    const d2 = traced[0]!;
-    try {
-      await seenEachOther(db.url);
+    const { value: w, labels } = await withTracedPair(async (d1, d2) => {
       const room = "ahead-trees";
       await d1.call("register_agent", { agent_id: "wt-1", ttl_seconds: 300 });
       await d2.call("register_agent", { agent_id: "wt-2", ttl_seconds: 300 });
@@ -82,47 +78,34 @@ describePg("a catch-up's reads sent with the BEGIN", () => {
         const seen = await d2.call("check_paths", { paths: ["*.ts"], room, agent_id: "wt-3" });
         expect(seen.edited_by.map((e: { path: string; agent_id: string }) => `${e.agent_id}:${e.path}`).sort()).toEqual([`wt-1:a${i}.ts`, `wt-2:b${i}.ts`]);
       }
-      const to = Date.now();
-      await d2.kill();
-      const during = labels(d2, from, to);
-      // The reports' two reads (the rows and the deleted keys above the version applied) go ahead.
-      expect(during.filter((l) => l === "reads ahead 2").length).toBeGreaterThanOrEqual(3);
-      expect(during.filter((l) => l === "read ahead").length).toBeGreaterThanOrEqual(6);
-    } finally {
-      await Promise.all([d1.kill(9), d2.kill(9)]);
-      await db.drop();
-    }
+      return { from, to: Date.now() };
+    });
+    // The reports' two reads (the rows and the deleted keys above the version applied) go ahead.
+    const during = ahead(labels(w.from, w.to));
+    expect(during.sent.filter((n) => n === 2).length).toBeGreaterThanOrEqual(3);
+    expect(during.taken).toBeGreaterThanOrEqual(6);
   });
 
   test("follow a grant another daemon made to a waiter here: the daemons and the grants come with the BEGIN", async () => {
-    const db = await freshDatabase();
-    const { first: d1, traced, labels } = await tracedDaemons(db.url, 1);
-    const d2 = traced[0]!;
-    try {
-      await seenEachOther(db.url);
+    const { value: w, labels } = await withTracedPair(async (d1, d2, db) => {
       const name = "ahead-lock";
       const held = await d1.call("lock_resource", { name, agent_id: "ahead-h1", ttl_seconds: 60 });
       expect(held.locked).toBe(true);
       const waiting = d2.call("lock_resource", { name, agent_id: "ahead-h2", ttl_seconds: 60, wait_seconds: 20 });
       waiting.catch(() => undefined); // its failure is read below; not an unhandled one if an assertion fails first
-      await until("the waiter's place stored", async () => (await storeQuery<{ n: string }>(db.url, "SELECT count(*) AS n FROM waiters"))[0]!.n === "1", 10_000, 20);
+      await until("the waiter's place stored", async () => (await storeQuery<{ n: string }>(db, "SELECT count(*) AS n FROM waiters"))[0]!.n === "1", 10_000, 20);
       const from = Date.now();
       expect(await d1.call("unlock_resource", { name, lock_token: held.lock_token })).toEqual({ released: true });
       const got = await waiting;
       expect(got.locked).toBe(true);
       expect(got.fence).toBeGreaterThan(held.fence);
-      const to = Date.now();
-      await d2.kill();
-      const during = labels(d2, from, to);
-      // d2 catches up at once (a call of its own waits): the daemons, the grants, the lines' delta
-      // and the locks' go ahead; the daemons and the grants are answered from there (answering the grant deletes
-      // it, a write, after which the lines' delta is read again).
-      const sent = during.filter((l) => l.startsWith("reads ahead ")).map((l) => Number(l.slice("reads ahead ".length)));
-      expect(Math.max(0, ...sent)).toBeGreaterThanOrEqual(4); // and the locks' delta, for their timers
-      expect(during.filter((l) => l === "read ahead").length).toBeGreaterThanOrEqual(2);
-    } finally {
-      await Promise.all([d1.kill(9), d2.kill(9)]);
-      await db.drop();
-    }
+      return { from, to: Date.now() };
+    });
+    // d2 catches up at once (a call of its own waits): the daemons, the grants, the lines' delta
+    // and the locks' go ahead; the daemons and the grants are answered from there (answering the
+    // grant deletes it, a write, after which the rest is read again).
+    const during = ahead(labels(w.from, w.to));
+    expect(Math.max(0, ...during.sent)).toBeGreaterThanOrEqual(4);
+    expect(during.taken).toBeGreaterThanOrEqual(2);
   });
 });

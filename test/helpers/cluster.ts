@@ -244,22 +244,30 @@ export async function tracedDaemons(db: string, traced: number): Promise<{ first
 
 /**
  * Two daemons on a fresh database, the second traced (tracedDaemons), each seen by the other:
- * `body` runs and answers the window (wall-clock ms) to count in; the traced daemon is then
- * stopped (its trace is written at exit) and its transactions' orders in that window are the
- * answer ("order shared", "order exclusive"). Both daemons end and the database goes, whatever
- * happened.
+ * `body` runs, then the traced daemon is stopped (its trace is written at exit); the answer is
+ * body's, and `labels(from, to)`, the traced daemon's marks in that window (wall-clock ms). Both
+ * daemons end and the database goes, whatever happened.
  */
-export async function ordersOfTracedPair(body: (d1: DaemonProcess, d2: DaemonProcess, db: string) => Promise<{ from: number; to: number }>): Promise<string[]> {
+export async function withTracedPair<T>(body: (d1: DaemonProcess, d2: DaemonProcess, db: string) => Promise<T>): Promise<{ value: T; labels: (from: number, to: number) => string[] }> {
   const db = await freshDatabase();
   const { first: d1, traced, labels } = await tracedDaemons(db.url, 1);
   const d2 = traced[0]!;
   try {
     await seenEachOther(db.url);
-    const { from, to } = await body(d1, d2, db.url);
+    const value = await body(d1, d2, db.url);
     await d2.kill();
-    return labels(d2, from, to).filter((l) => l.startsWith("order "));
+    return { value, labels: (from, to) => labels(d2, from, to) };
   } finally {
     await Promise.all([d1.kill(9), d2.kill(9)]);
     await db.drop();
   }
+}
+
+/**
+ * withTracedPair, whose `body` answers the window (wall-clock ms) to count in: the traced
+ * daemon's transactions' orders in that window ("order shared", "order exclusive").
+ */
+export async function ordersOfTracedPair(body: (d1: DaemonProcess, d2: DaemonProcess, db: string) => Promise<{ from: number; to: number }>): Promise<string[]> {
+  const { value, labels } = await withTracedPair(body);
+  return labels(value.from, value.to).filter((l) => l.startsWith("order "));
 }

@@ -131,7 +131,8 @@ export class VersionSync implements VersionProtocol {
     const due = this.journalMoved || this.daemonsMoved;
     if (this.journalMoved && changed) changed.add("journal");
     if (this.daemonsMoved && changed) changed.add("daemons");
-    if (version !== this.seen && changed) this.wrote([...changed]);
+    // Who wrote these is likely to again (liveness is judged now: not carried).
+    if (version !== this.seen && changed) this.wrote([...changed].filter((t) => t !== "daemons"));
     this.journalMoved = false;
     this.daemonsMoved = false;
     return { version, changed, due, rows };

@@ -7,11 +7,11 @@
 // also runs the cluster version protocol (src/domain/cluster-sync.ts) around its body.
 //
 // Group commit (issue 21): the bodies asked for while a transaction runs wait for it, and then
-// run together in the next one, each in a savepoint of its own (opened with its first
-// statement, in the same round trip), so a body that fails undoes only itself, as SQLite's
-// batches do (db.ts). A batch pays one BEGIN, one catch-up, one flush of the lines, one
-// version bump and one COMMIT (its fsync) for all its bodies; each body is answered after that
-// COMMIT. A lone body runs alone, with no savepoint, exactly as before.
+// run together in the next one (line bodies asked for while its BEGIN waits join it: joinWaiting),
+// each in a savepoint of its own (opened with its first statement, in the same round trip), so
+// a body that fails undoes only itself, as SQLite's batches do (db.ts). A batch pays one BEGIN,
+// one catch-up, one flush of the lines, one version bump and one COMMIT (its fsync) for all its
+// bodies; each is answered after that COMMIT. A lone body runs alone, with no savepoint.
 //
 // Row bodies (store.ts, RowBody; docs/cluster.md, "Scaling out"): a batch made only of them
 // takes the global order shared, so it overlaps other daemons' batches of row bodies, commit
@@ -219,6 +219,7 @@ export class PgDriver {
    * when there are several), the flush, COMMIT; then each body's hooks, and its answer.
    */
   private async runBatch(given: readonly Job[], retried = false): Promise<void> {
+    if (given.length === 0) return; // each joined the transaction before it (joinWaiting)
     const rows = this.sync !== null && given.every((j) => j.rows);
     // Stable: bodies of one key keep the order they were asked in.
     const jobs = rows && given.length > 1 ? [...given].sort((a, b) => (a.rows!.key < b.rows!.key ? -1 : a.rows!.key > b.rows!.key ? 1 : 0)) : given;
@@ -230,10 +231,23 @@ export class PgDriver {
         for (const j of jobs) j.reject(err);
         return;
       }
-      await this.runOpened(jobs, rows, opened, retried);
+      await this.runOpened(rows ? jobs : [...jobs, ...this.joinWaiting(MAX_BATCH - jobs.length)], rows, opened, retried);
     } finally {
       this.endMutating?.();
     }
+  }
+
+  /**
+   * Granted the global order: the line bodies asked for while its BEGIN waited (a round trip, and
+   * other daemons' turns), at the head of the batch gathering behind this one, join this
+   * transaction (up to `room`; the first row body and those after it stay, so nothing overtakes
+   * what was asked before it). A turn then carries what gathered meanwhile, not another turn.
+   */
+  private joinWaiting(room: number): Job[] {
+    const next = this.next;
+    let n = 0;
+    while (next && n < next.length && n < room && !next[n]!.rows) n++;
+    return n === 0 ? [] : next!.splice(0, n);
   }
 
   /** runBatch, once its BEGIN answered (or, for row bodies, was sent). */

@@ -41,22 +41,13 @@ import { type Connection, isConnectionError, type Link, outcomeUnknown, unavaila
 import type { PgResult, Translated } from "./dialect.ts";
 import { execStatement, heldFailure, query, type Run, sendAhead, sendAll, sendHeld, UNDO_BODY } from "./statement.ts";
 import type { RowBody, VersionProtocol } from "../store.ts";
-import { type Begun, Failed, HeldFailed, type Hook, Overlapped } from "./outcomes.ts";
+import { type Begun, Failed, HeldFailed, type Hook, type Job, Overlapped } from "./outcomes.ts";
 
 /**
  * The most bodies one transaction runs. PostgreSQL keeps up to 64 subtransaction ids per
  * backend before every snapshot on the server gets slower (a savepoint that wrote is one).
  */
 export const MAX_BATCH = 32;
-
-/** A body asked for, and how its caller is answered. */
-interface Job<T = unknown> {
-  fn: () => Tx<T>;
-  resolve: (value: T) => void;
-  reject: (err: unknown) => void;
-  /** Set for a row body. */
-  rows?: RowBody | undefined;
-}
 
 export class PgDriver {
   private readonly translations = new Map<string, Translated>();
@@ -70,6 +61,9 @@ export class PgDriver {
   private current: Run | null = null;
   /** The bodies waiting for the next transaction (null: none yet; the next tx() queues one). */
   private next: Job[] | null = null;
+  /** How many pieces of work were chained so far, and the place of `next`'s batch among them (joinWaiting). */
+  private chained = 0;
+  private nextAt = 0;
   /** The connection of the reads beside row bodies (readBeside), when there is one. */
   reader: Connection | null = null;
   /** The end of the queue of those reads. */
@@ -110,6 +104,7 @@ export class PgDriver {
     if (this.closedFlag) return Promise.reject(new AirlockError("unavailable", `store ${this.path} is closed`));
     const run = this.tail.then(job);
     this.tail = run.catch(() => undefined);
+    this.chained++;
     return run;
   }
 
@@ -120,9 +115,10 @@ export class PgDriver {
       let jobs = this.next;
       if (!jobs) {
         const queued: Job[] = (jobs = this.next = []);
+        const at = (this.nextAt = this.chained + 1); // its place in the chain
         void this.chain(() => {
           if (this.next === queued) this.next = null;
-          return this.runBatch(queued);
+          return this.runBatch(queued, false, at);
         });
       }
       jobs.push({ fn, resolve: resolve as (value: unknown) => void, reject, rows });
@@ -218,7 +214,7 @@ export class PgDriver {
    * One transaction: BEGIN, the catch-up if others committed, the bodies (each in a savepoint
    * when there are several), the flush, COMMIT; then each body's hooks, and its answer.
    */
-  private async runBatch(given: readonly Job[], retried = false): Promise<void> {
+  private async runBatch(given: readonly Job[], retried = false, at?: number): Promise<void> {
     if (given.length === 0) return; // each joined the transaction before it (joinWaiting)
     const rows = this.sync !== null && given.every((j) => j.rows);
     // Stable: bodies of one key keep the order they were asked in.
@@ -231,7 +227,7 @@ export class PgDriver {
         for (const j of jobs) j.reject(err);
         return;
       }
-      await this.runOpened(rows ? jobs : [...jobs, ...this.joinWaiting(MAX_BATCH - jobs.length)], rows, opened, retried);
+      await this.runOpened(rows || at === undefined ? jobs : [...jobs, ...this.joinWaiting(MAX_BATCH - jobs.length, at)], rows, opened, retried);
     } finally {
       this.endMutating?.();
     }
@@ -239,12 +235,13 @@ export class PgDriver {
 
   /**
    * Granted the global order: the line bodies asked for while its BEGIN waited (a round trip, and
-   * other daemons' turns), at the head of the batch gathering behind this one, join this
-   * transaction (up to `room`; the first row body and those after it stay, so nothing overtakes
-   * what was asked before it). A turn then carries what gathered meanwhile, not another turn.
+   * other daemons' turns), at the head of the batch gathering right behind this one (at `at` in
+   * the chain: nothing chained between), join this transaction (up to `room`; the first row body
+   * and those after it stay, so nothing overtakes what was asked before it). A turn then carries
+   * what gathered meanwhile, not another turn.
    */
-  private joinWaiting(room: number): Job[] {
-    const next = this.next;
+  private joinWaiting(room: number, at: number): Job[] {
+    const next = this.nextAt === at + 1 ? this.next : null;
     let n = 0;
     while (next && n < next.length && n < room && !next[n]!.rows) n++;
     return n === 0 ? [] : next!.splice(0, n);

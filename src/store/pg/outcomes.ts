@@ -1,7 +1,17 @@
-// What a transaction of the PostgreSQL store's driver (driver.ts) may end in besides its answer:
-// the ways a body or a batch fails, as the driver tells them apart.
+// What a transaction of the PostgreSQL store's driver (driver.ts) is made of, and may end in
+// besides its answer: the bodies asked for, their hooks, and the ways a body or a batch fails.
+import type { Tx } from "../tx.ts";
 import type { Link } from "./connection.ts";
-import type { Opened } from "../store.ts";
+import type { Opened, RowBody } from "../store.ts";
+
+/** A body asked for, and how its caller is answered. */
+export interface Job<T = unknown> {
+  fn: () => Tx<T>;
+  resolve: (value: T) => void;
+  reject: (err: unknown) => void;
+  /** Set for a row body. */
+  rows?: RowBody | undefined;
+}
 
 /**
  * A transaction begun; a row batch's BEGIN sent, not yet answered (`began`); the reads a
@@ -21,7 +31,7 @@ export class Failed extends Error {
     readonly reason: unknown,
     readonly hooks: Hook[],
     /** A row body of several, whose failure lets the others run again without it. */
-    readonly job?: { reject: (err: unknown) => void },
+    readonly job?: Job,
   ) {
     super("the transaction failed");
   }

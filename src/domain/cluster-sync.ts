@@ -95,7 +95,7 @@ export class VersionSync implements VersionProtocol {
    * the tables those versions changed. Its third result is the row `opened` reads.
    */
   beginText(): string {
-    return `BEGIN; SELECT pg_advisory_xact_lock(${ORDER_LOCK}); ${standingText(String(Math.max(0, this.seen)))}`;
+    return `BEGIN; SELECT pg_advisory_xact_lock(${ORDER_LOCK}); ${standingText(this.seen)}`;
   }
 
   beginStatements(): readonly { text: string; args: readonly unknown[] }[] {
@@ -186,9 +186,10 @@ interface StandingRow {
  * whether the record reaches back that far); the row version and the floor of deleted keys;
  * the journal's newest revision.
  * One statement: run after the order's lock, so its snapshot is taken with the lock held.
- * `since`: the version seen (at least 0), written out, or a parameter ($1).
+ * `seen`: the version seen, written out (-1 counts as 0), or a parameter's placeholder.
  */
-function standingText(since: string): string {
+function standingText(seen: number | string): string {
+  const since = typeof seen === "number" ? Math.max(0, seen) : seen;
   return (
     `SELECT s.version, (SELECT min(c.version) FROM airlock_changes c WHERE c.version > ${since}) AS first, ` +
     `(SELECT string_agg(c.tables, ',') FROM airlock_changes c WHERE c.version > ${since}) AS tables, s.gone_floor, ` +
@@ -214,5 +215,5 @@ function standingOf(row: StandingRow, seen: number): { version: number; changed:
  * moves, since every transaction that moves one takes the order exclusively).
  */
 export function* standing(seen: number): Tx<{ version: number; changed: Set<string> | null; rows: RowVersions }> {
-  return standingOf((yield* get<StandingRow>(standingText(String(Math.max(0, seen)))))!, seen);
+  return standingOf((yield* get<StandingRow>(standingText(seen)))!, seen);
 }

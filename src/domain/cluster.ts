@@ -93,10 +93,7 @@ export class Cluster implements ClusterHooks {
    * what they touched is reread.
    */
   *catchUp(changed: ReadonlySet<string> | null, rows?: RowVersions): Tx<void> {
-    // The daemons' liveness moved (or a catch-up forgot a daemon): every reader reads its delta,
-    // for the rows a daemon's row bodies stamped, which no version named.
-    const everything = changed === null || changed.has("daemons");
-    const touched = (...tables: string[]) => everything || tables.some((t) => changed!.has(t));
+    const { touched, lines, grants } = catchingUp(changed);
     // A catch-up holds the order exclusively, so no transaction that stamps rows is in flight
     // when it reads the row version: every write after it, of any daemon, a row body's too, is
     // stamped above it. So the rows above the version read when a reader (the lines, a refresh)
@@ -104,8 +101,6 @@ export class Cluster implements ClusterHooks {
     // trimmed past it.
     const since = (reader: object) => (changed !== null && rows ? this.deltaFrom(reader, rows) : null);
     const ran = (reader: object) => void (rows ? this.applied.set(reader, rows.ver) : this.applied.delete(reader));
-    const lines = touched("waiters", "daemons");
-    const grants = touched("grants", "daemons");
     if (lines || grants) yield* this.catchUpLines(lines, grants, since(this.lines));
     if (lines) ran(this.lines);
     for (const r of this.refreshers) {
@@ -123,9 +118,7 @@ export class Cluster implements ClusterHooks {
    * transaction wrote meanwhile or the refresh starts elsewhere (then it reads in turn).
    */
   readAhead(tables: ReadonlySet<string>): Stmt[] {
-    const touched = (...names: string[]) => tables.has("daemons") || names.some((t) => tables.has(t));
-    const lines = touched("waiters", "daemons");
-    const grants = touched("grants", "daemons");
+    const { touched, lines, grants } = catchingUp(tables);
     const since = this.applied.get(this.lines);
     return [
       // What catchUpLines reads, in its order: the daemons, the grants, the lines' delta.
@@ -275,6 +268,18 @@ export class Cluster implements ClusterHooks {
     return (yield* get<{ n: number }>(`SELECT COUNT(*) AS n FROM daemons WHERE seen_at >= ${DB_NOW} - ?`, DEAD_AFTER_MS))?.n ?? 0;
   }
 
+}
+
+/**
+ * What a catch-up of `changed` (null: not known) reads: the tables it touches, and whether the
+ * lines and the grants are among them. The daemons' liveness moved (or a catch-up forgot a
+ * daemon): every reader reads its delta, for the rows a daemon's row bodies stamped, which no
+ * version named.
+ */
+function catchingUp(changed: ReadonlySet<string> | null): { touched: (...tables: string[]) => boolean; lines: boolean; grants: boolean } {
+  const everything = changed === null || changed.has("daemons");
+  const touched = (...tables: string[]) => everything || tables.some((t) => changed!.has(t));
+  return { touched, lines: touched("waiters"), grants: touched("grants") };
 }
 
 /** A waiter that is in no line (a grant's), rebuilt from its row for the hand-back. */

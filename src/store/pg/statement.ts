@@ -185,9 +185,10 @@ export async function execStatement(translations: Map<string, Translated>, l: Li
     run.written.add(t.table ?? "*");
     return undefined;
   }
-  const read = run.ahead && stmt.mode !== "run" && !t.writes ? run.ahead.get(aheadKey(stmt)) : undefined;
+  const key = run.ahead && stmt.mode !== "run" && !t.writes ? aheadKey(stmt) : undefined;
+  const read = key === undefined ? undefined : run.ahead!.get(key);
   if (read !== undefined) {
-    run.ahead!.delete(aheadKey(stmt));
+    run.ahead!.delete(key!);
     if (TRACING) mark("read ahead");
     return shaped(stmt, t, read as PgResult);
   }

@@ -48,7 +48,7 @@
 import { SQL } from "bun";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import type { DaemonProcess, StartOptions } from "../test/helpers/daemon.ts";
-import { median, processCpuMs, statCpuMs } from "./stats.ts";
+import { median, processCpuMs, processSwitches, statCpuMs } from "./stats.ts";
 
 export const CLIENTS = 32;
 const ROUNDS = 3;
@@ -92,8 +92,12 @@ type Target = {
   /** The daemons' processes, whose CPU a round reports per operation. */
   pids?: number[];
 };
-/** CPU per successful operation (µs) over a round: the daemons' (none for a floor), the PostgreSQL server's, the bench's. */
-type CpuPerOp = { daemons: number | undefined; postgres: number; bench: number };
+/**
+ * CPU per successful operation (µs) over a round: the daemons' (none for a floor), the PostgreSQL
+ * server's, the bench's; and how often per operation the daemons' threads were preempted (switched
+ * out while they could run: more runnable than cores) and went to sleep to wait.
+ */
+type CpuPerOp = { daemons: number | undefined; postgres: number; bench: number; preempted?: number; slept?: number };
 type Round = { rate: number; errors: number; busy: number; machine: number; cpu: CpuPerOp };
 
 const MAIN_STAT = `/proc/self/task/${process.pid}/stat`;
@@ -144,6 +148,7 @@ function postgresCpuMs(): Map<number, number> {
 function cpuMeter(t: Target): (ops: number) => CpuPerOp {
   const pids = t.pids ?? [];
   const d0 = pids.map(processCpuMs);
+  const s0 = pids.map(processSwitches);
   const p0 = postgresCpuMs();
   const b0 = processCpuMs(process.pid);
   return (ops) => {
@@ -151,7 +156,10 @@ function cpuMeter(t: Target): (ops: number) => CpuPerOp {
     let pg = 0;
     for (const [pid, ms] of postgresCpuMs()) pg += ms - (p0.get(pid) ?? 0);
     const per = (ms: number) => (ms * 1000) / Math.max(ops, 1);
+    const s1 = pids.map(processSwitches);
+    const switches = (k: "voluntary" | "involuntary") => s1.reduce((sum, s, i) => sum + s[k] - s0[i]![k], 0) / Math.max(ops, 1);
     return {
+      ...(pids.length ? { preempted: switches("involuntary"), slept: switches("voluntary") } : {}),
       daemons: pids.length ? per(pids.reduce((sum, pid, i) => sum + processCpuMs(pid) - d0[i]!, 0)) : undefined,
       postgres: per(pg),
       bench: per(processCpuMs(process.pid) - b0),
@@ -374,7 +382,7 @@ export async function throughput(o: ThroughputOptions): Promise<void> {
             got[k]!.push(x);
             const flag = x.errors ? `, ${x.errors} FAILED` : "";
             const c = x.cpu;
-            const cpu = `CPU per op: ${c.daemons === undefined ? "" : `daemons ${c.daemons.toFixed(0)} µs, `}PostgreSQL ${c.postgres.toFixed(0)} µs, bench ${c.bench.toFixed(0)} µs`;
+            const cpu = `CPU per op: ${c.daemons === undefined ? "" : `daemons ${c.daemons.toFixed(0)} µs, `}PostgreSQL ${c.postgres.toFixed(0)} µs, bench ${c.bench.toFixed(0)} µs${c.preempted === undefined ? "" : `; the daemons preempted ${c.preempted.toFixed(2)} and asleep ${c.slept!.toFixed(2)} times a call`}`;
             console.error(`throughput ${kase}, ${timed[k]!.name}, round ${r + 1}: ${x.rate.toFixed(0)}/s${flag}, bench thread ${(x.busy * 100).toFixed(0)}% busy, machine ${(x.machine * 100).toFixed(0)}% busy, ${cpu}`);
           }
         }

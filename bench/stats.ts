@@ -1,6 +1,6 @@
 // What the benches measure with: order statistics of a sample (the p-th percentile, 0–100,
 // nearest rank from below; NaN for an empty sample), and CPU time read from /proc.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 export const pct = (xs: readonly number[], p: number): number =>
   xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]! : Number.NaN;
@@ -18,6 +18,25 @@ export function statCpuMs(path: string): number {
   const stat = readFileSync(path, "utf8");
   const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(f[11]) + Number(f[12])) * tickMs;
+}
+
+/**
+ * How often a process's threads were switched out so far, all threads summed: `voluntary` (it
+ * waited: a read, a timer, a lock) and `involuntary` (the scheduler took the core away while it
+ * could run, because more was runnable than there were cores). Zeros once it is gone, or without /proc.
+ */
+export function processSwitches(pid: number): { voluntary: number; involuntary: number } {
+  const out = { voluntary: 0, involuntary: 0 };
+  try {
+    for (const t of readdirSync(`/proc/${pid}/task`)) {
+      const s = readFileSync(`/proc/${pid}/task/${t}/status`, "utf8");
+      out.voluntary += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(s)?.[1] ?? 0);
+      out.involuntary += Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(s)?.[1] ?? 0);
+    }
+  } catch {
+    // gone meanwhile (a thread, or the process), or no /proc
+  }
+  return out;
 }
 
 /** A process's CPU time so far (every thread), ms; 0 once it is gone, or without /proc. */

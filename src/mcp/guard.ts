@@ -2,7 +2,7 @@
 // answers a plain-text body with its status, like v2. Over the Unix socket the Host check is
 // skipped (no browser can be rebound to a socket file, and a client may send any Host or none);
 // Origin, media type, bearer and size apply there exactly as over TCP.
-import { createHash, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 
 export const MAX_BODY_BYTES = 1024 * 1024; // v2's limit: 1 MiB
 
@@ -21,13 +21,24 @@ export function plain(status: number, body: string, headers: Record<string, stri
   return new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8", ...headers } });
 }
 
+/** Host header values already read, and their names (hostName). */
+const hostNames = new Map<string, string>();
+const HOST_NAMES_KEPT = 64;
+
 /**
  * The host name of a Host header value, without its port; "" when the value is not
  * `host[:port]` with a numeric port ("localhost:80@evil.com", "[::1]x"), so that it matches no name.
  */
 export function hostName(hostHeader: string): string {
-  const m = /^(\[[^\]]*\]|[^:[\]]*)(?::\d*)?$/.exec(hostHeader.trim().toLowerCase());
-  return m ? m[1]! : "";
+  let name = hostNames.get(hostHeader);
+  if (name === undefined) {
+    const m = /^(\[[^\]]*\]|[^:[\]]*)(?::\d*)?$/.exec(hostHeader.trim().toLowerCase());
+    name = m ? m[1]! : "";
+    // Every request names the same host or two; a client sending many cannot grow the map.
+    if (hostNames.size >= HOST_NAMES_KEPT) hostNames.clear();
+    hostNames.set(hostHeader, name);
+  }
+  return name;
 }
 
 export function isLoopbackHostHeader(hostHeader: string | null, extra: readonly string[] = []): boolean {
@@ -56,14 +67,16 @@ export function isJsonMediaType(contentType: string | null): boolean {
   return contentType.split(";")[0]!.trim().toLowerCase() === "application/json";
 }
 
+/** The daemon's token and its digest, hashed once rather than at every request. */
+let expected: { token: string; digest: Uint8Array } | null = null;
+
 /** Constant-time comparison of the bearer token (hashing first makes the lengths equal). */
 export function bearerMatches(header: string | null, token: string): boolean {
   if (!header) return false;
   const m = /^Bearer\s+(.+)$/i.exec(header.trim());
   if (!m) return false;
-  const a = createHash("sha256").update(m[1]!.trim()).digest();
-  const b = createHash("sha256").update(token).digest();
-  return timingSafeEqual(a, b);
+  if (expected?.token !== token) expected = { token, digest: Bun.SHA256.hash(token) as Uint8Array };
+  return timingSafeEqual(Bun.SHA256.hash(m[1]!.trim()) as Uint8Array, expected.digest);
 }
 
 /** Host check for every route (DNS-rebinding defence); /healthz needs it too. Not over the socket. */

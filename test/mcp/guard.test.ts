@@ -78,6 +78,16 @@ describe("Host", () => {
   }
 });
 
+test("the Host answers stay right past the names kept between requests (many Host values, then the first again)", async () => {
+  const a = await makeApp();
+  for (let i = 0; i < 150; i++) {
+    const host = i % 2 === 0 ? `localhost:${1000 + i}` : `evil${i}.com:${1000 + i}`;
+    expect((await a.send({ body: PING, headers: { host } })).status).toBe(i % 2 === 0 ? 200 : 403);
+  }
+  expect((await a.send({ body: PING, headers: { host: "evil1.com:1001" } })).status).toBe(403);
+  await expectPong(await a.send({ body: PING, headers: { host: "localhost:1000" } }));
+});
+
 describe("Origin", () => {
   for (const origin of ["http://evil.com", "null", "https://localhost.evil.com", "http://127.0.0.1.evil.com:80", "file://", "not a url"]) {
     test(`refuses Origin ${JSON.stringify(origin)} with 403`, async () => {
@@ -138,6 +148,19 @@ describe("bearer token", () => {
     const a = await makeApp();
     await expectPong(await a.send({ body: PING, headers: { authorization: `Bearer ${TOKEN}` } }));
     await expectPong(await a.send({ body: PING, headers: { authorization: `bearer ${TOKEN}` } }));
+  });
+
+  test("two daemons' tokens in one process: each accepts its own and refuses the other's, in any order", async () => {
+    // The expected token's digest is kept between requests: it must follow the token asked about.
+    const other = `${TOKEN.slice(1)}z`;
+    const a = await makeApp();
+    const b = await makeApp({ token: other });
+    for (let i = 0; i < 3; i++) {
+      await expectPong(await a.send({ body: PING, headers: { authorization: `Bearer ${TOKEN}` } }));
+      expect((await b.send({ body: PING, headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(401);
+      await expectPong(await b.send({ body: PING, headers: { authorization: `Bearer ${other}` } }));
+      expect((await a.send({ body: PING, headers: { authorization: `Bearer ${other}` } })).status).toBe(401);
+    }
   });
 
   test("with no token configured, no Authorization is needed", async () => {

@@ -37,9 +37,9 @@
 import { AirlockError } from "../../errors.ts";
 import { mark, TRACING } from "../../trace.ts";
 import type { Tx } from "../tx.ts";
-import { type Connection, isConnectionError, type Link, outcomeUnknown, unavailable } from "./connection.ts";
+import { type Connection, isConnectionError, type Link } from "./connection.ts";
 import type { PgResult, Translated } from "./dialect.ts";
-import { execStatement, heldFailure, query, type Run, sendAhead, sendAll, sendHeld, UNDO_BODY } from "./statement.ts";
+import { commit, execStatement, heldFailure, query, type Run, sendAhead, sendAll, UNDO_BODY } from "./statement.ts";
 import type { RowBody, VersionProtocol } from "../store.ts";
 import { type Begun, Failed, HeldFailed, type Hook, type Job, Overlapped } from "./outcomes.ts";
 
@@ -304,7 +304,7 @@ export class PgDriver {
       const sync = rows ? null : this.sync;
       const flushed = sync ? await this.drive(l, run, sync.hooks.flush(), shared) : false;
       if (opened.began) await opened.began; // a row batch's BEGIN: COMMIT only inside it
-      const bumped = await this.commit(l, run, sync?.bumpText(run.written, flushed));
+      const bumped = await commit(this.translations, this.conn, l, run, sync?.bumpText(run.written, flushed));
       if (bumped) version = sync!.bumped(bumped);
     } catch (thrown) {
       run.savepoint = null;
@@ -462,36 +462,5 @@ export class PgDriver {
         throw thrown;
       }
     }
-  }
-
-  /**
-   * COMMIT, after `before` (one statement) in the same round trip: the results of `before`, if
-   * any. A failure of `before` leaves the transaction aborted and COMMIT answers ROLLBACK. The
-   * writes still held (runLater) are sent first. All with the extended protocol, pipelined.
-   */
-  private async commit(l: Link, run: Run, before?: string): Promise<PgResult | undefined> {
-    // Lost before COMMIT was sent: the server rolls back, the outcome is known.
-    if (l.lost) throw unavailable();
-    if (run.held) sendHeld(this.translations, l, run.held);
-    const first = before === undefined ? null : (query(l, before).execute() as unknown as Promise<PgResult>);
-    first?.catch(() => undefined);
-    let committed: PgResult;
-    try {
-      committed = (await query(l, "COMMIT")) as PgResult;
-    } catch (err) {
-      if (!isConnectionError(err)) throw err;
-      this.conn.lose(l, err);
-      throw outcomeUnknown();
-    }
-    // PostgreSQL answers COMMIT of a failed transaction with ROLLBACK, not an error: a held
-    // write or `before` failed (their own errors say why), or a body caught a statement's error
-    // and went on.
-    if (committed.command === "ROLLBACK") {
-      const held = await heldFailure(run.held);
-      if (held) throw new HeldFailed(held.err, []);
-      await first;
-      throw new AirlockError("internal", "the transaction rolled back: a statement in it failed and the body went on");
-    }
-    return first ? await first : undefined;
   }
 }

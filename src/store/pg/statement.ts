@@ -2,12 +2,15 @@
 // translated once (dialect.ts) and kept, the savepoint of a batch's body opened with its first
 // statement in the same round trip, the writes bodies held (runLater) sent ahead of it, the
 // tables it changed noted for the version, and its result turned back into the shape the
-// domain's transactions read (../tx.ts), SQLite's shape. Everything goes with the extended
+// domain's transactions read (../tx.ts), SQLite's shape; and a transaction's COMMIT, with the
+// writes still held and the statement that goes with it. Everything goes with the extended
 // protocol (query()), the only one Bun pipelines.
+import { AirlockError } from "../../errors.ts";
 import { mark, TRACING } from "../../trace.ts";
 import type { RunResult, Stmt } from "../tx.ts";
-import type { Connection, Link } from "./connection.ts";
+import { type Connection, isConnectionError, type Link, outcomeUnknown, unavailable } from "./connection.ts";
 import { type PgResult, rowsOf, type Translated, translate } from "./dialect.ts";
+import { HeldFailed } from "./outcomes.ts";
 
 /**
  * What one transaction being driven keeps while its statements run: the main connection's batch,
@@ -229,4 +232,37 @@ function shaped(stmt: Stmt, t: Translated, result: PgResult): unknown {
   if (stmt.mode === "get") return rowsOf(result, 1)[0] ?? null;
   const lastInsertRowid = t.returnsRevision ? Number(rowsOf(result, 1)[0]?.revision) : 0;
   return { changes: result.affectedRows ?? 0, lastInsertRowid } satisfies RunResult;
+}
+
+/**
+ * A transaction's COMMIT (driver.ts), after `before` (one statement) in the same round trip: the
+ * results of `before`, if any. A failure of `before` leaves the transaction aborted and COMMIT
+ * answers ROLLBACK. The writes still held (runLater) are sent first. All with the extended
+ * protocol, pipelined. A connection lost before COMMIT was sent: unavailable (rolled back);
+ * lost while it was on its way: the outcome is unknown.
+ */
+export async function commit(translations: Map<string, Translated>, conn: Connection, l: Link, run: Run, before?: string): Promise<PgResult | undefined> {
+  // Lost before COMMIT was sent: the server rolls back, the outcome is known.
+  if (l.lost) throw unavailable();
+  if (run.held) sendHeld(translations, l, run.held);
+  const first = before === undefined ? null : (query(l, before).execute() as unknown as Promise<PgResult>);
+  first?.catch(() => undefined);
+  let committed: PgResult;
+  try {
+    committed = (await query(l, "COMMIT")) as PgResult;
+  } catch (err) {
+    if (!isConnectionError(err)) throw err;
+    conn.lose(l, err);
+    throw outcomeUnknown();
+  }
+  // PostgreSQL answers COMMIT of a failed transaction with ROLLBACK, not an error: a held
+  // write or `before` failed (their own errors say why), or a body caught a statement's error
+  // and went on.
+  if (committed.command === "ROLLBACK") {
+    const held = await heldFailure(run.held);
+    if (held) throw new HeldFailed(held.err, []);
+    await first;
+    throw new AirlockError("internal", "the transaction rolled back: a statement in it failed and the body went on");
+  }
+  return first ? await first : undefined;
 }

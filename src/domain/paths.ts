@@ -22,6 +22,7 @@ import { type CheckBudget, checkBudget, type CompiledGlob, compileGlob, normaliz
 import type { Journal } from "./journal.ts";
 import { type Reconciled, reconcile } from "./mirror.ts";
 import { type Claim, type Conflict, PathIndex } from "./path-index.ts";
+import type { ClaimGranted, ClaimRefused, ClaimRequest, ClaimResult, ForceReleaseRequest, RenewResult } from "./path-requests.ts";
 import { claimsSince, claimText, type PathClaimRow, toClaim } from "./path-rows.ts";
 import { PathMoves } from "./path-moves.ts";
 import { deadlineOf } from "./timers.ts";
@@ -37,46 +38,6 @@ export const PATH_WAKE_GRACE_MS = 120_000;
 // The role register_agent must have given an agent for it to force-release others' claims.
 export const LEAD_ROLE = "lead";
 const QUEUED_REASON = "queued ahead of you";
-
-export interface ClaimRequest {
-  agentId: string;
-  paths: readonly string[];
-  room?: string | undefined;
-  ttlMs: number;
-  waitMs?: number | undefined;
-  wakeToken?: string | undefined;
-  reason?: string | undefined;
-}
-
-export interface ClaimGranted {
-  granted: true;
-  token: string;
-  room: string;
-  paths: string[];
-  fence: number;
-  expiresAt: number;
-}
-
-export interface ClaimRefused {
-  granted: false;
-  conflicts: Conflict[];
-  /** Present when the caller holds a place in the room's line. */
-  wake?: { token: string; position: number };
-  /** Waiting would have closed this cycle: answered at once, and the caller holds no place. */
-  deadlock?: Deadlock;
-}
-
-export type ClaimResult = ClaimGranted | ClaimRefused;
-
-export type RenewResult = { renewed: true; expiresAt: number } | { renewed: false; error: string };
-
-export interface ForceReleaseRequest {
-  agentId: string;
-  holder: string;
-  room?: string | undefined;
-  paths?: readonly string[] | undefined;
-  reason: string;
-}
 
 interface PathWait {
   agentId: string;

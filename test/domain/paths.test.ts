@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { ClaimGranted, ClaimRequest, ClaimResult } from "../../src/domain/paths.ts";
+import type { ClaimGranted, ClaimRequest, ClaimResult } from "../../src/domain/path-requests.ts";
 import { roomIsCaseInsensitive } from "../../src/domain/paths.ts";
 import { makeKernel, useKernel } from "../helpers/kernel.ts";
 import { flush, tempDbPath, track } from "./support.ts";

@@ -3,7 +3,8 @@
 import * as v from "valibot";
 import type { Kernel } from "../../domain/kernel.ts";
 import type { Claim, Conflict } from "../../domain/path-index.ts";
-import { type ClaimResult, DEFAULT_ROOM } from "../../domain/paths.ts";
+import { DEFAULT_ROOM } from "../../domain/paths.ts";
+import type { ClaimResult } from "../../domain/path-requests.ts";
 import { clampedSeconds, MAX_ID_LENGTH, text, textList, ttlArgs, ttlSeconds } from "./args.ts";
 import { compact, DEADLOCK_NOTE, defineTool, inSeconds, TASK_WAIT_NOTE } from "./define.ts";
 import { rooms } from "./rooms.ts";

@@ -341,6 +341,14 @@ export type ThroughputOptions = {
   /** Length of a timed round and of the warm-up round, ms. */
   roundMs: number;
   warmUpMs: number;
+  /**
+   * Before the first case, each daemon setup serves the distinct counters this long per daemon
+   * in it (so each of three daemons serves about as many calls as one alone), ms: a daemon's
+   * JIT compiles its hot code over its first tens of thousands of calls, and three daemons,
+   * each with a third of the calls, would still be compiling in their timed rounds
+   * (docs/cluster.md, "What sharing the cores costs"). A daemon in use runs for hours.
+   */
+  jitWarmUpMs?: number;
   /** The cases to time (all of them by default). */
   cases?: readonly Case[];
 };
@@ -369,6 +377,7 @@ export async function throughput(o: ThroughputOptions): Promise<void> {
       if (held.granted !== true) throw new Error(`the check case's claim was refused: ${JSON.stringify(held)}`);
       setups.push(daemons(ds));
     }
+    for (const t of setups.slice(FLOORS)) if (o.jitWarmUpMs) await round(t, "distinct", o.jitWarmUpMs * (t.pids?.length ?? 1));
     for (const kase of o.cases ?? CASES) {
       const timed = isCycle(kase) ? setups.slice(FLOORS) : setups;
       const got = timed.map(() => [] as Round[]);

@@ -38,7 +38,7 @@ import type { DaemonProcess } from "../test/helpers/daemon.ts";
 import { pinSelf, pinTo } from "./pairing.ts";
 import { warmUp } from "./warm-up.ts";
 import { median } from "./stats.ts";
-import { startLink } from "./link.ts";
+import { spawnLink } from "./link.ts";
 
 const { values } = parseArgs({ options: { quick: { type: "boolean" }, pg: { type: "string" }, float: { type: "boolean" }, only: { type: "string" }, cases: { type: "string" }, "link-ms": { type: "string" } } });
 const QUICK = values.quick === true;
@@ -303,7 +303,7 @@ const started = performance.now();
 let version = "";
 if (!ONLY) version = await callsAndHandOffs();
 // Part 3, after unpin: nothing of it is pinned.
-const link = LINK_MS === undefined ? undefined : await startLink({ host: new URL(SERVER).hostname, port: Number(new URL(SERVER).port || 5432) }, LINK_MS);
+const link = LINK_MS === undefined ? undefined : await spawnLink({ host: new URL(SERVER).hostname, port: Number(new URL(SERVER).port || 5432) }, LINK_MS);
 // Created and dropped directly; used through the link.
 const overLink = async () => {
   const db = await freshDatabase();

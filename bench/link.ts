@@ -5,8 +5,10 @@
 // a delay"). Used by `bun bench/cluster.ts --link-ms N`.
 //
 // The delay is per direction (a round trip costs twice it), in whole milliseconds: Bun's timers
-// have a millisecond's resolution. The proxy runs in the bench's process and costs it some CPU
-// per chunk, reported with the bench's.
+// have a millisecond's resolution. The benches run it in a process of its own (spawnLink, or
+// `bun bench/link.ts HOST PORT DELAY_MS`, which prints "port N" once it listens), so that its
+// timers do not stretch with the bench's own load (its clients); its CPU shows in the machine's
+// share, not in the bench's.
 import type { Socket, TCPSocketListener } from "bun";
 
 type End = {
@@ -109,4 +111,47 @@ export async function startLink(target: { host: string; port: number }, delayMs:
       for (const s of sockets) s.end();
     },
   };
+}
+
+/** The same proxy in a child process of its own, stopped by close(). */
+export async function spawnLink(target: { host: string; port: number }, delayMs: number): Promise<Link> {
+  const child = Bun.spawn([process.execPath, import.meta.path, target.host, String(target.port), String(delayMs)], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
+  const reader = child.stdout.getReader();
+  let said = "";
+  for (;;) {
+    const m = /^port (\d+)$/m.exec(said);
+    if (m) {
+      reader.releaseLock();
+      const port = m[1]!;
+      return {
+        via(url) {
+          const u = new URL(url);
+          u.hostname = "127.0.0.1";
+          u.port = port;
+          return u.toString();
+        },
+        close() {
+          child.kill();
+        },
+      };
+    }
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the link process ended before it listened (exit ${await child.exited}): ${said}`);
+    said += new TextDecoder().decode(value);
+  }
+}
+
+if (import.meta.main) {
+  const [host, port, delay] = process.argv.slice(2);
+  if (!host || !port || delay === undefined) throw new Error("usage: bun bench/link.ts HOST PORT DELAY_MS");
+  const link = await startLink({ host, port: Number(port) }, Number(delay));
+  console.log(`port ${new URL(link.via("postgres://x@127.0.0.1:1/db")).port}`);
+  // Ends with its parent: when the bench's pipe to it closes.
+  void (async () => {
+    for await (const _ of Bun.stdin.stream()) {
+      // nothing is sent on it
+    }
+    link.close();
+    process.exit(0);
+  })();
 }

@@ -13,8 +13,20 @@ import { get, type Stmt, type Tx } from "../store/tx.ts";
 
 /** Every transaction of every daemon takes this lock first: one global order (docs/cluster.md). */
 export const ORDER_LOCK = "7019267304284449570";
-/** The channel a daemon that wrote notifies, so the others catch up now rather than on their next call. */
+/**
+ * The channel every daemon hears: a transaction in the global order that wrote what may answer
+ * a call blocked elsewhere notifies on it, so that daemon catches up now rather than on its next
+ * call (docs/cluster.md, "Who hears a NOTIFY").
+ */
 const CHANNEL = "airlock";
+/** The channel of recorded changes alone, heard only by daemons with a change-feed watcher. */
+const JOURNAL_CHANNEL = "airlock_journal";
+/**
+ * What a call blocked on another daemon may be answered by: a grant another daemon made it
+ * (`grants`), its place taken away (`waiters`; OWN_WAITERS is not), a daemon's coming or going
+ * (`daemons`), or "*" (not known).
+ */
+const ANSWERING: readonly string[] = ["grants", "waiters", "daemons", "*"];
 /**
  * A NOTIFY's payload is "<daemon> <what>": "journal" from row bodies that recorded changes (no
  * version moved), or this prefix and the tables a transaction in the global order wrote, comma
@@ -39,6 +51,7 @@ const EXCLUSIVE_BEGIN = [
 
 export class VersionSync implements VersionProtocol {
   readonly channel = CHANNEL;
+  readonly journalChannel = JOURNAL_CHANNEL;
   /** The version of the shared state this daemon last saw; -1: unknown, the next transaction catches up in full. */
   seen = -1;
   journalMoved = false;
@@ -57,6 +70,10 @@ export class VersionSync implements VersionProtocol {
     /** The NOTIFY's payload, so a daemon does not wake itself. */
     private readonly daemonId: string,
   ) {}
+
+  answers(tables: readonly string[]): boolean {
+    return tables.some((t) => ANSWERING.includes(t));
+  }
 
   tablesIn(what: string | undefined): string[] | null {
     return what?.startsWith(TABLES_NOTICE) ? what.slice(TABLES_NOTICE.length).split(",") : null;
@@ -141,8 +158,9 @@ export class VersionSync implements VersionProtocol {
   /**
    * The statement sent with COMMIT when the transaction changed rows (or the domain's flush
    * wrote): it moves the version, records the tables it changed (names from our own SQL: [a-z_*]
-   * only), trims the oldest records, and notifies; the NOTIFY is delivered only if it commits.
-   * Its result is what `bumped` reads. Undefined when nothing changed.
+   * only), trims the oldest records, and notifies the daemons that need to hear it, if any (a
+   * NOTIFY is delivered only if it commits). Its result is what `bumped` reads. Undefined when
+   * nothing changed.
    */
   bumpText(written: ReadonlySet<string>, flushed: boolean): string | undefined {
     if (!flushed && written.size === 0) return undefined;
@@ -152,7 +170,13 @@ export class VersionSync implements VersionProtocol {
     const tables = named.join(",");
     // Only this daemon's own places in line changed: no call blocked elsewhere is answered by it.
     const own = named.includes("waiters") && !this.hooks.othersLinesWritten();
-    const notice = (own ? named.map((t) => (t === "waiters" ? OWN_WAITERS : t)) : named).join(",");
+    const noticed = own ? named.map((t) => (t === "waiters" ? OWN_WAITERS : t)) : named;
+    const notice = noticed.join(",") || "*";
+    // Who needs to hear it: every daemon when it may answer a call blocked there; only those
+    // watching the change feed when it recorded changes and answers nobody; else nobody (a
+    // daemon's next transaction finds the version moved and catches up then).
+    const channel = this.answers(noticed.length > 0 ? noticed : ["*"]) ? CHANNEL : noticed.includes("journal") ? JOURNAL_CHANNEL : null;
+    const notify = channel ? `, pg_notify('${channel}', '${this.daemonId} ${TABLES_NOTICE}${notice}')` : "";
     // The keys of deleted rows are kept for GONE_KEPT row versions; gone_floor moves with the
     // trim, and a daemon that applied less than that reads its tables whole (cluster.ts).
     return (
@@ -161,7 +185,7 @@ export class VersionSync implements VersionProtocol {
       `c AS (INSERT INTO airlock_changes (version, tables) SELECT version, '${tables || "*"}' FROM b), ` +
       `d AS (DELETE FROM airlock_changes WHERE version <= (SELECT version FROM b) - ${CHANGES_KEPT}), ` +
       `g AS (DELETE FROM airlock_gone WHERE ver <= (SELECT gone_floor FROM b)) ` +
-      `SELECT version, pg_notify('${CHANNEL}', '${this.daemonId} ${TABLES_NOTICE}${notice || "*"}') FROM b`
+      `SELECT version${notify} FROM b`
     );
   }
 

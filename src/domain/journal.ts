@@ -321,6 +321,9 @@ export class Journal {
     const w = this.waits.enqueue("journal", { ...filter, after: since });
     let seen: WatchResult;
     try {
+      // Heard from here on: whatever commits after the look wakes it (only daemons with a
+      // watcher hear the journal's channel: docs/cluster.md, "Who hears a NOTIFY").
+      await this.c.store.shared?.hearJournal();
       seen = await now();
     } catch (err) {
       this.waits.remove(w);

@@ -145,8 +145,19 @@ export interface RowVersions {
 export interface VersionProtocol {
   /** What every transaction does besides its body. */
   readonly hooks: ClusterHooks;
-  /** The LISTEN/NOTIFY channel a daemon that wrote notifies. */
+  /**
+   * The LISTEN/NOTIFY channel every daemon hears: a transaction in the global order that wrote
+   * what may answer a call blocked elsewhere (`answers`) notifies on it.
+   */
   readonly channel: string;
+  /**
+   * The channel of changes recorded and nothing else (row bodies' journal entries, and a
+   * transaction in the global order that answers nobody but recorded changes): heard only by
+   * a daemon with a change-feed watcher (SharedStore.hearJournal), so the others are not woken.
+   */
+  readonly journalChannel: string;
+  /** Whether a transaction that wrote these tables may answer a call blocked on another daemon. */
+  answers(tables: readonly string[]): boolean;
   /**
    * The tables a NOTIFY's second word names, sent by a transaction in the global order; null
    * for any other word (row bodies' "journal"; none, from a daemon of an earlier release).
@@ -212,6 +223,12 @@ export interface SharedStore {
    * differs from key to key. Who fires a deadline whose own daemon did not (timers.ts).
    */
   turn(key: string): number;
+  /**
+   * Resolves once this daemon hears the journal's channel (VersionProtocol.journalChannel): a
+   * change-feed watcher waits for it before it looks, so every change committed after its look
+   * wakes it. It stops hearing it a while after its last watcher left.
+   */
+  hearJournal(): Promise<void>;
 }
 
 /** then() that stays synchronous when the value is: SQLite's path pays no microtask for it. */

@@ -37,8 +37,9 @@ describePg("a catch-up's reads sent with the BEGIN", () => {
       }
       alone.to = Date.now();
       // Rounds: d1 claims in the room and releases (its fence gone with the claim); then d2 claims
-      // there. d2's BEGIN sends the deltas ahead: the tables d1's NOTIFY named, or (from the
-      // second round on, whether or not that NOTIFY has arrived yet) those its last catch-up found changed.
+      // there. d2's BEGIN sends the deltas ahead: from the second round on, the tables its last
+      // catch-up found changed (d1's NOTIFY of a claim goes only to daemons watching the change
+      // feed, and d2 has no watcher: docs/cluster.md, "Who hears a NOTIFY").
       const fences: number[] = [];
       const rounds = { from: Date.now(), to: 0 };
       for (let i = 0; i < 4; i++) {

@@ -7,10 +7,11 @@
 import { SQL } from "bun";
 import { errorMessage } from "../../errors.ts";
 import { createLog } from "../../log.ts";
+import { mark, TRACING } from "../../trace.ts";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { DEAD_AFTER_MS, type SharedStore, type VersionProtocol } from "../store.ts";
-import { CONNECT_TIMEOUT_S } from "./connection.ts";
+import { CONNECT_TIMEOUT_S, unavailable } from "./connection.ts";
 import { DB_NOW } from "./dialect.ts";
 import type { PgDriver } from "./driver.ts";
 
@@ -27,8 +28,12 @@ const HEARTBEAT_MS = 1000;
  * (docs/cluster.md, "Scaling out"); at 50 ms it no longer shows.
  */
 const JOURNAL_NOTIFY_EVERY_MS = 50;
-/** The tables whose change may answer a call blocked here (pokeFor). */
-const ANSWERING: readonly string[] = ["grants", "waiters", "daemons"];
+/**
+ * How long a daemon keeps hearing the journal's channel after its last change-feed watcher left
+ * (a dashboard asks again right after each answer; a live log too): then its listener is not
+ * woken by every change the others record.
+ */
+const JOURNAL_HEARD_AFTER_MS = 30_000;
 
 export class Peers implements SharedStore {
   /** This daemon's name among those sharing the store, new at every start. */
@@ -47,6 +52,8 @@ export class Peers implements SharedStore {
   private checkAgain = false;
   /** The live daemons at the last heartbeat, as one string to compare. */
   private liveDaemons = "";
+  /** The journal's channel: heard (once the promise resolves), and since when nobody here watches. */
+  private journal: { heard: Promise<{ unlisten(): Promise<void> }>; idleSince: number } | null = null;
 
   constructor(
     private readonly driver: PgDriver,
@@ -63,24 +70,68 @@ export class Peers implements SharedStore {
     // Bun's client re-subscribes a LISTEN by itself after its connection drops; a NOTIFY sent
     // meanwhile is lost, which the version check at the next transaction makes up for.
     this.listener = new SQL(this.url, { max: 1, connectionTimeout: CONNECT_TIMEOUT_S });
-    await this.listener.listen(protocol.channel, (payload: string) => {
-      const [from, what] = payload.split(" ");
-      if (from === this.daemonId) return;
-      if (what === "journal") {
-        protocol.journalMoved = true;
-        this.pokeWatchers();
-        return;
-      }
-      const tables = protocol.tablesIn(what);
-      if (tables) {
-        protocol.wrote(tables); // the next BEGIN reads their deltas ahead
-        this.pokeFor(tables);
-      } else {
-        this.poke(true);
-        this.pokeWatchers();
-      }
-    });
+    await this.listener.listen(protocol.channel, (payload: string) => this.heard(protocol, payload));
     this.driver.onRowsCommitted = () => this.rowsCommitted(protocol);
+  }
+
+  /** Another daemon's NOTIFY, on either channel. */
+  private heard(protocol: VersionProtocol, payload: string): void {
+    const [from, what] = payload.split(" ");
+    if (from === this.daemonId) return;
+    if (TRACING) mark(`heard ${what}`);
+    if (what === "journal") {
+      protocol.journalMoved = true;
+      this.pokeWatchers();
+      return;
+    }
+    const tables = protocol.tablesIn(what);
+    if (tables) {
+      protocol.wrote(tables); // the next BEGIN reads their deltas ahead
+      this.pokeFor(protocol, tables);
+    } else {
+      this.poke(true);
+      this.pokeWatchers();
+    }
+  }
+
+  /**
+   * Hears the journal's channel from now on (docs/cluster.md, "Who hears a NOTIFY"): resolves
+   * once the LISTEN is in place, so a watcher that looks after it hears every change committed
+   * after its look. What was recorded before goes unheard: the next transaction in the global
+   * order catches the journal up (journalMoved), and the watcher's look reads it.
+   */
+  hearJournal(): Promise<void> {
+    const protocol = this.driver.sync;
+    const listener = this.listener;
+    if (!protocol || !listener) return Promise.resolve();
+    if (this.journal) {
+      this.journal.idleSince = 0;
+      return this.journal.heard.then(() => undefined);
+    }
+    const heard = listener.listen(protocol.journalChannel, (payload: string) => this.heard(protocol, payload)).catch((err: unknown) => {
+      if (this.journal === journal) this.journal = null; // the next watcher tries again
+      log.debug(`could not listen for the others' recorded changes: ${errorMessage(err)}`);
+      throw unavailable(); // each watcher's call that waited for it: retryable, and it changed nothing
+    });
+    const journal = (this.journal = { heard, idleSince: 0 });
+    return heard.then(() => {
+      protocol.journalMoved = true;
+    });
+  }
+
+  /** At each heartbeat: stops hearing the journal's channel a while after the last watcher here left. */
+  private quietJournal(): void {
+    const journal = this.journal;
+    if (!journal || !this.driver.sync) return;
+    if (this.driver.sync.hooks.watchingJournal()) {
+      journal.idleSince = 0;
+      return;
+    }
+    const now = Date.now();
+    if (journal.idleSince === 0) journal.idleSince = now;
+    if (now - journal.idleSince < JOURNAL_HEARD_AFTER_MS) return;
+    this.journal = null;
+    void journal.heard.then((sub) => sub.unlisten()).catch((err: unknown) => log.debug(`stopping to hear the journal's channel failed: ${errorMessage(err)}`));
   }
 
   /**
@@ -99,7 +150,7 @@ export class Peers implements SharedStore {
     }
     this.notifying = true;
     const sent = this.side()
-      .unsafe("SELECT pg_notify($1, $2)", [protocol.channel, `${this.daemonId} journal`])
+      .unsafe("SELECT pg_notify($1, $2)", [protocol.journalChannel, `${this.daemonId} journal`])
       .catch((err: unknown) => log.debug(`a journal NOTIFY failed (the others catch up at their next call): ${errorMessage(err)}`));
     const spaced = Bun.sleep(JOURNAL_NOTIFY_EVERY_MS);
     void Promise.all([sent, spaced]).then(() => {
@@ -141,10 +192,9 @@ export class Peers implements SharedStore {
    * blocked on every daemon, each line body anywhere cost every other daemon a transaction in
    * the global order.)
    */
-  private pokeFor(tables: readonly string[]): void {
-    const all = tables.includes("*");
-    if (all || tables.some((t) => ANSWERING.includes(t))) this.poke(true);
-    if (all || tables.includes("journal")) this.pokeWatchers();
+  private pokeFor(protocol: VersionProtocol, tables: readonly string[]): void {
+    if (protocol.answers(tables)) this.poke(true);
+    if (tables.includes("*") || tables.includes("journal")) this.pokeWatchers();
   }
 
   /**
@@ -189,6 +239,7 @@ export class Peers implements SharedStore {
   private async beat(): Promise<void> {
     if (this.driver.closed || this.beating) return; // one at a time: a slow one is not piled on
     this.beating = true;
+    this.quietJournal();
     try {
       const sql = this.side();
       const sent = Date.now();

@@ -54,6 +54,8 @@ export class Peers implements SharedStore {
   private liveDaemons = "";
   /** The journal's channel: heard (once the promise resolves), and since when nobody here watches. */
   private journal: { heard: Promise<{ unlisten(): Promise<void> }>; idleSince: number } | null = null;
+  /** The last UNLISTEN of it: a LISTEN after it waits for it, so that it cannot undo the LISTEN. */
+  private unheard: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly driver: PgDriver,
@@ -108,7 +110,7 @@ export class Peers implements SharedStore {
       this.journal.idleSince = 0;
       return this.journal.heard.then(() => undefined);
     }
-    const heard = listener.listen(protocol.journalChannel, (payload: string) => this.heard(protocol, payload)).catch((err: unknown) => {
+    const heard = this.unheard.then(() => listener.listen(protocol.journalChannel, (payload: string) => this.heard(protocol, payload))).catch((err: unknown) => {
       if (this.journal === journal) this.journal = null; // the next watcher tries again
       log.debug(`could not listen for the others' recorded changes: ${errorMessage(err)}`);
       throw unavailable(); // each watcher's call that waited for it: retryable, and it changed nothing
@@ -131,7 +133,7 @@ export class Peers implements SharedStore {
     if (journal.idleSince === 0) journal.idleSince = now;
     if (now - journal.idleSince < JOURNAL_HEARD_AFTER_MS) return;
     this.journal = null;
-    void journal.heard.then((sub) => sub.unlisten()).catch((err: unknown) => log.debug(`stopping to hear the journal's channel failed: ${errorMessage(err)}`));
+    this.unheard = journal.heard.then((sub) => sub.unlisten()).catch((err: unknown) => log.debug(`stopping to hear the journal's channel failed: ${errorMessage(err)}`));
   }
 
   /**

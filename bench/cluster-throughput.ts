@@ -46,9 +46,9 @@
 // server's processes and by the bench process (utime + stime from /proc): where the cost of a call
 // goes, and how it grows with the number of daemons (docs/cluster.md, "The model").
 import { SQL } from "bun";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import type { DaemonProcess, StartOptions } from "../test/helpers/daemon.ts";
-import { median, processCpuMs, processSwitches, statCpuMs } from "./stats.ts";
+import { median, postgresCpuMs, processCpuMs, processSwitches, statCpuMs } from "./stats.ts";
 
 export const CLIENTS = 32;
 const ROUNDS = 3;
@@ -121,24 +121,6 @@ function machineTicks(): { busy: number; all: number } | null {
   const f = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
   const all = f.reduce((a, b) => a + b, 0);
   return { busy: all - f[3]! - f[4]!, all }; // less idle and iowait
-}
-
-/**
- * The CPU time of every `postgres` process on the machine, by pid (the bench's server is the only
- * one in CI and in a dev run; with another running beside it, this counts both).
- */
-function postgresCpuMs(): Map<number, number> {
-  const out = new Map<number, number>();
-  if (!existsSync("/proc")) return out;
-  for (const e of readdirSync("/proc")) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      if (readFileSync(`/proc/${e}/comm`, "utf8").trim() === "postgres") out.set(Number(e), processCpuMs(Number(e)));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
 }
 
 /**

@@ -4,41 +4,26 @@
 // CPU and how often they woke, per second) and what PostgreSQL spends a call, over S seconds
 // after 3 s of warm-up.
 //   bun bench/notify-fanout.ts postgres://...   (W, K, C, S from the environment: 3, 3, 4, 6)
-import { startDaemon } from "../test/helpers/daemon.ts";
-import { processCpuMs, processSwitches } from "./stats.ts";
-import { readdirSync, readFileSync } from "node:fs";
-import { SQL } from "bun";
-import { randomBytes } from "node:crypto";
+import { postgresCpuMs, processCpuMs, processSwitches } from "./stats.ts";
 
 const server = process.argv[2] ?? process.env.AIRLOCK_TEST_PG;
 if (!server) throw new Error("usage: bun bench/notify-fanout.ts postgres://user@host:port/db");
 const W = Number(process.env.W ?? 3), K = Number(process.env.K ?? 3), C = Number(process.env.C ?? 4), S = Number(process.env.S ?? 6);
+// The helpers read the server from AIRLOCK_TEST_PG when they load.
+process.env.AIRLOCK_TEST_PG = server;
+const { startDaemon } = await import("../test/helpers/daemon.ts");
+const { freshDatabase } = await import("../test/helpers/pg.ts");
 
-const name = `airlock_fanout_${randomBytes(4).toString("hex")}`;
-const admin = new SQL(server);
-await admin.unsafe(`CREATE DATABASE ${name}`);
-const url = new URL(server);
-url.pathname = `/${name}`;
+/** Every postgres process's CPU so far, ms (those that came or went meanwhile count as they are). */
+const pgCpuMs = () => [...postgresCpuMs().values()].reduce((a, b) => a + b, 0);
+const db = await freshDatabase();
 const busy = [] as Awaited<ReturnType<typeof startDaemon>>[];
 const idle = [] as typeof busy;
-/** Every postgres process's CPU so far, ms (the bench's server is the only one in a dev or CI run). */
-const pgCpuMs = () => {
-  let ms = 0;
-  for (const e of readdirSync("/proc")) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      if (readFileSync(`/proc/${e}/comm`, "utf8").trim() === "postgres") ms += processCpuMs(Number(e));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return ms;
-};
 let stop = false;
 let calls = 0;
 try {
-  for (let i = 0; i < W; i++) busy.push(await startDaemon({ db: url.toString() }));
-  for (let i = 0; i < K; i++) idle.push(await startDaemon({ db: url.toString() }));
+  for (let i = 0; i < W; i++) busy.push(await startDaemon({ db: db.url }));
+  for (let i = 0; i < K; i++) idle.push(await startDaemon({ db: db.url }));
   const client = async (d: (typeof busy)[number], c: string) => {
     for (let i = 0; !stop; i++) {
       await d.call("increment_counter", { name: c });
@@ -69,6 +54,5 @@ try {
 } finally {
   stop = true;
   for (const d of [...busy, ...idle]) await d.kill();
-  await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.close();
+  await db.drop();
 }

@@ -1,6 +1,6 @@
 // What the benches measure with: order statistics of a sample (the p-th percentile, 0–100,
 // nearest rank from below; NaN for an empty sample), and CPU time read from /proc.
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 
 export const pct = (xs: readonly number[], p: number): number =>
   xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]! : Number.NaN;
@@ -46,4 +46,22 @@ export function processCpuMs(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * The CPU time of every `postgres` process on the machine, by pid (the bench's server is the only
+ * one in CI and in a dev run; with another running beside it, this counts both).
+ */
+export function postgresCpuMs(): Map<number, number> {
+  const out = new Map<number, number>();
+  if (!existsSync("/proc")) return out;
+  for (const e of readdirSync("/proc")) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (readFileSync(`/proc/${e}/comm`, "utf8").trim() === "postgres") out.set(Number(e), processCpuMs(Number(e)));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
 }

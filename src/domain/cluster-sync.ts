@@ -170,13 +170,12 @@ export class VersionSync implements VersionProtocol {
     const tables = named.join(",");
     // Only this daemon's own places in line changed: no call blocked elsewhere is answered by it.
     const own = named.includes("waiters") && !this.hooks.othersLinesWritten();
-    const noticed = own ? named.map((t) => (t === "waiters" ? OWN_WAITERS : t)) : named;
-    const notice = noticed.join(",") || "*";
+    const noticed = named.length === 0 ? ["*"] : own ? named.map((t) => (t === "waiters" ? OWN_WAITERS : t)) : named;
     // Who needs to hear it: every daemon when it may answer a call blocked there; only those
     // watching the change feed when it recorded changes and answers nobody; else nobody (a
     // daemon's next transaction finds the version moved and catches up then).
-    const channel = this.answers(noticed.length > 0 ? noticed : ["*"]) ? CHANNEL : noticed.includes("journal") ? JOURNAL_CHANNEL : null;
-    const notify = channel ? `, pg_notify('${channel}', '${this.daemonId} ${TABLES_NOTICE}${notice}')` : "";
+    const channel = this.answers(noticed) ? CHANNEL : noticed.includes("journal") ? JOURNAL_CHANNEL : null;
+    const notify = channel ? `, pg_notify('${channel}', '${this.daemonId} ${TABLES_NOTICE}${noticed.join(",")}')` : "";
     // The keys of deleted rows are kept for GONE_KEPT row versions; gone_floor moves with the
     // trim, and a daemon that applied less than that reads its tables whole (cluster.ts).
     return (

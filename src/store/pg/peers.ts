@@ -106,19 +106,24 @@ export class Peers implements SharedStore {
     const protocol = this.driver.sync;
     const listener = this.listener;
     if (!protocol || !listener) return Promise.resolve();
-    if (this.journal) {
-      this.journal.idleSince = 0;
-      return this.journal.heard.then(() => undefined);
+    if (this.journal) this.journal.idleSince = 0;
+    else {
+      const heard = this.unheard
+        .then(() => listener.listen(protocol.journalChannel, (payload: string) => this.heard(protocol, payload)))
+        .then(
+          (sub) => {
+            protocol.journalMoved = true; // what was recorded before it went unheard
+            return sub;
+          },
+          (err: unknown) => {
+            if (this.journal === journal) this.journal = null; // the next watcher tries again
+            log.debug(`could not listen for the others' recorded changes: ${errorMessage(err)}`);
+            throw unavailable(); // each watcher's call that waited for it: retryable, and it changed nothing
+          },
+        );
+      const journal = (this.journal = { heard, idleSince: 0 });
     }
-    const heard = this.unheard.then(() => listener.listen(protocol.journalChannel, (payload: string) => this.heard(protocol, payload))).catch((err: unknown) => {
-      if (this.journal === journal) this.journal = null; // the next watcher tries again
-      log.debug(`could not listen for the others' recorded changes: ${errorMessage(err)}`);
-      throw unavailable(); // each watcher's call that waited for it: retryable, and it changed nothing
-    });
-    const journal = (this.journal = { heard, idleSince: 0 });
-    return heard.then(() => {
-      protocol.journalMoved = true;
-    });
+    return this.journal.heard.then(() => undefined);
   }
 
   /** At each heartbeat: stops hearing the journal's channel a while after the last watcher here left. */

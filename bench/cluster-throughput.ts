@@ -48,7 +48,7 @@
 import { SQL } from "bun";
 import { existsSync, readFileSync } from "node:fs";
 import type { DaemonProcess, StartOptions } from "../test/helpers/daemon.ts";
-import { median, postgresCpuMs, processCpuMs, processSwitches, statCpuMs } from "./stats.ts";
+import { median, postgresCpuMs, processCpuMs, processSwitches, statCpuMs, threadCpuMs } from "./stats.ts";
 
 export const CLIENTS = 32;
 const ROUNDS = 3;
@@ -97,7 +97,7 @@ type Target = {
  * server's, the bench's; and how often per operation the daemons' threads were preempted (switched
  * out while they could run: more runnable than cores) and went to sleep to wait.
  */
-type CpuPerOp = { daemons: number | undefined; postgres: number; bench: number; preempted?: number; slept?: number };
+type CpuPerOp = { daemons: number | undefined; postgres: number; bench: number; preempted?: number; slept?: number; threads?: Map<string, number> };
 type Round = { rate: number; errors: number; busy: number; machine: number; cpu: CpuPerOp };
 
 const MAIN_STAT = `/proc/self/task/${process.pid}/stat`;
@@ -131,6 +131,7 @@ function cpuMeter(t: Target): (ops: number) => CpuPerOp {
   const pids = t.pids ?? [];
   const d0 = pids.map(processCpuMs);
   const s0 = pids.map(processSwitches);
+  const t0 = threadsOf(pids);
   const p0 = postgresCpuMs();
   const b0 = processCpuMs(process.pid);
   return (ops) => {
@@ -140,13 +141,28 @@ function cpuMeter(t: Target): (ops: number) => CpuPerOp {
     const per = (ms: number) => (ms * 1000) / Math.max(ops, 1);
     const s1 = pids.map(processSwitches);
     const switches = (k: "voluntary" | "involuntary") => s1.reduce((sum, s, i) => sum + s[k] - s0[i]![k], 0) / Math.max(ops, 1);
+    const threads = new Map<string, number>();
+    for (const [name, ms] of threadsOf(pids)) threads.set(name, per(ms - (t0.get(name) ?? 0)));
     return {
-      ...(pids.length ? { preempted: switches("involuntary"), slept: switches("voluntary") } : {}),
+      ...(pids.length ? { preempted: switches("involuntary"), slept: switches("voluntary"), threads } : {}),
       daemons: pids.length ? per(pids.reduce((sum, pid, i) => sum + processCpuMs(pid) - d0[i]!, 0)) : undefined,
       postgres: per(pg),
       bench: per(processCpuMs(process.pid) - b0),
     };
   };
+}
+
+/** The daemons' threads that spent at least 1 µs a call, busiest first: "; by thread: bun 40, JITWorker 3 µs". */
+function threadLine(threads: Map<string, number> | undefined): string {
+  const busy = [...(threads ?? [])].filter(([, us]) => us >= 1).sort((a, b) => b[1] - a[1]);
+  return busy.length ? `; by thread: ${busy.map(([n, us]) => `${n} ${us.toFixed(0)}`).join(", ")} µs` : "";
+}
+
+/** The daemons' CPU so far by thread name, all daemons summed (a thread gone meanwhile leaves its share out). */
+function threadsOf(pids: number[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const pid of pids) for (const [name, ms] of threadCpuMs(pid)) out.set(name, (out.get(name) ?? 0) + ms);
+  return out;
 }
 
 /** CLIENTS concurrent loops of op for ms: the successful operations per second. */
@@ -373,7 +389,7 @@ export async function throughput(o: ThroughputOptions): Promise<void> {
             got[k]!.push(x);
             const flag = x.errors ? `, ${x.errors} FAILED` : "";
             const c = x.cpu;
-            const cpu = `CPU per op: ${c.daemons === undefined ? "" : `daemons ${c.daemons.toFixed(0)} µs, `}PostgreSQL ${c.postgres.toFixed(0)} µs, bench ${c.bench.toFixed(0)} µs${c.preempted === undefined ? "" : `; the daemons preempted ${c.preempted.toFixed(2)} and asleep ${c.slept!.toFixed(2)} times a call`}`;
+            const cpu = `CPU per op: ${c.daemons === undefined ? "" : `daemons ${c.daemons.toFixed(0)} µs, `}PostgreSQL ${c.postgres.toFixed(0)} µs, bench ${c.bench.toFixed(0)} µs${c.preempted === undefined ? "" : `; the daemons preempted ${c.preempted.toFixed(2)} and asleep ${c.slept!.toFixed(2)} times a call`}${threadLine(c.threads)}`;
             console.error(`throughput ${kase}, ${timed[k]!.name}, round ${r + 1}: ${x.rate.toFixed(0)}/s${flag}, bench thread ${(x.busy * 100).toFixed(0)}% busy, machine ${(x.machine * 100).toFixed(0)}% busy, ${cpu}`);
           }
         }

@@ -39,6 +39,28 @@ export function processSwitches(pid: number): { voluntary: number; involuntary: 
   return out;
 }
 
+/**
+ * A process's CPU time so far by thread name (`/proc/PID/task/TID/comm`: Bun's JavaScript thread
+ * is named after the binary, its JIT compilers "JITWorker", the collector's helpers "HeapHelper"),
+ * ms; threads of one name summed. Empty once it is gone, or without /proc.
+ */
+export function threadCpuMs(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  try {
+    for (const t of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const name = readFileSync(`/proc/${pid}/task/${t}/comm`, "utf8").trim();
+        out.set(name, (out.get(name) ?? 0) + statCpuMs(`/proc/${pid}/task/${t}/stat`));
+      } catch {
+        // a thread gone meanwhile
+      }
+    }
+  } catch {
+    // the process gone, or no /proc
+  }
+  return out;
+}
+
 /** A process's CPU time so far (every thread), ms; 0 once it is gone, or without /proc. */
 export function processCpuMs(pid: number): number {
   try {

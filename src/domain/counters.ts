@@ -1,8 +1,11 @@
 // Atomic counters: one UPSERT … RETURNING, so concurrent callers always get distinct values.
 import { AirlockError } from "../errors.ts";
-import { get, run, type Tx } from "../store/tx.ts";
+import { get, last, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
+
+/** The row created or moved in place, in one statement. */
+const UPSERT = "INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = counters.value + excluded.value RETURNING value";
 
 export class Counters {
   constructor(
@@ -17,20 +20,26 @@ export class Counters {
   }
 
   private *incrementTx(name: string, by: number): Tx<number> {
-    // One statement (on a shared store, one round trip): the row is created or moved in place.
-    const next = (yield* get<{ value: number }>(
-      "INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = counters.value + excluded.value RETURNING value",
-      name,
-      by,
-    ))!.value;
-    // JSON numbers are exact only up to 2^53; a counter that left that range would silently
-    // hand out duplicate values, which is the one thing a counter must never do. Throwing
-    // rolls the write back (both bounds are within 2^53, so the sum cannot overflow 64 bits).
-    if (!Number.isSafeInteger(next)) {
-      throw new AirlockError("invalid_argument", `counter ${name} would leave the exact integer range ±${Number.MAX_SAFE_INTEGER} (by ${by})`);
+    // One statement and its journal entry, whose value the row gives: a batch of counters on a
+    // shared store commits in the flight that carries them (last(), docs/cluster.md, "A row batch
+    // in one flight"), so a hot counter's row is locked for the server's work alone.
+    const entry = yield* this.journal.entryFromRow("counter.changed", name, {
+      data: `'{"value":' || value || ?`,
+      from: "counters WHERE name = ?",
+      args: [`,"by":${JSON.stringify(by)}}`, name],
+    });
+    try {
+      return (yield* last<{ value: number }>(entry ? [entry] : [], UPSERT, name, by))!.value;
+    } catch (err) {
+      // JSON numbers are exact only up to 2^53; a counter that left that range would silently
+      // hand out duplicate values, which is the one thing a counter must never do. The schema
+      // refuses such a value (counters_exact), which rolls the write back; the sum of two values
+      // within 2^53 cannot overflow 64 bits.
+      if (err instanceof Error && err.message.includes("counters_exact")) {
+        throw new AirlockError("invalid_argument", `counter ${name} would leave the exact integer range ±${Number.MAX_SAFE_INTEGER} (by ${by})`);
+      }
+      throw err;
     }
-    yield* this.journal.record("counter.changed", name, { data: { value: next, by } });
-    return next;
   }
 
   async get(name: string): Promise<number> {

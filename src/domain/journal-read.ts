@@ -1,6 +1,8 @@
 // Reading the journal (journal.ts): entries after a revision, filtered by the database, and
-// cut at the first revision missing for a read beside writers in flight.
+// cut at the first revision missing for a read beside writers in flight; what a watcher asks
+// for (WatchFilter), and whether an entry is what it wants.
 import { all, get, type Tx } from "../store/tx.ts";
+import type { Waiter } from "./waiter.ts";
 
 export interface JournalEntry {
   revision: number;
@@ -124,4 +126,28 @@ export function toEntry(r: JournalRow): JournalEntry {
   if (r.reason !== null) e.reason = r.reason;
   if (r.data !== null) e.data = JSON.parse(r.data) as Record<string, unknown>;
   return e;
+}
+
+/** What a watcher asks for: changes after a revision, optionally only some kinds or resources. */
+export interface WatchFilter {
+  kinds?: readonly string[] | undefined;
+  resourcePrefix?: string | undefined;
+  /** A blocked watcher's: the revision its call had read up to, so a catch-up wakes it only for later ones. */
+  after?: number | undefined;
+}
+
+/** The earliest revision any of these watchers asked after: nothing at or before it wakes one. */
+export function floorOf(watchers: readonly Waiter<WatchFilter, true>[]): number {
+  return watchers.reduce((min, w) => Math.min(min, w.req.after ?? 0), Number.POSITIVE_INFINITY);
+}
+
+/** Whether a blocked watcher wants this change: after what it had read, and matching its filter. */
+export function wants(w: WatchFilter, revision: number, kind: string, resource: string): boolean {
+  return revision > (w.after ?? 0) && matches(w, kind, resource);
+}
+
+/** Kinds are exact (`lock.granted`) or prefixes ending in "." (`lock.`). */
+export function matches(f: WatchFilter, kind: string, resource: string): boolean {
+  if (f.kinds && f.kinds.length > 0 && !f.kinds.some((k) => kind === k || (k.endsWith(".") && kind.startsWith(k)))) return false;
+  return !f.resourcePrefix || resource.startsWith(f.resourcePrefix);
 }

@@ -5,9 +5,10 @@
 // dashboard read from a revision onward. A pool grant's revision is also its fence.
 import type { Awaitable } from "../store/store.ts";
 import { AirlockError } from "../errors.ts";
-import { all, get, run, runLater, type SQLQueryBindings, type Tx } from "../store/tx.ts";
+import { all, get, run, runLater, type Stmt, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
-import { type JournalEntry, type JournalRow, readAfter, runAfter, type SinceOptions, toEntry } from "./journal-read.ts";
+import { type DataFromRow, entryArgs, entryFromRow, INSERT_ENTRY, type RecordFields } from "./journal-entry.ts";
+import { floorOf, type JournalEntry, type JournalRow, matches, readAfter, runAfter, type SinceOptions, toEntry, type WatchFilter, wants } from "./journal-read.ts";
 import type { WaitQueue } from "./wait.ts";
 import type { Waiter } from "./waiter.ts";
 
@@ -52,13 +53,6 @@ export interface JournalOptions {
   benchOff?: boolean;
 }
 
-/** What a watcher asks for: changes after a revision, optionally only some kinds or resources. */
-export interface WatchFilter {
-  kinds?: readonly string[] | undefined;
-  resourcePrefix?: string | undefined;
-  /** A blocked watcher's: the revision its call had read up to, so a catch-up wakes it only for later ones. */
-  after?: number | undefined;
-}
 
 export interface WatchResult {
   /** Pass it back as the next call's since_revision. */
@@ -69,13 +63,9 @@ export interface WatchResult {
 }
 
 
-export type { JournalEntry } from "./journal-read.ts";
+export type { JournalEntry, WatchFilter } from "./journal-read.ts";
 
-export interface RecordFields {
-  agentId?: string | null | undefined;
-  reason?: string | null | undefined;
-  data?: Record<string, unknown> | undefined;
-}
+export type { DataFromRow, RecordFields } from "./journal-entry.ts";
 
 export class Journal {
   /** watch_changes calls blocked until a matching change commits; no wake_token, they call again. */
@@ -132,16 +122,38 @@ export class Journal {
     return this.write(kind, resource, f, true);
   }
 
+  /**
+   * The entry of a change whose data the row the body writes last gives (a counter's value),
+   * for the body to send with that write: last(then: [this], ...). Everything else as record
+   * does (watchers woken, the count checked), here, before the write. Null when the journal
+   * records nothing of the kind (the bench's AIRLOCK_JOURNAL=off).
+   */
+  *entryFromRow(kind: string, resource: string, row: DataFromRow, f: Omit<RecordFields, "data"> = {}): Tx<Stmt | null> {
+    if (this.off(kind)) return null;
+    yield* this.noted(kind, resource, 0);
+    return entryFromRow(this.c.clock.now(), kind, resource, f, row);
+  }
+
+  private off(kind: string): boolean {
+    return this.benchOff && !kind.startsWith("pool.") && !kind.startsWith("path.");
+  }
+
   private *write(kind: string, resource: string, f: RecordFields, fence: boolean): Tx<number> {
-    const shared = this.c.inSharedOrder();
-    if (shared && fence) throw new AirlockError("internal", `a fence (${kind}) asked of a batch of row bodies`);
-    if (this.benchOff && !kind.startsWith("pool.") && !kind.startsWith("path.")) return 0;
+    if (this.c.inSharedOrder() && fence) throw new AirlockError("internal", `a fence (${kind}) asked of a batch of row bodies`);
+    if (this.off(kind)) return 0;
     const args = entryArgs(this.c.clock.now(), kind, resource, f);
     // run() and its lastInsertRowid, not RETURNING: the rowid SQLite assigns is the revision,
     // and a RETURNING row costs about 0.8 µs more per insert (a result row built and read).
     let revision = 0;
     if (fence) revision = Number((yield* run(INSERT_ENTRY, ...args)).lastInsertRowid);
     else yield* runLater(INSERT_ENTRY, ...args);
+    yield* this.noted(kind, resource, revision);
+    return revision;
+  }
+
+  /** An entry recorded (its revision, when known): the watchers it wakes, and now and then the count. */
+  private *noted(kind: string, resource: string, revision: number): Tx<void> {
+    const shared = this.c.inSharedOrder();
     if (shared) {
       // A batch of row bodies leaves the lines alone, and other daemons' row bodies may hold
       // smaller revisions not committed yet: the watchers here that the change matches are woken
@@ -162,7 +174,6 @@ export class Journal {
       if (!shared) yield* this.trimByCount(revision || null, COUNT_SLACK);
       else if (yield* this.overCount(yield* this.revisionTx(), COUNT_SLACK)) this.c.scheduler.at("journal:count", this.c.clock.now(), () => this.trimByCount(null, COUNT_SLACK));
     }
-    return revision;
   }
 
   /** At start: where this daemon's watchers begin. */
@@ -475,24 +486,4 @@ export class Journal {
     yield* this.trimTx();
     this.armTrim();
   }
-}
-
-/** One entry, as record and recordFence write it (one statement, so a batch's entries join into one). */
-const INSERT_ENTRY = "INSERT INTO journal (at, kind, resource, agent_id, reason, data) VALUES (?, ?, ?, ?, ?, ?)";
-const entryArgs = (at: number, kind: string, resource: string, f: RecordFields): SQLQueryBindings[] => [at, kind, resource, f.agentId ?? null, f.reason ?? null, f.data ? JSON.stringify(f.data) : null];
-
-/** The earliest revision any of these watchers asked after: nothing at or before it wakes one. */
-function floorOf(watchers: readonly Waiter<WatchFilter, true>[]): number {
-  return watchers.reduce((min, w) => Math.min(min, w.req.after ?? 0), Number.POSITIVE_INFINITY);
-}
-
-/** Whether a blocked watcher wants this change: after what it had read, and matching its filter. */
-function wants(w: WatchFilter, revision: number, kind: string, resource: string): boolean {
-  return revision > (w.after ?? 0) && matches(w, kind, resource);
-}
-
-/** Kinds are exact (`lock.granted`) or prefixes ending in "." (`lock.`). */
-function matches(f: WatchFilter, kind: string, resource: string): boolean {
-  if (f.kinds && f.kinds.length > 0 && !f.kinds.some((k) => kind === k || (k.endsWith(".") && kind.startsWith(k)))) return false;
-  return !f.resourcePrefix || resource.startsWith(f.resourcePrefix);
 }

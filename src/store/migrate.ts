@@ -13,8 +13,9 @@ import m008 from "./migrations/008-messages.sql" with { type: "text" };
 import m009 from "./migrations/009-messages-held.sql" with { type: "text" };
 import m010 from "./migrations/010-worktrees.sql" with { type: "text" };
 import m011 from "./migrations/011-tasks-finished.sql" with { type: "text" };
+import m012 from "./migrations/012-counters-exact.sql" with { type: "text" };
 
-export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011];
+export const MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012];
 
 export function migrate(db: Database): number {
   const row = db.query("PRAGMA user_version").get() as { user_version: number };

@@ -27,6 +27,11 @@ export interface Stmt {
    * send it ahead of the transaction's next statement or its COMMIT; SQLite runs it at once.
    */
   later?: true;
+  /**
+   * The body's last statement (last()): its result is the answer, `then` are writes sent right
+   * behind it, and the body sends nothing after them.
+   */
+  last?: { then: readonly Stmt[] };
 }
 
 /** A statement made to be gathered (reading.all), typed by its result. */
@@ -97,6 +102,24 @@ export function* run(sql: string, ...args: SQLQueryBindings[]): Tx<RunResult> {
 export function* runLater(sql: string, ...args: SQLQueryBindings[]): Tx<void> {
   if (answerNow) answerNow("run", sql, args);
   else yield { sql, args, mode: "run", later: true };
+}
+
+/**
+ * A body's last statements (docs/cluster.md, "A row batch in one flight"): `sql`, whose first row
+ * is answered, then the writes `then`, which read rows, never its result (a journal entry whose
+ * data the row just written gives). The body sends nothing after them, and its code after them
+ * only shapes its answer: it must not throw (a refusal is the statement's own error, a constraint
+ * of the schema, thrown here). So a batch of row bodies that all end this way may be committed
+ * in the same flight as their statements, and the rows they lock are held for the server's work
+ * alone, not for a round trip back to the daemon. SQLite runs them at once, in order.
+ */
+export function* last<R>(then: readonly Stmt[], sql: string, ...args: SQLQueryBindings[]): Tx<R | null> {
+  if (answerNow) {
+    const row = answerNow("get", sql, args) as R | null;
+    for (const t of then) answerNow(t.mode, t.sql, t.args);
+    return row;
+  }
+  return (yield { sql, args, mode: "get", last: { then } }) as R | null;
 }
 
 /** A body with no statement in it, for code that must hand a Tx where nothing needs the store. */

@@ -47,4 +47,18 @@ describe("Counters", () => {
     await expect(inc("fresh", Number.MAX_SAFE_INTEGER + 2)).rejects.toThrow("exact integer range");
     expect(t.store.q("SELECT * FROM counters WHERE name = 'fresh'").get()).toBeNull();
   });
+
+  test("each increment is recorded with the value the row gives it, and a refused one not at all", async () => {
+    await inc("j", 3);
+    await inc("j", -5);
+    await inc("edge", Number.MAX_SAFE_INTEGER);
+    await expect(inc("edge", 1)).rejects.toThrow("exact integer range");
+    const rows = t.store.q("SELECT resource, data FROM journal WHERE kind = 'counter.changed' ORDER BY revision").all() as { resource: string; data: string }[];
+    // The entry's text is the JSON the domain's other entries are (JSON.stringify's).
+    expect(rows.map((r) => [r.resource, r.data])).toEqual([
+      ["j", JSON.stringify({ value: 3, by: 3 })],
+      ["j", JSON.stringify({ value: -2, by: -5 })],
+      ["edge", JSON.stringify({ value: Number.MAX_SAFE_INTEGER, by: Number.MAX_SAFE_INTEGER })],
+    ]);
+  });
 });

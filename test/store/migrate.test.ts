@@ -107,3 +107,33 @@ test("schema v6 keys the waiter lines by token alone (one b-tree, WITHOUT ROWID)
     db.cleanup();
   }
 });
+
+test("schema v12 keeps every counter and refuses a value past the exact integer range", async () => {
+  const db = tempDbPath();
+  try {
+    const old = new Database(db.path, { create: true, strict: true });
+    for (let v = 0; v < 11; v++) old.exec(MIGRATIONS[v]!);
+    old.exec("PRAGMA user_version = 11");
+    old.query("INSERT INTO counters (name, value) VALUES ('a', 7), ('edge', ?), ('low', ?)").run(Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER);
+    old.close();
+
+    const upgraded = new Database(db.path, { strict: true });
+    expect(migrate(upgraded)).toBe(MIGRATIONS.length);
+    expect(upgraded.query("SELECT name, value FROM counters ORDER BY name").all()).toEqual([
+      { name: "a", value: 7 },
+      { name: "edge", value: Number.MAX_SAFE_INTEGER },
+      { name: "low", value: -Number.MAX_SAFE_INTEGER },
+    ]);
+    expect(() => upgraded.query("UPDATE counters SET value = value + 1 WHERE name = 'edge'").run()).toThrow("counters_exact");
+    upgraded.close();
+
+    const k = await makeKernel({ path: db.path, clock: new ManualClock(Date.now()) });
+    expect(await k.kernel.counters.increment("a", 1)).toBe(8);
+    await expect(k.kernel.counters.increment("low", -1)).rejects.toThrow("exact integer range");
+    expect(await k.kernel.counters.get("low")).toBe(-Number.MAX_SAFE_INTEGER);
+    k.kernel.close();
+    k.store.close();
+  } finally {
+    db.cleanup();
+  }
+});

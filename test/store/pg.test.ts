@@ -12,7 +12,8 @@ import type { Stmt } from "../../src/store/tx.ts";
 import { openPgStore, type PgStore } from "../../src/store/pg/index.ts";
 import { PG_MIGRATIONS } from "../../src/store/pg/migrate.ts";
 import { isPostgresUrl, redactUrl, withTlsDefaults } from "../../src/store/pg/url.ts";
-import { all, get, run, runLater, type Tx } from "../../src/store/tx.ts";
+import { all, get, last, run, runLater, type Tx } from "../../src/store/tx.ts";
+import { entryFromRow } from "../../src/domain/journal-entry.ts";
 import { ROOT } from "../helpers/daemon.ts";
 import { describePg, freshDatabase, withClient } from "../helpers/pg.ts";
 
@@ -246,6 +247,26 @@ describePg("PostgreSQL store", () => {
     expect(seen).toEqual(["orElse 1", "orElse 2"]);
     expect(await store.read(get("SELECT * FROM notes WHERE key = ?", "rolled-back"))).toBeNull();
     expect(await store.read(get("SELECT * FROM counters WHERE name = ?", "rolled-back"))).toBeNull();
+  });
+
+  test("last(): its writes go right behind it and read the row it wrote; a statement after it is refused before it is sent", async () => {
+    const entry = (name: string) => entryFromRow(1, "counter.changed", name, {}, { data: `'{"value":' || value || ?`, from: "counters WHERE name = ?", args: [',"by":5}', name] });
+    const value = await store.tx(function* () {
+      return (yield* last<{ value: number }>([entry("last-a")], "INSERT INTO counters (name, value) VALUES (?, ?) RETURNING value", "last-a", 5))!.value;
+    });
+    expect(value).toBe(5);
+    expect(await store.read(all("SELECT kind, resource, data FROM journal WHERE resource = ?", "last-a"))).toEqual([{ kind: "counter.changed", resource: "last-a", data: '{"value":5,"by":5}' }]);
+    const err = await failureOf(
+      store.tx(function* () {
+        yield* last([entry("last-b")], "INSERT INTO counters (name, value) VALUES (?, ?) RETURNING value", "last-b", 5);
+        yield* run("INSERT INTO notes (key, value, updated_at) VALUES (?, ?, ?)", "after-last", "x", 1);
+      }),
+    );
+    expect(err).toBeInstanceOf(AirlockError);
+    expect((err as AirlockError).message).toContain("after a body's last");
+    expect(await store.read(get("SELECT * FROM counters WHERE name = ?", "last-b"))).toBeNull();
+    expect(await store.read(get("SELECT * FROM journal WHERE resource = ?", "last-b"))).toBeNull();
+    expect(await store.read(get("SELECT * FROM notes WHERE key = ?", "after-last"))).toBeNull();
   });
 
   test("a failing statement is thrown into the body at its yield, so its finally runs, and rolls back", async () => {

@@ -37,7 +37,7 @@
 import { AirlockError } from "../../errors.ts";
 import { mark, TRACING } from "../../trace.ts";
 import type { Tx } from "../tx.ts";
-import { type Connection, isConnectionError, type Link } from "./connection.ts";
+import { type Connection, isConnectionError, type Link, outcomeUnknown } from "./connection.ts";
 import type { PgResult, Translated } from "./dialect.ts";
 import { commit, execStatement, heldFailure, query, type Run, sendAhead, sendAll, UNDO_BODY } from "./statement.ts";
 import type { RowBody, VersionProtocol } from "../store.ts";
@@ -264,6 +264,7 @@ export class PgDriver {
       shared: rows,
       // The journal's entries go ahead of the next statement or with the COMMIT: no round trip.
       held: { later: [], from: 0, sent: [] },
+      lasts: rows ? { bodies: jobs.length, sent: 0, committing: null } : undefined,
       ahead: opened.ahead ?? null,
     };
     try {
@@ -304,11 +305,18 @@ export class PgDriver {
       const sync = rows ? null : this.sync;
       const flushed = sync ? await this.drive(l, run, sync.hooks.flush(), shared) : false;
       if (opened.began) await opened.began; // a row batch's BEGIN: COMMIT only inside it
-      const bumped = await commit(this.translations, this.conn, l, run, sync?.bumpText(run.written, flushed));
+      // Sent already when every body of a row batch ended with last() (statement.ts, sendLast).
+      const committing = run.lasts?.committing;
+      const bumped = committing ? await committing : await commit(this.translations, this.conn, l, run, sync?.bumpText(run.written, flushed));
       if (bumped) version = sync!.bumped(bumped);
     } catch (thrown) {
       run.savepoint = null;
       let err = thrown instanceof Failed ? thrown.reason : thrown;
+      if (run.lasts?.committing && (await run.lasts.committing.then(() => true, () => false))) {
+        // Committed in its flight, and a body failed after its last statement, which last()
+        // forbids: nothing is undone or run again; its caller hears that it committed.
+        return this.committedAnyway(jobs, done, thrown, err);
+      }
       // A row batch's BEGIN that failed: its failure is the batch's (the bodies' came after it).
       const beginFailed = opened.began ? await opened.began.then(() => undefined, (e: unknown) => ({ e })) : undefined;
       if (beginFailed) err = this.conn.failure(l, beginFailed.e);
@@ -349,6 +357,18 @@ export class PgDriver {
       if (undone) this.sync.unknown();
     }
     for (const h of shared) h.done();
+    for (const { job, out, hooks } of done) {
+      for (const h of hooks) h.done();
+      job.resolve(out);
+    }
+  }
+
+  /** A batch that committed although a body failed after its last statement (runOpened). */
+  private committedAnyway(jobs: readonly Job[], done: { job: Job; out: unknown; hooks: Hook[] }[], thrown: unknown, err: unknown): void {
+    this.onRowsCommitted();
+    for (const h of thrown instanceof Failed ? thrown.hooks : []) h.done();
+    const failed = new AirlockError("internal", `a call failed after its last statement, and its transaction committed: ${err instanceof Error ? err.message : String(err)}`);
+    for (const j of jobs) if (!done.some((d) => d.job === j)) j.reject(failed);
     for (const { job, out, hooks } of done) {
       for (const h of hooks) h.done();
       job.resolve(out);
@@ -402,12 +422,16 @@ export class PgDriver {
   /** Drives a body to its end: each yielded statement is awaited and its result sent back. */
   private async drive<T>(l: Link, run: Run, body: Tx<T>, hooks: Hook[] | null): Promise<T> {
     let next = this.step(run, hooks, () => body.next());
+    let ended = false; // its last() was sent: nothing may follow (its batch may be committing)
     while (!next.done) {
+      if (ended) throw new AirlockError("internal", "a statement after a body's last (last() must end it)");
+      ended = next.value.last !== undefined;
       let result: unknown;
       try {
         result = await execStatement(this.translations, l, run, next.value);
       } catch (err) {
-        const thrown = run.via.failure(l, err);
+        // Lost with its COMMIT on the way (last()): whether it committed is not known.
+        const thrown = run.lasts?.committing && isConnectionError(err) ? (run.via.failure(l, err), outcomeUnknown()) : run.via.failure(l, err);
         next = this.step(run, hooks, () => body.throw(thrown)); // so the body's own try/finally runs
         continue;
       }

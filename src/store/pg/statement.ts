@@ -38,6 +38,12 @@ export interface Run {
    * first write (what they read may have moved) and once its catch-up ran.
    */
   ahead?: Map<string, unknown> | null;
+  /**
+   * A batch of row bodies on the main connection: how many bodies it runs, and how many have
+   * sent their last statements (last()). When every one has, its COMMIT goes in the same
+   * flight (`committing`: its answer, awaited instead of sending one).
+   */
+  lasts?: { bodies: number; sent: number; committing: Promise<PgResult | undefined> | null };
 }
 
 /** A statement's text and values, as one key (the reads ahead are by it). */
@@ -210,7 +216,11 @@ export async function execStatement(translations: Map<string, Translated>, l: Li
   if (run.held) sendHeld(translations, l, run.held);
   let result: PgResult;
   try {
-    result = (await query(l, stmt.mode === "run" ? t.runText : t.text, stmt.args)) as PgResult;
+    const sent = query(l, stmt.mode === "run" ? t.runText : t.text, stmt.args).execute() as unknown as Promise<PgResult>;
+    const then = stmt.last ? sendLast(translations, l, run, stmt.last.then) : null;
+    if (then) sent.catch(() => undefined); // answered below, after the writes behind it were sent
+    result = await sent;
+    if (then) await then;
   } catch (err) {
     run.statementFailed = true;
     await opening?.catch(() => undefined);
@@ -224,6 +234,29 @@ export async function execStatement(translations: Map<string, Translated>, l: Li
     run.ahead = null;
   }
   return shaped(stmt, t, result);
+}
+
+/**
+ * A body's last statement was just sent: the writes behind it (`then`), and, when every body of
+ * a batch of row bodies has sent its last, the COMMIT in the same flight (docs/cluster.md, "A row
+ * batch in one flight"). Their answers, all: the first failure is the body's.
+ */
+function sendLast(translations: Map<string, Translated>, l: Link, run: Run, then: readonly Stmt[]): Promise<unknown> {
+  const sent = then.map((w) => {
+    const t = translated(translations, w.sql);
+    run.written.add(t.table ?? "*"); // a write behind a last changes rows (a journal entry: always one)
+    return query(l, w.mode === "run" ? t.runText : t.text, w.args).execute() as unknown as Promise<unknown>;
+  });
+  const lasts = run.lasts;
+  if (lasts && ++lasts.sent === lasts.bodies) {
+    if (TRACING) mark(`commit in flight ${lasts.bodies}`);
+    lasts.committing = commit(translations, run.via, l, run);
+    lasts.committing.catch(() => undefined); // the driver awaits it
+  }
+  // Awaited only when the statement before them succeeded (execStatement).
+  const answers = Promise.all(sent);
+  answers.catch(() => undefined);
+  return answers;
 }
 
 /** A statement's result in SQLite's shape, as its mode asks. */

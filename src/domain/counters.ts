@@ -20,14 +20,11 @@ export class Counters {
   }
 
   private *incrementTx(name: string, by: number): Tx<number> {
-    // One statement and its journal entry, whose value the row gives: a batch of counters on a
-    // shared store commits in the flight that carries them (last(), docs/cluster.md, "A row batch
-    // in one flight"), so a hot counter's row is locked for the server's work alone.
-    const entry = yield* this.journal.entryFromRow("counter.changed", name, {
-      data: `'{"value":' || value || ?`,
-      from: "counters WHERE name = ?",
-      args: [`,"by":${JSON.stringify(by)}}`, name],
-    });
+    // One statement and its journal entry, whose value the row it returns gives: a batch of
+    // counters on a shared store commits in the flight that carries them (last(),
+    // docs/cluster.md, "A row batch in one flight"), so a hot counter's row is locked for the
+    // server's work alone.
+    const entry = yield* this.journal.entryFromRow("counter.changed", name, { data: `'{"value":' || value || ?`, args: [`,"by":${JSON.stringify(by)}}`] });
     try {
       return (yield* last<{ value: number }>(entry ? [entry] : [], UPSERT, name, by))!.value;
     } catch (err) {

@@ -1,7 +1,7 @@
 // How the journal writes an entry (journal.ts): the INSERT of one entry from the values a body
-// has, and the same INSERT whose data the row a body just wrote gives (for last(): the entry
-// goes in the same flight as that write, docs/cluster.md, "A row batch in one flight").
-import type { SQLQueryBindings, Stmt } from "../store/tx.ts";
+// has, and the entry whose data the row a body's last statement returned gives (last(): it goes
+// with that statement, docs/cluster.md, "A row batch in one flight").
+import type { FromReturned, SQLQueryBindings } from "../store/tx.ts";
 
 export interface RecordFields {
   agentId?: string | null | undefined;
@@ -10,13 +10,12 @@ export interface RecordFields {
 }
 
 /**
- * An entry's data read from a row: `data`, an SQL expression over the row's columns that makes
- * the same JSON text JSON.stringify would; `from`, the table and the WHERE that finds the row;
- * `args`, the values of their placeholders, in order. SQL both stores accept.
+ * An entry's data from the row a body's last statement returned (last()): `data`, an SQL
+ * expression over that row's columns making the same JSON text JSON.stringify would, and
+ * `args`, the values of its placeholders. SQL both stores accept.
  */
 export interface DataFromRow {
   data: string;
-  from: string;
   args: SQLQueryBindings[];
 }
 
@@ -32,11 +31,19 @@ export const entryArgs = (at: number, kind: string, resource: string, f: RecordF
   f.data ? JSON.stringify(f.data) : null,
 ];
 
-/** The entry of a change whose data a row gives (DataFromRow), as a statement for last() to send. */
-export function entryFromRow(at: number, kind: string, resource: string, f: Omit<RecordFields, "data">, row: DataFromRow): Stmt {
+/** The SELECT of an entry, by its data's expression (the domain's constants: the same text each call). */
+const selects = new Map<string, string>();
+const selectOf = (data: string): string => {
+  let s = selects.get(data);
+  if (s === undefined) selects.set(data, (s = `?, ?, ?, ?, ?, ${data}`));
+  return s;
+};
+
+/** The entry of a change whose data the returned row gives (DataFromRow), as a write for last(). */
+export function entryFromRow(at: number, kind: string, resource: string, f: Omit<RecordFields, "data">, row: DataFromRow): FromReturned {
   return {
-    sql: `INSERT INTO journal (at, kind, resource, agent_id, reason, data) SELECT ?, ?, ?, ?, ?, ${row.data} FROM ${row.from}`,
+    into: "journal (at, kind, resource, agent_id, reason, data)",
+    select: selectOf(row.data),
     args: [at, kind, resource, f.agentId ?? null, f.reason ?? null, ...row.args],
-    mode: "run",
   };
 }

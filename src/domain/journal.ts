@@ -5,7 +5,7 @@
 // dashboard read from a revision onward. A pool grant's revision is also its fence.
 import type { Awaitable } from "../store/store.ts";
 import { AirlockError } from "../errors.ts";
-import { all, get, run, runLater, type Stmt, type Tx } from "../store/tx.ts";
+import { all, type FromReturned, get, run, runLater, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import { type DataFromRow, entryArgs, entryFromRow, INSERT_ENTRY, type RecordFields } from "./journal-entry.ts";
 import { floorOf, type JournalEntry, type JournalRow, matches, readAfter, runAfter, type SinceOptions, toEntry, type WatchFilter, wants } from "./journal-read.ts";
@@ -123,12 +123,12 @@ export class Journal {
   }
 
   /**
-   * The entry of a change whose data the row the body writes last gives (a counter's value),
-   * for the body to send with that write: last(then: [this], ...). Everything else as record
+   * The entry of a change whose data the row the body's last statement returns gives (a
+   * counter's value), for the body to send with it: last([this], ...). Everything else as record
    * does (watchers woken, the count checked), here, before the write. Null when the journal
    * records nothing of the kind (the bench's AIRLOCK_JOURNAL=off).
    */
-  *entryFromRow(kind: string, resource: string, row: DataFromRow, f: Omit<RecordFields, "data"> = {}): Tx<Stmt | null> {
+  *entryFromRow(kind: string, resource: string, row: DataFromRow, f: Omit<RecordFields, "data"> = {}): Tx<FromReturned | null> {
     if (this.off(kind)) return null;
     yield* this.noted(kind, resource, 0);
     return entryFromRow(this.c.clock.now(), kind, resource, f, row);

@@ -28,10 +28,10 @@ export interface Stmt {
    */
   later?: true;
   /**
-   * The body's last statement (last()): its result is the answer, `then` are writes sent right
-   * behind it, and the body sends nothing after them.
+   * The body's last statement (last()): its first row is the answer, and `then` are writes whose
+   * values that row gives; the body sends nothing after them.
    */
-  last?: { then: readonly Stmt[] };
+  last?: { then: readonly FromReturned[] };
 }
 
 /** A statement made to be gathered (reading.all), typed by its result. */
@@ -105,21 +105,37 @@ export function* runLater(sql: string, ...args: SQLQueryBindings[]): Tx<void> {
 }
 
 /**
- * A body's last statements (docs/cluster.md, "A row batch in one flight"): `sql`, whose first row
- * is answered, then the writes `then`, which read rows, never its result (a journal entry whose
- * data the row just written gives). The body sends nothing after them, and its code after them
- * only shapes its answer: it must not throw (a refusal is the statement's own error, a constraint
- * of the schema, thrown here). So a batch of row bodies that all end this way may be committed
- * in the same flight as their statements, and the rows they lock are held for the server's work
- * alone, not for a round trip back to the daemon. SQLite runs them at once, in order.
+ * A write whose values the row a body's last statement returned gives (last()):
+ * `INSERT INTO <into> SELECT <select>`, where `select` names that row's columns (those of its
+ * RETURNING) and holds placeholders for `args`.
  */
-export function* last<R>(then: readonly Stmt[], sql: string, ...args: SQLQueryBindings[]): Tx<R | null> {
-  if (answerNow) {
-    const row = answerNow("get", sql, args) as R | null;
-    for (const t of then) answerNow(t.mode, t.sql, t.args);
-    return row;
+export interface FromReturned {
+  /** The table and its columns: "journal (at, kind, resource, agent_id, reason, data)". */
+  into: string;
+  select: string;
+  args: SQLQueryBindings[];
+}
+
+/**
+ * A body's last statement (docs/cluster.md, "A row batch in one flight"): `sql`, whose first row
+ * is answered, and the writes `then` whose values that row gives (a journal entry of the value a
+ * counter's upsert returned). The body sends nothing after them, and its code after them only
+ * shapes its answer: it must not throw (a refusal is the statement's own error, a constraint of
+ * the schema, thrown here). So a batch of row bodies that all end this way may be committed in
+ * the same flight as their statements, and the rows they lock are held for the server's work
+ * alone, not for a round trip back to the daemon. PostgreSQL runs the statement and its writes
+ * as one (a WITH of them); SQLite runs them one after the other, the writes reading the row as
+ * values bound (nothing is written when the statement returned no row).
+ */
+export function* last<R>(then: readonly FromReturned[], sql: string, ...args: SQLQueryBindings[]): Tx<R | null> {
+  if (!answerNow) return (yield { sql, args, mode: "get", last: { then } }) as R | null;
+  const row = answerNow("get", sql, args) as Record<string, SQLQueryBindings> | null;
+  if (row) {
+    const columns = Object.keys(row);
+    const from = `(SELECT ${columns.map((c) => `? AS ${c}`).join(", ")})`;
+    for (const t of then) answerNow("run", `INSERT INTO ${t.into} SELECT ${t.select} FROM ${from}`, [...t.args, ...columns.map((c) => row[c] ?? null)]);
   }
-  return (yield { sql, args, mode: "get", last: { then } }) as R | null;
+  return row as R | null;
 }
 
 /** A body with no statement in it, for code that must hand a Tx where nothing needs the store. */

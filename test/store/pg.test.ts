@@ -249,8 +249,8 @@ describePg("PostgreSQL store", () => {
     expect(await store.read(get("SELECT * FROM counters WHERE name = ?", "rolled-back"))).toBeNull();
   });
 
-  test("last(): its writes go right behind it and read the row it wrote; a statement after it is refused before it is sent", async () => {
-    const entry = (name: string) => entryFromRow(1, "counter.changed", name, {}, { data: `'{"value":' || value || ?`, from: "counters WHERE name = ?", args: [',"by":5}', name] });
+  test("last(): its writes take their values from the row it returned; a statement after it is refused before it is sent", async () => {
+    const entry = (name: string) => entryFromRow(1, "counter.changed", name, {}, { data: `'{"value":' || value || ?`, args: [',"by":5}'] });
     const value = await store.tx(function* () {
       return (yield* last<{ value: number }>([entry("last-a")], "INSERT INTO counters (name, value) VALUES (?, ?) RETURNING value", "last-a", 5))!.value;
     });

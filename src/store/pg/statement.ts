@@ -186,6 +186,7 @@ export async function execStatement(translations: Map<string, Translated>, l: Li
   // A gather: each statement sent as this loop reaches it (the first opening the savepoint,
   // if one is due), all before any answer is awaited; the server runs them in the order sent.
   if (stmt.reads) return Promise.all(stmt.reads.map((r) => execStatement(translations, l, run, r)));
+  if (stmt.last) return execLast(translations, l, run, stmt);
   const t = translated(translations, stmt.sql);
   // Held: a write that inserts a row always changes one.
   if (stmt.later && run.held) {
@@ -216,11 +217,7 @@ export async function execStatement(translations: Map<string, Translated>, l: Li
   if (run.held) sendHeld(translations, l, run.held);
   let result: PgResult;
   try {
-    const sent = query(l, stmt.mode === "run" ? t.runText : t.text, stmt.args).execute() as unknown as Promise<PgResult>;
-    const then = stmt.last ? sendLast(translations, l, run, stmt.last.then) : null;
-    if (then) sent.catch(() => undefined); // answered below, after the writes behind it were sent
-    result = await sent;
-    if (then) await then;
+    result = (await query(l, stmt.mode === "run" ? t.runText : t.text, stmt.args)) as PgResult;
   } catch (err) {
     run.statementFailed = true;
     await opening?.catch(() => undefined);
@@ -237,26 +234,61 @@ export async function execStatement(translations: Map<string, Translated>, l: Li
 }
 
 /**
- * A body's last statement was just sent: the writes behind it (`then`), and, when every body of
- * a batch of row bodies has sent its last, the COMMIT in the same flight (docs/cluster.md, "A row
- * batch in one flight"). Their answers, all: the first failure is the body's.
+ * A body's last statement (last()) and the writes its row gives, as one statement (a WITH of
+ * them: `r` is the statement's row); when every body of a batch of row bodies has sent its
+ * last, the COMMIT goes in the same flight (docs/cluster.md, "A row batch in one flight"). Held
+ * writes go ahead of it. In a batch of line bodies (savepoints) it runs as any statement would.
  */
-function sendLast(translations: Map<string, Translated>, l: Link, run: Run, then: readonly Stmt[]): Promise<unknown> {
-  const sent = then.map((w) => {
-    const t = translated(translations, w.sql);
-    run.written.add(t.table ?? "*"); // a write behind a last changes rows (a journal entry: always one)
-    return query(l, w.mode === "run" ? t.runText : t.text, w.args).execute() as unknown as Promise<unknown>;
-  });
+async function execLast(translations: Map<string, Translated>, l: Link, run: Run, stmt: Stmt): Promise<unknown> {
+  const then = stmt.last!.then;
+  const own = translated(translations, stmt.sql);
+  const one = then.length === 0 ? stmt : { sql: withText(stmt.sql, then), args: [...stmt.args, ...then.flatMap((w) => w.args)], mode: stmt.mode };
+  run.ahead = null; // it writes: what was read ahead may have moved
+  if (run.savepoint) {
+    const row = await execStatement(translations, l, run, { ...one, last: undefined });
+    if (row) wroteLast(run, own, then);
+    return row;
+  }
+  if (run.held) sendHeld(translations, l, run.held);
+  const sent = query(l, translated(translations, one.sql).text, one.args).execute() as unknown as Promise<PgResult>;
   const lasts = run.lasts;
   if (lasts && ++lasts.sent === lasts.bodies) {
     if (TRACING) mark(`commit in flight ${lasts.bodies}`);
     lasts.committing = commit(translations, run.via, l, run);
     lasts.committing.catch(() => undefined); // the driver awaits it
   }
-  // Awaited only when the statement before them succeeded (execStatement).
-  const answers = Promise.all(sent);
-  answers.catch(() => undefined);
-  return answers;
+  let result: PgResult;
+  try {
+    result = await sent;
+  } catch (err) {
+    run.statementFailed = true;
+    throw err;
+  }
+  if (result.length > 0) wroteLast(run, own, then);
+  return rowsOf(result, 1)[0] ?? null;
+}
+
+/** withText's texts, by the statement's and then by its one write's texts (a body's are constants: each text is hashed once). */
+const withTexts = new Map<string, Map<string, string>>();
+
+/** A last() and its writes as one statement's text: `r` is the statement's row. */
+function withText(sql: string, then: readonly { into: string; select: string }[]): string {
+  const make = () => `WITH r AS (${sql})${then.map((w, i) => `, w${i} AS (INSERT INTO ${w.into} SELECT ${w.select} FROM r)`).join("")} SELECT * FROM r`;
+  if (then.length !== 1) return make();
+  let bySelect = withTexts.get(sql);
+  if (!bySelect) withTexts.set(sql, (bySelect = new Map()));
+  let text = bySelect.get(then[0]!.select);
+  if (text === undefined) {
+    if (withTexts.size + bySelect.size > TEMPLATES_KEPT) withTexts.clear(); // bounded, as the templates are
+    bySelect.set(then[0]!.select, (text = make()));
+  }
+  return text;
+}
+
+/** The tables a last() that returned its row changed (the shared version and the journal's word read them). */
+function wroteLast(run: Run, own: Translated, then: readonly { into: string }[]): void {
+  run.written.add(own.table ?? "*");
+  for (const w of then) run.written.add(/^\s*([a-z_][a-z0-9_]*)/i.exec(w.into)?.[1]?.toLowerCase() ?? "*");
 }
 
 /** A statement's result in SQLite's shape, as its mode asks. */

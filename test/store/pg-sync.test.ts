@@ -4,10 +4,11 @@
 // side of the seam (src/domain/cluster.ts implements them); here they only record the calls.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { VersionSync } from "../../src/domain/cluster-sync.ts";
+import { FLIGHT_FRESH_MS } from "../../src/store/pg/driver.ts";
 import { openPgStore, type PgStore } from "../../src/store/pg/index.ts";
 import type { ClusterHooks } from "../../src/store/store.ts";
 import { AirlockError } from "../../src/errors.ts";
-import { all, get, run } from "../../src/store/tx.ts";
+import { all, get, last, run } from "../../src/store/tx.ts";
 import { describePg, freshDatabase, withClient } from "../helpers/pg.ts";
 import { until } from "../helpers/until.ts";
 
@@ -267,6 +268,57 @@ describePg("row bodies in the shared order", () => {
       expect(ended.length).toBeGreaterThan(0);
       // The batch of two rows (and one alone) each answers once, with the next value.
       expect(await Promise.all([bump("after-kill"), bump("after-kill-2")])).toEqual([round, round - 1]);
+    }
+  });
+
+  // With its COMMIT in the same flight (last(): docs/cluster.md, "A row batch in one flight"), a
+  // batch whose connection is lost may have run whole before it went: it is never run again.
+  // Each call answers its value or says its outcome is unknown; the rows count each call once
+  // at most, and every value answered is there.
+  test("a batch that commits in its flight, on a connection the server ended: each call answered once or its outcome unknown, never applied twice", async () => {
+    const bump = (key: string) =>
+      s.a
+        .tx(() => last<{ value: number }>([], "INSERT INTO counters (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value", key), { key })
+        .then(
+          (r) => ({ value: r!.value }),
+          (e: AirlockError) => ({ error: `${e.code}: ${e.message}` }),
+        );
+    expect(await bump("flight-kill")).toEqual({ value: 1 });
+    const answered: number[] = [1];
+    let calls = 1;
+    const outcomes: string[] = [];
+    for (let round = 0; round < 4; round++) {
+      await s.a.tx(() => get("SELECT 1")); // on a live connection again (a waited BEGIN is retried)
+      const ended = await withClient(s.db.url, (sql) =>
+        sql.unsafe("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [s.db.name]),
+      );
+      expect(ended.length).toBeGreaterThan(0);
+      const got = await Promise.all([bump("flight-kill"), bump("flight-kill"), bump("flight-kill-2")]);
+      calls += 2;
+      for (const g of got.slice(0, 2)) {
+        outcomes.push("value" in g ? "answered" : g.error);
+        if ("value" in g) answered.push(g.value);
+        else expect(g.error).toMatch(/unknown|unavailable/);
+      }
+    }
+    // Some went in their flight (the connection had just answered), so some outcome is unknown.
+    expect(outcomes.filter((o) => o !== "answered").length).toBeGreaterThan(0);
+    const stored = (await s.a.tx(() => get<{ value: number }>("SELECT value FROM counters WHERE name = ?", "flight-kill")))?.value ?? 0;
+    expect(new Set(answered).size).toBe(answered.length);
+    expect(stored).toBeLessThanOrEqual(calls);
+    expect(stored).toBeGreaterThanOrEqual(Math.max(0, ...answered));
+    // And the store is fine afterwards.
+    expect(await bump("flight-kill")).toEqual({ value: stored + 1 });
+
+    // A connection idle longer than FLIGHT_FRESH_MS is not trusted with a COMMIT in the flight:
+    // one ended meanwhile costs no error (its batch found it dead at BEGIN and ran again).
+    for (let round = 0; round < 2; round++) {
+      await Bun.sleep(FLIGHT_FRESH_MS + 200);
+      const ended = await withClient(s.db.url, (sql) =>
+        sql.unsafe("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [s.db.name]),
+      );
+      expect(ended.length).toBeGreaterThan(0);
+      expect(await Promise.all([bump("idle-kill"), bump("idle-kill")])).toEqual([{ value: 2 * round + 1 }, { value: 2 * round + 2 }]);
     }
   });
 });

@@ -49,8 +49,19 @@ import { type Begun, Failed, HeldFailed, type Hook, type Job, Overlapped } from 
  */
 export const MAX_BATCH = 32;
 
+/**
+ * A batch of row bodies commits in its flight (last()) only on a connection that answered a
+ * COMMIT within this long: one idle longer may have died unseen (a firewall's idle timeout, a
+ * server restart whose close is not read yet), and a batch that finds it dead at BEGIN runs
+ * again on a new one only if its COMMIT was not in the flight (docs/cluster.md, "A row batch in
+ * one flight").
+ */
+export const FLIGHT_FRESH_MS = 1000;
+
 export class PgDriver {
   private readonly translations = new Map<string, Translated>();
+  /** The main connection's link that last answered a COMMIT, and when (FLIGHT_FRESH_MS). */
+  private answered: { link: Link; at: number } | null = null;
   /** The end of the queue of bodies. */
   private tail: Promise<unknown> = Promise.resolve();
   private closedFlag = false;
@@ -264,7 +275,7 @@ export class PgDriver {
       shared: rows,
       // The journal's entries go ahead of the next statement or with the COMMIT: no round trip.
       held: { later: [], from: 0, sent: [] },
-      lasts: rows ? { bodies: jobs.length, sent: 0, committing: null } : undefined,
+      lasts: rows && this.answered?.link === l && performance.now() - this.answered.at < FLIGHT_FRESH_MS ? { bodies: jobs.length, sent: 0, committing: null } : undefined,
       ahead: opened.ahead ?? null,
     };
     try {
@@ -305,28 +316,35 @@ export class PgDriver {
       const sync = rows ? null : this.sync;
       const flushed = sync ? await this.drive(l, run, sync.hooks.flush(), shared) : false;
       if (opened.began) await opened.began; // a row batch's BEGIN: COMMIT only inside it
-      // Sent already when every body of a row batch ended with last() (statement.ts, sendLast).
+      // Sent already when every body of a row batch ended with last() (statement.ts, execLast).
       const committing = run.lasts?.committing;
       const bumped = committing ? await committing : await commit(this.translations, this.conn, l, run, sync?.bumpText(run.written, flushed));
       if (bumped) version = sync!.bumped(bumped);
+      this.answered = { link: l, at: performance.now() };
     } catch (thrown) {
       run.savepoint = null;
       let err = thrown instanceof Failed ? thrown.reason : thrown;
-      if (run.lasts?.committing && (await run.lasts.committing.then(() => true, () => false))) {
-        // Committed in its flight, and a body failed after its last statement, which last()
-        // forbids: nothing is undone or run again; its caller hears that it committed.
+      // Its COMMIT went in the flight with its statements (last()).
+      const committing = run.lasts?.committing;
+      if (committing && (await committing.then(() => true, () => false))) {
+        // Committed, and a body failed after its last statement, which last() forbids: nothing
+        // is undone or run again; its caller hears that it committed.
         return this.committedAnyway(jobs, done, thrown, err);
       }
       // A row batch's BEGIN that failed: its failure is the batch's (the bodies' came after it).
+      // With the COMMIT in the same flight, a connection lost may have run all of it first.
       const beginFailed = opened.began ? await opened.began.then(() => undefined, (e: unknown) => ({ e })) : undefined;
-      if (beginFailed) err = this.conn.failure(l, beginFailed.e);
+      const lostWithCommit = !!committing && beginFailed !== undefined && isConnectionError(beginFailed.e);
+      if (beginFailed) err = lostWithCommit ? (this.conn.failure(l, beginFailed.e), outcomeUnknown()) : this.conn.failure(l, beginFailed.e);
       if (!l.lost) await l.conn.unsafe("ROLLBACK").catch((e: unknown) => this.conn.failure(l, e));
       const hooks = [...done.flatMap((d) => d.hooks), ...(thrown instanceof Failed ? thrown.hooks : []), ...shared];
       for (const h of hooks) h.orElse?.();
       if (!rows) this.sync?.failed(); // row bodies left memory alone
-      if (beginFailed && isConnectionError(beginFailed.e) && !retried) {
+      if (beginFailed && isConnectionError(beginFailed.e) && !retried && !lostWithCommit) {
         // Dead before the batch did anything (its BEGIN found it so): it runs once more on a new
         // connection, as a waited BEGIN is retried (begin): a restart between calls costs no error.
+        // Not when its COMMIT went with it: the server may have run the whole flight before the
+        // connection went, and running it again would apply it twice (docs/cluster.md).
         return this.runBatch(jobs, true);
       }
       if (thrown instanceof HeldFailed && rows && jobs.length > 1 && !l.lost) {

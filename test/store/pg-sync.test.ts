@@ -4,7 +4,7 @@
 // side of the seam (src/domain/cluster.ts implements them); here they only record the calls.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { VersionSync } from "../../src/domain/cluster-sync.ts";
-import { FLIGHT_FRESH_MS } from "../../src/store/pg/driver.ts";
+import { FLIGHT_FRESH_MS } from "../../src/store/pg/statement.ts";
 import { openPgStore, type PgStore } from "../../src/store/pg/index.ts";
 import type { ClusterHooks } from "../../src/store/store.ts";
 import { AirlockError } from "../../src/errors.ts";

@@ -39,24 +39,15 @@ import { mark, TRACING } from "../../trace.ts";
 import type { Tx } from "../tx.ts";
 import { type Connection, isConnectionError, type Link, outcomeUnknown } from "./connection.ts";
 import type { PgResult, Translated } from "./dialect.ts";
-import { commit, execStatement, heldFailure, query, type Run, sendAhead, sendAll, UNDO_BODY } from "./statement.ts";
+import { commit, execStatement, FLIGHT_FRESH_MS, heldFailure, query, type Run, sendAhead, sendAll, UNDO_BODY } from "./statement.ts";
 import type { RowBody, VersionProtocol } from "../store.ts";
-import { type Begun, Failed, HeldFailed, type Hook, type Job, Overlapped } from "./outcomes.ts";
+import { answerCommitted, type Begun, Failed, HeldFailed, type Hook, type Job, Overlapped } from "./outcomes.ts";
 
 /**
  * The most bodies one transaction runs. PostgreSQL keeps up to 64 subtransaction ids per
  * backend before every snapshot on the server gets slower (a savepoint that wrote is one).
  */
 export const MAX_BATCH = 32;
-
-/**
- * A batch of row bodies commits in its flight (last()) only on a connection that answered a
- * COMMIT within this long: one idle longer may have died unseen (a firewall's idle timeout, a
- * server restart whose close is not read yet), and a batch that finds it dead at BEGIN runs
- * again on a new one only if its COMMIT was not in the flight (docs/cluster.md, "A row batch in
- * one flight").
- */
-export const FLIGHT_FRESH_MS = 1000;
 
 export class PgDriver {
   private readonly translations = new Map<string, Translated>();
@@ -329,7 +320,8 @@ export class PgDriver {
       if (committing && (await committing.then(() => true, () => false))) {
         // Committed, and a body failed after its last statement, which last() forbids: nothing
         // is undone or run again; its caller hears that it committed.
-        return this.committedAnyway(jobs, done, thrown, err);
+        this.onRowsCommitted();
+        return answerCommitted(jobs, done, thrown, err);
       }
       // A row batch's BEGIN that failed: its failure is the batch's (the bodies' came after it).
       // With the COMMIT in the same flight, a connection lost may have run all of it first.
@@ -375,18 +367,6 @@ export class PgDriver {
       if (undone) this.sync.unknown();
     }
     for (const h of shared) h.done();
-    for (const { job, out, hooks } of done) {
-      for (const h of hooks) h.done();
-      job.resolve(out);
-    }
-  }
-
-  /** A batch that committed although a body failed after its last statement (runOpened). */
-  private committedAnyway(jobs: readonly Job[], done: { job: Job; out: unknown; hooks: Hook[] }[], thrown: unknown, err: unknown): void {
-    this.onRowsCommitted();
-    for (const h of thrown instanceof Failed ? thrown.hooks : []) h.done();
-    const failed = new AirlockError("internal", `a call failed after its last statement, and its transaction committed: ${err instanceof Error ? err.message : String(err)}`);
-    for (const j of jobs) if (!done.some((d) => d.job === j)) j.reject(failed);
     for (const { job, out, hooks } of done) {
       for (const h of hooks) h.done();
       job.resolve(out);

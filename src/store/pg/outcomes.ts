@@ -1,5 +1,6 @@
 // What a transaction of the PostgreSQL store's driver (driver.ts) is made of, and may end in
 // besides its answer: the bodies asked for, their hooks, and the ways a body or a batch fails.
+import { AirlockError } from "../../errors.ts";
 import type { Tx } from "../tx.ts";
 import type { Link } from "./connection.ts";
 import type { Opened, RowBody } from "../store.ts";
@@ -39,3 +40,18 @@ export class Failed extends Error {
 
 /** A held write (runLater) failed: the whole transaction is aborted, whichever body held it. */
 export class HeldFailed extends Failed {}
+
+/**
+ * A batch that committed in its flight (last()) although a body failed after its last
+ * statement, which last() forbids: nothing is undone or run again (that would apply the others
+ * twice); the bodies done are answered, the others told they failed after their commit.
+ */
+export function answerCommitted(jobs: readonly Job[], done: readonly { job: Job; out: unknown; hooks: Hook[] }[], thrown: unknown, err: unknown): void {
+  for (const h of thrown instanceof Failed ? thrown.hooks : []) h.done();
+  const failed = new AirlockError("internal", `a call failed after its last statement, and its transaction committed: ${err instanceof Error ? err.message : String(err)}`);
+  for (const j of jobs) if (!done.some((d) => d.job === j)) j.reject(failed);
+  for (const { job, out, hooks } of done) {
+    for (const h of hooks) h.done();
+    job.resolve(out);
+  }
+}

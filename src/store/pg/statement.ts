@@ -46,6 +46,15 @@ export interface Run {
   lasts?: { bodies: number; sent: number; committing: Promise<PgResult | undefined> | null };
 }
 
+/**
+ * A batch of row bodies commits in its flight (last()) only on a connection that answered a
+ * COMMIT within this long: one idle longer may have died unseen (a firewall's idle timeout, a
+ * server restart whose close is not read yet), and a batch that finds it dead at BEGIN runs
+ * again on a new one only if its COMMIT was not in the flight (docs/cluster.md, "A row batch in
+ * one flight").
+ */
+export const FLIGHT_FRESH_MS = 1000;
+
 /** A statement's text and values, as one key (the reads ahead are by it). */
 const aheadKey = (s: Stmt) => `${s.sql}\u0000${JSON.stringify(s.args)}`;
 

@@ -31,19 +31,11 @@ export const entryArgs = (at: number, kind: string, resource: string, f: RecordF
   f.data ? JSON.stringify(f.data) : null,
 ];
 
-/** The SELECT of an entry, by its data's expression (the domain's constants: the same text each call). */
-const selects = new Map<string, string>();
-const selectOf = (data: string): string => {
-  let s = selects.get(data);
-  if (s === undefined) selects.set(data, (s = `?, ?, ?, ?, ?, ${data}`));
-  return s;
-};
-
 /** The entry of a change whose data the returned row gives (DataFromRow), as a write for last(). */
 export function entryFromRow(at: number, kind: string, resource: string, f: Omit<RecordFields, "data">, row: DataFromRow): FromReturned {
   return {
     into: "journal (at, kind, resource, agent_id, reason, data)",
-    select: selectOf(row.data),
+    select: `?, ?, ?, ?, ?, ${row.data}`,
     args: [at, kind, resource, f.agentId ?? null, f.reason ?? null, ...row.args],
   };
 }

@@ -277,7 +277,7 @@ async function execLast(translations: Map<string, Translated>, l: Link, run: Run
   return rowsOf(result, 1)[0] ?? null;
 }
 
-/** withText's texts, by the statement's and then by its one write's texts (a body's are constants: each text is hashed once). */
+/** withText's texts, by the statement's and then by its one write's SELECT (bounded as the templates are). */
 const withTexts = new Map<string, Map<string, string>>();
 
 /** A last() and its writes as one statement's text: `r` is the statement's row. */

@@ -277,21 +277,13 @@ async function execLast(translations: Map<string, Translated>, l: Link, run: Run
   return rowsOf(result, 1)[0] ?? null;
 }
 
-/** withText's texts, by the statement's and then by its one write's SELECT (bounded as the templates are). */
-const withTexts = new Map<string, Map<string, string>>();
-
-/** A last() and its writes as one statement's text: `r` is the statement's row. */
+/**
+ * A last() and its writes as one statement's text: `r` is the statement's row. Made at each
+ * call: the translation of the text is kept (translated), and keeping the text as well showed
+ * nothing measurable.
+ */
 function withText(sql: string, then: readonly { into: string; select: string }[]): string {
-  const make = () => `WITH r AS (${sql})${then.map((w, i) => `, w${i} AS (INSERT INTO ${w.into} SELECT ${w.select} FROM r)`).join("")} SELECT * FROM r`;
-  if (then.length !== 1) return make();
-  let bySelect = withTexts.get(sql);
-  if (!bySelect) withTexts.set(sql, (bySelect = new Map()));
-  let text = bySelect.get(then[0]!.select);
-  if (text === undefined) {
-    if (withTexts.size + bySelect.size > TEMPLATES_KEPT) withTexts.clear(); // bounded, as the templates are
-    bySelect.set(then[0]!.select, (text = make()));
-  }
-  return text;
+  return `WITH r AS (${sql})${then.map((w, i) => `, w${i} AS (INSERT INTO ${w.into} SELECT ${w.select} FROM r)`).join("")} SELECT * FROM r`;
 }
 
 /** The tables a last() that returned its row changed (the shared version and the journal's word read them). */

@@ -8,7 +8,7 @@ import { FLIGHT_FRESH_MS } from "../../src/store/pg/statement.ts";
 import { openPgStore, type PgStore } from "../../src/store/pg/index.ts";
 import type { ClusterHooks } from "../../src/store/store.ts";
 import { AirlockError } from "../../src/errors.ts";
-import { all, get, last, run } from "../../src/store/tx.ts";
+import { all, gather, get, last, reading, run } from "../../src/store/tx.ts";
 import { describePg, freshDatabase, withClient } from "../helpers/pg.ts";
 import { until } from "../helpers/until.ts";
 
@@ -252,6 +252,28 @@ describePg("row bodies in the shared order", () => {
     }, { key });
     await Promise.all([body("k3", "k3"), body("k1", "k1 first"), body("k2", "k2"), body("k1", "k1 second"), holder.done]);
     expect(ran).toEqual(["k1 first", "k1 second", "k2", "k3"]);
+  });
+
+  // The server must receive them in that order too, whatever kind each first statement is: a
+  // last() sent a moment before a plain statement that was asked first reversed two row locks,
+  // and two daemons doing so in opposite orders deadlocked (two-daemons.test.ts, "opposite
+  // orders"). A sequence numbers the statements as the server runs them.
+  test("the server runs the first statements of a batch's row bodies in key order, plain, gathered or last()", async () => {
+    await withClient(s.db.url, (sql) => sql.unsafe("CREATE SEQUENCE IF NOT EXISTS sent_order"));
+    const holder = holding(s.a, "row-hold-order", 0.2);
+    await holder.started;
+    const kinds = ["plain", "last", "gather", "plain", "last", "last", "plain", "gather"] as const;
+    const body = (i: number) => s.a.tx(function* () {
+      const next = "SELECT nextval('sent_order') AS n";
+      const kind = kinds[i]!;
+      const row = kind === "last" ? yield* last<{ n: string }>([], next) : kind === "gather" ? (yield* gather(reading.all<{ n: string }>(next)))[0][0] : yield* get<{ n: string }>(next);
+      return { key: `order-${i}`, n: Number(row!.n) };
+    }, { key: `order-${i}` });
+    // Asked in reverse: the batch sorts them.
+    const got = await Promise.all(kinds.map((_, i) => body(kinds.length - 1 - i)));
+    await holder.done;
+    const byServer = [...got].sort((a, b) => a.n - b.n).map((r) => r.key);
+    expect(byServer).toEqual(kinds.map((_, i) => `order-${i}`));
   });
 
   // A server restart between two calls costs no error: a row batch that finds its connection

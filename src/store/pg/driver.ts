@@ -39,7 +39,7 @@ import { mark, TRACING } from "../../trace.ts";
 import type { Tx } from "../tx.ts";
 import { type Connection, isConnectionError, type Link, outcomeUnknown } from "./connection.ts";
 import type { PgResult, Translated } from "./dialect.ts";
-import { commit, execStatement, FLIGHT_FRESH_MS, heldFailure, query, type Run, sendAhead, sendAll, UNDO_BODY } from "./statement.ts";
+import { commit, execStatement, FLIGHT_FRESH_MS, heldFailure, type Run, send, sendAhead, sendAll, UNDO_BODY } from "./statement.ts";
 import type { RowBody, VersionProtocol } from "../store.ts";
 import { answerCommitted, type Begun, Failed, HeldFailed, type Hook, type Job, Overlapped } from "./outcomes.ts";
 
@@ -294,7 +294,7 @@ export class PgDriver {
           // Alone, the body's failure is the transaction's (below). In a batch it undoes only itself.
           if (rows && jobs.length > 1 && !l.lost) throw new Failed(err, hooks, job);
           if (!run.savepoint || l.lost) throw new Failed(err, hooks);
-          if (!run.savepoint.due) await query(l, UNDO_BODY);
+          if (!run.savepoint.due) await send(l, UNDO_BODY);
           run.held!.later.length = run.held!.from; // what it held and did not send yet
           for (const h of hooks) h.orElse?.();
           job.reject(err);

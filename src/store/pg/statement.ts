@@ -4,7 +4,7 @@
 // tables it changed noted for the version, and its result turned back into the shape the
 // domain's transactions read (../tx.ts), SQLite's shape; and a transaction's COMMIT, with the
 // writes still held and the statement that goes with it. Everything goes with the extended
-// protocol (query()), the only one Bun pipelines.
+// protocol (send()), the only one Bun pipelines, each at the call, in order.
 import { AirlockError } from "../../errors.ts";
 import { mark, TRACING } from "../../trace.ts";
 import type { RunResult, Stmt } from "../tx.ts";
@@ -70,8 +70,8 @@ export async function sendAhead(
   ahead: readonly Stmt[],
 ): Promise<{ results: unknown[]; ahead: Map<string, unknown> }> {
   if (TRACING) mark(`reads ahead ${ahead.length}`);
-  const sent = [...begin.map((s) => query(l, s.text, s.args)), ...ahead.map((s) => query(l, translated(translations, s.sql).text, s.args))];
-  const answers = await Promise.all(sent.map((q) => q.execute() as unknown as Promise<unknown>));
+  const sent = [...begin.map((s) => send(l, s.text, s.args)), ...ahead.map((s) => send(l, translated(translations, s.sql).text, s.args))];
+  const answers = await Promise.all(sent);
   return { results: answers.slice(0, begin.length), ahead: new Map(ahead.map((s, i) => [aheadKey(s), answers[begin.length + i]])) };
 }
 
@@ -120,15 +120,26 @@ const templates = new Map<string, TemplateStringsArray>();
 const TEMPLATES_KEPT = 1000;
 
 /**
- * One statement, sent with the extended protocol whether or not it has values, so it is
- * pipelined behind whatever is in flight on the connection. Bun's `unsafe` without values sends
- * the simple protocol (it allows several statements), and Bun 1.4.5 does not pipeline those: a
- * simple query behind another waits for it, and costs more than awaiting each in turn
- * (docs/cluster.md, "Journal entries held, and pipelined, really"). A tagged call is extended:
- * the text is handed to the tag as the template object a literal would be (frozen, `raw` not
- * enumerable, as Bun checks), one per text, kept.
+ * One statement, sent now: its answer. Sent at the call, not when the answer is first awaited:
+ * the server runs a connection's statements in the order they are sent, and a batch's row
+ * bodies must reach it in key order (driver.ts, rowBodies). Awaiting Bun's query sends it a
+ * tick later than execute() does, so a statement awaited at once by one body went behind one
+ * a later body sent with execute(), their row locks came in the other order, and two daemons
+ * deadlocked (docs/cluster.md, "A row batch in one flight"). Every statement goes through here.
+ *
+ * With the extended protocol whether or not it has values, so it is pipelined behind whatever
+ * is in flight on the connection. Bun's `unsafe` without values sends the simple protocol (it
+ * allows several statements), and Bun 1.4.5 does not pipeline those: a simple query behind
+ * another waits for it, and costs more than awaiting each in turn (docs/cluster.md, "Journal
+ * entries held, and pipelined, really"). A tagged call is extended: the text is handed to the
+ * tag as the template object a literal would be (frozen, `raw` not enumerable, as Bun checks),
+ * one per text, kept.
  */
-export function query(l: Link, text: string, args?: readonly unknown[]) {
+export function send<R = unknown>(l: Link, text: string, args?: readonly unknown[]): Promise<R> {
+  return prepared(l, text, args).execute() as unknown as Promise<R>;
+}
+
+function prepared(l: Link, text: string, args?: readonly unknown[]) {
   if (args && args.length > 0) return l.conn.unsafe(text, args as unknown[]);
   let t = templates.get(text);
   if (!t) {
@@ -141,7 +152,7 @@ export function query(l: Link, text: string, args?: readonly unknown[]) {
 
 /** Statements without values, sent one behind the other (pipelined): all their answers. */
 export function sendAll(l: Link, texts: readonly string[]): Promise<unknown[]> {
-  return Promise.all(texts.map((t) => query(l, t).execute() as unknown as Promise<unknown>));
+  return Promise.all(texts.map((t) => send(l, t)));
 }
 
 function translated(translations: Map<string, Translated>, sql: string): Translated {
@@ -184,7 +195,7 @@ export function joinHeld(later: readonly Stmt[]): { sql: string; args: Stmt["arg
  */
 function sendLater(translations: Map<string, Translated>, l: Link, later: readonly Stmt[]): Promise<unknown>[] {
   return joinHeld(later).map(({ sql, args }) => {
-    const sent = query(l, translated(translations, sql).text, args).execute() as unknown as Promise<unknown>;
+    const sent = send(l, translated(translations, sql).text, args);
     sent.catch(() => undefined);
     return sent;
   });
@@ -217,8 +228,8 @@ export async function execStatement(translations: Map<string, Translated>, l: Li
   let opening: Promise<unknown> | undefined;
   if (sp?.due) {
     if (run.held) sendHeld(translations, l, run.held, run.held.from);
-    const released = sp.open ? query(l, RELEASE).execute() : null;
-    const opened = query(l, SAVEPOINT).execute();
+    const released = sp.open ? send(l, RELEASE) : null;
+    const opened = send(l, SAVEPOINT);
     opening = released ? Promise.all([released, opened]) : opened;
     sp.due = false;
     sp.open = true;
@@ -226,7 +237,7 @@ export async function execStatement(translations: Map<string, Translated>, l: Li
   if (run.held) sendHeld(translations, l, run.held);
   let result: PgResult;
   try {
-    result = (await query(l, stmt.mode === "run" ? t.runText : t.text, stmt.args)) as PgResult;
+    result = await send<PgResult>(l, stmt.mode === "run" ? t.runText : t.text, stmt.args);
   } catch (err) {
     run.statementFailed = true;
     await opening?.catch(() => undefined);
@@ -259,7 +270,7 @@ async function execLast(translations: Map<string, Translated>, l: Link, run: Run
     return row;
   }
   if (run.held) sendHeld(translations, l, run.held);
-  const sent = query(l, translated(translations, one.sql).text, one.args).execute() as unknown as Promise<PgResult>;
+  const sent = send<PgResult>(l, translated(translations, one.sql).text, one.args);
   const lasts = run.lasts;
   if (lasts && ++lasts.sent === lasts.bodies) {
     if (TRACING) mark(`commit in flight ${lasts.bodies}`);
@@ -311,11 +322,11 @@ export async function commit(translations: Map<string, Translated>, conn: Connec
   // Lost before COMMIT was sent: the server rolls back, the outcome is known.
   if (l.lost) throw unavailable();
   if (run.held) sendHeld(translations, l, run.held);
-  const first = before === undefined ? null : (query(l, before).execute() as unknown as Promise<PgResult>);
+  const first = before === undefined ? null : send<PgResult>(l, before);
   first?.catch(() => undefined);
   let committed: PgResult;
   try {
-    committed = (await query(l, "COMMIT")) as PgResult;
+    committed = await send<PgResult>(l, "COMMIT");
   } catch (err) {
     if (!isConnectionError(err)) throw err;
     conn.lose(l, err);

@@ -7,7 +7,7 @@
 // calls on different notes overlap across daemons, and a compare-and-swap is one conditional
 // statement, decided by the row's lock. Only list_notes, which reads every row, takes the
 // global order.
-import { all, get, run, type Tx } from "../store/tx.ts";
+import { all, get, last, run, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 
@@ -98,13 +98,24 @@ export class Notes {
   private *write(key: string, value: string, author: string | undefined, ttlMs: number | undefined): Tx<void> {
     const now = this.c.clock.now();
     const expiresAt = expiryOf(now, ttlMs);
-    yield* run(UPSERT, key, value, author ?? null, now, expiresAt);
+    const args = [key, value, author ?? null, now, expiresAt];
+    if (expiresAt === null) {
+      // Nothing follows a note with no expiry (no timer to arm): the write is its body's last
+      // statement, its journal entry going with it, and a batch of them commits in the flight
+      // that carries it (docs/cluster.md, "A row batch in one flight"). A swap is not written
+      // so: its entry is recorded only when it wrote, which the journal must know before it
+      // wakes a watcher, and a last()'s entry is noted before its statement runs.
+      const entry = yield* this.journal.entryFromRow("note.set", key, { data: "?", args: [JSON.stringify(setData(value, null))] }, { agentId: author });
+      yield* last(entry ? [entry] : [], `${UPSERT} RETURNING key`, ...args);
+      return;
+    }
+    yield* run(UPSERT, ...args);
     yield* this.written(key, value, author, expiresAt);
   }
 
   /** What follows a note's write: its record, and its expiry's timer. */
   private *written(key: string, value: string, author: string | undefined, expiresAt: number | null): Tx<void> {
-    yield* this.journal.record("note.set", key, { agentId: author, data: { length: value.length, ...(expiresAt !== null ? { expires_at: expiresAt } : {}) } });
+    yield* this.journal.record("note.set", key, { agentId: author, data: setData(value, expiresAt) });
     if (expiresAt !== null) yield* this.armNext();
   }
 
@@ -126,6 +137,11 @@ export class Notes {
     for (const { key } of gone) yield* this.journal.record("note.expired", key);
     yield* this.armNext();
   }
+}
+
+/** A note.set entry's data: the value's length (never the value), and its expiry if it has one. */
+function setData(value: string, expiresAt: number | null): Record<string, unknown> {
+  return { length: value.length, ...(expiresAt !== null ? { expires_at: expiresAt } : {}) };
 }
 
 /** A note's expiry: ttlMs ≤ 0 or absent, none. */

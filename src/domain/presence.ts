@@ -3,7 +3,7 @@
 // releases what the agent held (locks, task claims, later slots and path claims), waking the
 // waiters behind it. unregister_agent is a departure too, announced instead of detected.
 import { AirlockError } from "../errors.ts";
-import { get, all, run, type Tx } from "../store/tx.ts";
+import { get, all, last, run, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 import { rowsSince } from "./row-versions.ts";
@@ -15,6 +15,9 @@ export interface AgentRow {
   expires_at: number;
   role: string | null;
 }
+
+/** A live agent's heartbeat: its expiry and role moved (values: expires_at, role, agent_id, now). */
+const BEAT = "UPDATE agents SET expires_at = ?, role = COALESCE(?, role) WHERE agent_id = ? AND expires_at > ?";
 
 export type DepartureReason = "lapsed" | "unregistered";
 type DepartureHook = (agentId: string, reason: DepartureReason) => Tx<void>;
@@ -44,6 +47,11 @@ export class Presence {
     assertTtl(ttlMs);
     // A row body (docs/cluster.md, "Scaling out"): on a shared store heartbeats and first
     // registrations alike do not take the global order. Its timer is armed after the commit.
+    // A live agent's heartbeat is one statement, its body's last: a batch of heartbeats commits
+    // in the flight that carries it ("A row batch in one flight"). Anything else (a first
+    // registration, a lapsed row) runs the whole registration in a transaction of its own.
+    const beaten = await this.c.rowTx("agents", agentId, () => this.heartbeatTx(agentId, ttlMs, role));
+    if (beaten !== null) return beaten;
     const at = await this.c.rowTx("agents", agentId, () => this.registerTx(agentId, ttlMs, role));
     if (at !== null) return at;
     // It lapsed and has not departed yet (its lapse is another daemon's to fire, or this one's
@@ -55,6 +63,16 @@ export class Presence {
       if (again === null) throw new AirlockError("internal", `agent ${agentId} could not be registered: its row lapsed again at once`);
       return again;
     });
+  }
+
+  /** A live agent's heartbeat, as a body's last statement: its new expiry, or null (not live). */
+  private *heartbeatTx(agentId: string, ttlMs: number, role?: string): Tx<number | null> {
+    const now = this.c.clock.now();
+    const expiresAt = now + ttlMs;
+    const row = yield* last<{ expires_at: number }>([], `${BEAT} RETURNING expires_at`, expiresAt, role ?? null, agentId, now);
+    if (!row) return null;
+    this.c.store.afterCommit(() => this.arm(agentId, expiresAt));
+    return expiresAt;
   }
 
   /**
@@ -93,7 +111,7 @@ export class Presence {
    * agent departs before it is registered again, whether or not this daemon armed its lapse).
    */
   private *beat(agentId: string, expiresAt: number, now: number, role?: string): Tx<number> {
-    return (yield* run("UPDATE agents SET expires_at = ?, role = COALESCE(?, role) WHERE agent_id = ? AND expires_at > ?", expiresAt, role ?? null, agentId, now)).changes;
+    return (yield* run(BEAT, expiresAt, role ?? null, agentId, now)).changes;
   }
 
   async unregister(agentId: string): Promise<void> {

@@ -93,4 +93,58 @@ describePg("a row batch in one flight", () => {
     expect(value.changes.filter((e) => e.resource === "flight-edge").map((e) => e.value)).toEqual([Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER]);
     for (const c of [0, 1, 2, 4, 5, 6, 7]) expect(value.changes.filter((e) => e.resource === `flight-ok-${c}`).map((e) => e.value)).toEqual([1, 2, 3, 4, 5]);
   });
+  test("heartbeats of live agents commit in their flight too; a first registration among them is recorded once, and a role a heartbeat names is kept", async () => {
+    const AGENTS = 16;
+    const { value, labels } = await withTracedPair(async (d1, d2) => {
+      for (let a = 0; a < AGENTS; a++) expect((await d1.call("register_agent", { agent_id: `beat-${a}`, ttl_seconds: 60 })).registered).toBe(true);
+      const since = (await d2.call("watch_changes", { kinds: ["agent."] })).revision as number;
+      const from = Date.now();
+      // Each agent beats on the traced daemon five times, side by side with the others, the
+      // last beat naming a role; a new agent registers among them.
+      for (let r = 0; r < 5; r++) {
+        const beats = Array.from({ length: AGENTS }, (_, a) => d2.call("register_agent", { agent_id: `beat-${a}`, ttl_seconds: 120, ...(r === 4 ? { role: `role-${a}` } : {}) }));
+        const fresh = d2.call("register_agent", { agent_id: `new-${r}`, ttl_seconds: 120 });
+        for (const b of await Promise.all([...beats, fresh])) expect(b).toMatchObject({ registered: true, expires_in_seconds: 120 });
+      }
+      const to = Date.now();
+      const changes = (await d1.call("watch_changes", { since_revision: since, kinds: ["agent."], limit: 100 })).changes as Change[];
+      const agents = (await d1.call("list_agents")) as { agent_id: string; role: string | null; expires_in_seconds: number }[];
+      return { from, to, changes, agents };
+    });
+    // Only the new agents were recorded registered, each once.
+    expect(value.changes.map((e) => `${e.kind} ${e.resource}`)).toEqual(Array.from({ length: 5 }, (_, r) => `agent.registered new-${r}`));
+    // Every heartbeat moved its agent's expiry (60 s before) and the last one set its role.
+    const beating = value.agents.filter((a) => a.agent_id.startsWith("beat-")).sort((a, b) => Number(a.agent_id.slice(5)) - Number(b.agent_id.slice(5)));
+    expect(beating.map((a) => [a.agent_id, a.role, a.expires_in_seconds > 60])).toEqual(Array.from({ length: AGENTS }, (_, a) => [`beat-${a}`, `role-${a}`, true]));
+    // Batches of heartbeats went with their COMMIT.
+    const flights = labels(value.from, value.to).filter((l) => l.startsWith("commit in flight "));
+    expect(flights.some((l) => Number(l.slice("commit in flight ".length)) > 1)).toBe(true);
+  });
+  test("notes with no expiry are set in their flight; each set is recorded with its length, and a note that expires still does", async () => {
+    const NOTES = 16;
+    const { value, labels } = await withTracedPair(async (d1, d2) => {
+      const since = (await d2.call("watch_changes", { kinds: ["note."] })).revision as number;
+      const from = Date.now();
+      for (let r = 1; r <= 3; r++) {
+        const sets = Array.from({ length: NOTES }, (_, n) => d2.call("set_note", { key: `flight-note-${n}`, value: "x".repeat(r * 10 + n), author: `writer-${n}` }));
+        for (const s of await Promise.all(sets)) expect(s).toMatchObject({ saved: true });
+      }
+      const to = Date.now();
+      expect(await d2.call("set_note", { key: "flight-brief", value: "soon gone", ttl_seconds: 1 })).toMatchObject({ saved: true });
+      const notes = await Promise.all(Array.from({ length: NOTES }, (_, n) => d1.call("get_note", { key: `flight-note-${n}` })));
+      await Bun.sleep(1_500);
+      const brief = await d1.call("get_note", { key: "flight-brief" });
+      const changes = (await d1.call("watch_changes", { since_revision: since, kinds: ["note."], limit: 100 })).changes as { kind: string; resource: string; agent_id?: string; length?: number; expires_at?: number }[];
+      return { from, to, notes, brief, changes };
+    });
+    expect(value.notes.map((n) => [n.value?.length, n.author])).toEqual(Array.from({ length: NOTES }, (_, n) => [30 + n, `writer-${n}`]));
+    expect(value.brief).toMatchObject({ found: false });
+    const sets = value.changes.filter((e) => e.kind === "note.set" && e.resource.startsWith("flight-note-"));
+    for (let n = 0; n < NOTES; n++) {
+      expect(sets.filter((e) => e.resource === `flight-note-${n}`).map((e) => [e.length, e.agent_id, e.expires_at])).toEqual([1, 2, 3].map((r) => [r * 10 + n, `writer-${n}`, undefined]));
+    }
+    expect(value.changes.filter((e) => e.resource === "flight-brief").map((e) => e.kind)).toEqual(["note.set", "note.expired"]);
+    const flights = labels(value.from, value.to).filter((l) => l.startsWith("commit in flight "));
+    expect(flights.some((l) => Number(l.slice("commit in flight ".length)) > 1)).toBe(true);
+  });
 });

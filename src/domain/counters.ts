@@ -26,7 +26,9 @@ export class Counters {
     // server's work alone.
     const entry = yield* this.journal.entryFromRow("counter.changed", name, { data: `'{"value":' || value || ?`, args: [`,"by":${JSON.stringify(by)}}`] });
     try {
-      return (yield* last<{ value: number }>(entry ? [entry] : [], UPSERT, name, by))!.value;
+      const value = (yield* last<{ value: number }>(entry ? [entry.entry] : [], UPSERT, name, by))!.value;
+      entry?.wrote();
+      return value;
     } catch (err) {
       // JSON numbers are exact only up to 2^53; a counter that left that range would silently
       // hand out duplicate values, which is the one thing a counter must never do. The schema

@@ -17,6 +17,10 @@ export interface RecordFields {
 export interface DataFromRow {
   data: string;
   args: SQLQueryBindings[];
+  /** The entry's agent as a column of that row (a lock's holder, renewed by its token), instead of a value. */
+  agentId?: string;
+  /** Its resource as a column of that row (a task's queue, renewed by its id), instead of a value. */
+  resource?: string;
 }
 
 /** One entry, as record and recordFence write it (one statement, so a batch's entries join into one). */
@@ -33,9 +37,10 @@ export const entryArgs = (at: number, kind: string, resource: string, f: RecordF
 
 /** The entry of a change whose data the returned row gives (DataFromRow), as a write for last(). */
 export function entryFromRow(at: number, kind: string, resource: string, f: Omit<RecordFields, "data">, row: DataFromRow): FromReturned {
+  const bound = [...(row.resource === undefined ? [resource] : []), ...(row.agentId === undefined ? [f.agentId ?? null] : [])];
   return {
     into: "journal (at, kind, resource, agent_id, reason, data)",
-    select: `?, ?, ?, ?, ?, ${row.data}`,
-    args: [at, kind, resource, f.agentId ?? null, f.reason ?? null, ...row.args],
+    select: `?, ?, ${row.resource ?? "?"}, ${row.agentId ?? "?"}, ?, ${row.data}`,
+    args: [at, kind, ...bound, f.reason ?? null, ...row.args],
   };
 }

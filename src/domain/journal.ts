@@ -124,14 +124,16 @@ export class Journal {
 
   /**
    * The entry of a change whose data the row the body's last statement returns gives (a
-   * counter's value), for the body to send with it: last([this], ...). Everything else as record
-   * does (watchers woken, the count checked), here, before the write. Null when the journal
-   * records nothing of the kind (the bench's AIRLOCK_JOURNAL=off).
+   * counter's value), for the body to send with it: last([entry], ...). The count is checked
+   * here, before the write; `wrote()`, called once last() returned its row, wakes the watchers
+   * the change matches, as record does (a swap that wrote nothing wakes none), with the
+   * resource the row gave when `row.resource` names its column. Null when the journal records
+   * nothing of the kind (the bench's AIRLOCK_JOURNAL=off).
    */
-  *entryFromRow(kind: string, resource: string, row: DataFromRow, f: Omit<RecordFields, "data"> = {}): Tx<FromReturned | null> {
+  *entryFromRow(kind: string, resource: string, row: DataFromRow, f: Omit<RecordFields, "data"> = {}): Tx<{ entry: FromReturned; wrote: (resourceOfRow?: string) => void } | null> {
     if (this.off(kind)) return null;
-    yield* this.noted(kind, resource, 0);
-    return entryFromRow(this.c.clock.now(), kind, resource, f, row);
+    yield* this.counted(0);
+    return { entry: entryFromRow(this.c.clock.now(), kind, resource, f, row), wrote: (resourceOfRow = resource) => this.heard(kind, resourceOfRow) };
   }
 
   private off(kind: string): boolean {
@@ -147,14 +149,14 @@ export class Journal {
     let revision = 0;
     if (fence) revision = Number((yield* run(INSERT_ENTRY, ...args)).lastInsertRowid);
     else yield* runLater(INSERT_ENTRY, ...args);
-    yield* this.noted(kind, resource, revision);
+    this.heard(kind, resource);
+    yield* this.counted(revision);
     return revision;
   }
 
-  /** An entry recorded (its revision, when known): the watchers it wakes, and now and then the count. */
-  private *noted(kind: string, resource: string, revision: number): Tx<void> {
-    const shared = this.c.inSharedOrder();
-    if (shared) {
+  /** The watchers an entry recorded in this transaction matches: woken once it commits. */
+  private heard(kind: string, resource: string): void {
+    if (this.c.inSharedOrder()) {
       // A batch of row bodies leaves the lines alone, and other daemons' row bodies may hold
       // smaller revisions not committed yet: the watchers here that the change matches are woken
       // after its commit, and each looks for itself, its look cut at any revision still in flight
@@ -165,6 +167,11 @@ export class Journal {
       const line = this.waits.line("journal"); // copied below: a grant takes its waiter out of it
       if (line.length > 0) for (const w of [...line]) if (matches(w.req, kind, resource)) this.waits.grant(w, true);
     }
+  }
+
+  /** An entry recorded (its revision, when known): every COUNT_CHECK_EVERY, is the journal past its bound? */
+  private *counted(revision: number): Tx<void> {
+    const shared = this.c.inSharedOrder();
     if (++this.sinceCountCheck >= COUNT_CHECK_EVERY) {
       this.sinceCountCheck = 0;
       // In a row batch a trim could wait for another daemon's trim while that one waits for a row

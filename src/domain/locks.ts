@@ -13,7 +13,7 @@
 // held or past its expiry, a refusal) is a line body, as before; the row body leaves it there
 // having changed nothing.
 import { AirlockError } from "../errors.ts";
-import { all, get, run, runLater, type Tx } from "../store/tx.ts";
+import { all, get, last, run, runLater, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx, secondsSince } from "./context.ts";
 import { type Wait, type WaitEdge, type WaitGraph, type WaitSource } from "./deadlock.ts";
 import type { AcquireRequest, AcquireResult, Denied, Grant, GroupRequest, LockRow, LockView, MultiResult, RenewResult } from "./lock-types.ts";
@@ -193,13 +193,21 @@ export class Locks implements WaitSource {
     const self = this;
     // Held live by this token (or agent): the expiry moves in place, a row body (the lines are
     // not read: a renewal hands nothing on). Else a line body says why not.
+    // Its last statement, its entry going with it: a batch of renewals commits in the flight
+    // that carries it (docs/cluster.md, "A row batch in one flight").
     const moved =
       this.c.rowsOverlap &&
       (await this.c.rowTx("locks", name, function* (): Tx<RenewResult | null> {
         const now = self.c.clock.now();
+        const expiresAt = now + ttlMs;
         const [by, holder] = heldLiveBy(token, agentId!);
-        const row = yield* get<{ agent_id: string; fence: number }>(`UPDATE locks SET expires_at = ? WHERE name = ? AND ${by} RETURNING agent_id, fence`, now + ttlMs, name, holder, now);
-        return row ? yield* self.renewed(name, row, now + ttlMs) : null;
+        const data = { data: `'{"fence":' || fence || ?`, args: [`,"expires_at":${expiresAt}}`], agentId: "agent_id" };
+        const entry = yield* self.journal.entryFromRow("lock.renewed", name, data);
+        const row = yield* last(entry ? [entry.entry] : [], `UPDATE locks SET expires_at = ? WHERE name = ? AND ${by} RETURNING agent_id, fence`, expiresAt, name, holder, now);
+        if (!row) return null;
+        entry?.wrote();
+        self.timer(name, expiresAt);
+        return { renewed: true, expiresAt };
       }));
     if (moved) return moved;
     return this.c.tx(function* (): Tx<RenewResult> {

@@ -7,7 +7,7 @@
 // calls on different notes overlap across daemons, and a compare-and-swap is one conditional
 // statement, decided by the row's lock. Only list_notes, which reads every row, takes the
 // global order.
-import { all, get, last, run, type Tx } from "../store/tx.ts";
+import { all, get, last, run, type SQLQueryBindings, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 
@@ -68,19 +68,11 @@ export class Notes {
   private *swapTx(key: string, expected: string, newValue: string, author: string | undefined, ttlMs: number | undefined): Tx<boolean> {
     const now = this.c.clock.now();
     const expiresAt = expiryOf(now, ttlMs);
-    const swapped =
+    const [sql, ...args]: [string, ...SQLQueryBindings[]] =
       expected === ""
         ? // Absent, expired or empty: each compares as "".
-          yield* run(
-            `${UPSERT} WHERE notes.value = '' OR notes.expires_at <= ?`,
-            key,
-            newValue,
-            author ?? null,
-            now,
-            expiresAt,
-            now,
-          )
-        : yield* run(
+          [`${UPSERT} WHERE notes.value = '' OR notes.expires_at <= ?`, key, newValue, author ?? null, now, expiresAt, now]
+        : [
             "UPDATE notes SET value = ?, author = ?, updated_at = ?, expires_at = ? WHERE key = ? AND value = ? AND (expires_at IS NULL OR expires_at > ?)",
             newValue,
             author ?? null,
@@ -89,10 +81,24 @@ export class Notes {
             key,
             expected,
             now,
-          );
-    if (swapped.changes === 0) return false;
+          ];
+    if (expiresAt === null) return yield* this.lastWrite(key, newValue, author, sql, args);
+    if ((yield* run(sql, ...args)).changes === 0) return false;
     yield* this.written(key, newValue, author, expiresAt);
     return true;
+  }
+
+  /**
+   * A write of a note with no expiry (nothing follows it: no timer to arm) as its body's last
+   * statement, its journal entry going with it: a batch of them commits in the flight that
+   * carries it (docs/cluster.md, "A row batch in one flight"). Whether it wrote (a swap may not:
+   * then nothing is recorded, and no watcher woken).
+   */
+  private *lastWrite(key: string, value: string, author: string | undefined, sql: string, args: SQLQueryBindings[]): Tx<boolean> {
+    const entry = yield* this.journal.entryFromRow("note.set", key, { data: "?", args: [JSON.stringify(setData(value, null))] }, { agentId: author });
+    const wrote = (yield* last(entry ? [entry.entry] : [], `${sql} RETURNING key`, ...args)) !== null;
+    if (wrote) entry?.wrote();
+    return wrote;
   }
 
   private *write(key: string, value: string, author: string | undefined, ttlMs: number | undefined): Tx<void> {
@@ -100,13 +106,7 @@ export class Notes {
     const expiresAt = expiryOf(now, ttlMs);
     const args = [key, value, author ?? null, now, expiresAt];
     if (expiresAt === null) {
-      // Nothing follows a note with no expiry (no timer to arm): the write is its body's last
-      // statement, its journal entry going with it, and a batch of them commits in the flight
-      // that carries it (docs/cluster.md, "A row batch in one flight"). A swap is not written
-      // so: its entry is recorded only when it wrote, which the journal must know before it
-      // wakes a watcher, and a last()'s entry is noted before its statement runs.
-      const entry = yield* this.journal.entryFromRow("note.set", key, { data: "?", args: [JSON.stringify(setData(value, null))] }, { agentId: author });
-      yield* last(entry ? [entry] : [], `${UPSERT} RETURNING key`, ...args);
+      yield* this.lastWrite(key, value, author, UPSERT, args);
       return;
     }
     yield* run(UPSERT, ...args);

@@ -7,7 +7,7 @@
 // letter or not requeued), task.requeued (back to pending), task.expired (a lease lapsed; its
 // `state` says whether the task went back to pending or to failed). Payloads are not copied.
 import { AirlockError } from "../errors.ts";
-import { all, get, run, runLater, type Tx } from "../store/tx.ts";
+import { all, get, last, run, runLater, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 import { rowsSince } from "./row-versions.ts";
@@ -189,16 +189,28 @@ export class Tasks {
     return moved || this.c.tx(() => this.renewTx(id, leaseToken, leaseMs));
   }
 
+  /**
+   * Its last statement, its entry going with it (the queue and the worker the row gives): a
+   * batch of renewals commits in the flight that carries it (docs/cluster.md, "A row batch in
+   * one flight").
+   */
   private *renewRow(id: number, leaseToken: string, leaseMs: number): Tx<TaskRenewResult | null> {
     const now = this.c.clock.now();
-    const t = yield* get<{ queue: string; lease_agent: string | null }>(
+    const expiresAt = now + leaseMs;
+    const data = { data: "?", args: [JSON.stringify({ id, expires_at: expiresAt })], resource: "queue", agentId: "lease_agent" };
+    const entry = yield* this.journal.entryFromRow("task.renewed", "", data);
+    const t = yield* last<{ queue: string }>(
+      entry ? [entry.entry] : [],
       "UPDATE tasks SET lease_expires_at = ? WHERE id = ? AND lease_token = ? AND state = 'claimed' AND lease_expires_at > ? RETURNING queue, lease_agent",
-      now + leaseMs,
+      expiresAt,
       id,
       leaseToken,
       now,
     );
-    return t ? yield* this.renewed(id, t, now + leaseMs) : null;
+    if (!t) return null;
+    entry?.wrote(t.queue);
+    this.c.store.afterCommit(() => this.arm(id, expiresAt));
+    return { renewed: true, expiresAt };
   }
 
   private *renewTx(id: number, leaseToken: string, leaseMs: number): Tx<TaskRenewResult> {

@@ -120,7 +120,7 @@ describePg("a row batch in one flight", () => {
     const flights = labels(value.from, value.to).filter((l) => l.startsWith("commit in flight "));
     expect(flights.some((l) => Number(l.slice("commit in flight ".length)) > 1)).toBe(true);
   });
-  test("notes with no expiry are set in their flight; each set is recorded with its length, and a note that expires still does", async () => {
+  test("notes with no expiry are set and swapped in their flight; each write is recorded with its length, a swap that failed is not, and a note that expires still is", async () => {
     const NOTES = 16;
     const { value, labels } = await withTracedPair(async (d1, d2) => {
       const since = (await d2.call("watch_changes", { kinds: ["note."] })).revision as number;
@@ -129,6 +129,14 @@ describePg("a row batch in one flight", () => {
         const sets = Array.from({ length: NOTES }, (_, n) => d2.call("set_note", { key: `flight-note-${n}`, value: "x".repeat(r * 10 + n), author: `writer-${n}` }));
         for (const s of await Promise.all(sets)) expect(s).toMatchObject({ saved: true });
       }
+      // Then two swaps of each note side by side: one from its value (it swaps), one from a
+      // value it does not hold (it does not, and is not recorded).
+      const swaps = Array.from({ length: NOTES }, (_, n) => [
+        d2.call("set_note_if", { key: `flight-note-${n}`, expected_value: "x".repeat(30 + n), new_value: "y".repeat(n + 1), author: `swapper-${n}` }),
+        d2.call("set_note_if", { key: `flight-note-${n}`, expected_value: "not it", new_value: "z", author: `loser-${n}` }),
+      ]).flat();
+      const swapped = (await Promise.all(swaps)).map((r) => r.swapped);
+      expect(swapped).toEqual(Array.from({ length: NOTES }, () => [true, false]).flat());
       const to = Date.now();
       expect(await d2.call("set_note", { key: "flight-brief", value: "soon gone", ttl_seconds: 1 })).toMatchObject({ saved: true });
       const notes = await Promise.all(Array.from({ length: NOTES }, (_, n) => d1.call("get_note", { key: `flight-note-${n}` })));
@@ -137,13 +145,57 @@ describePg("a row batch in one flight", () => {
       const changes = (await d1.call("watch_changes", { since_revision: since, kinds: ["note."], limit: 100 })).changes as { kind: string; resource: string; agent_id?: string; length?: number; expires_at?: number }[];
       return { from, to, notes, brief, changes };
     });
-    expect(value.notes.map((n) => [n.value?.length, n.author])).toEqual(Array.from({ length: NOTES }, (_, n) => [30 + n, `writer-${n}`]));
+    expect(value.notes.map((n) => [n.value, n.author])).toEqual(Array.from({ length: NOTES }, (_, n) => ["y".repeat(n + 1), `swapper-${n}`]));
     expect(value.brief).toMatchObject({ found: false });
     const sets = value.changes.filter((e) => e.kind === "note.set" && e.resource.startsWith("flight-note-"));
     for (let n = 0; n < NOTES; n++) {
-      expect(sets.filter((e) => e.resource === `flight-note-${n}`).map((e) => [e.length, e.agent_id, e.expires_at])).toEqual([1, 2, 3].map((r) => [r * 10 + n, `writer-${n}`, undefined]));
+      const recorded = sets.filter((e) => e.resource === `flight-note-${n}`).map((e) => [e.length, e.agent_id, e.expires_at]);
+      expect(recorded).toEqual([...[1, 2, 3].map((r) => [r * 10 + n, `writer-${n}`, undefined]), [n + 1, `swapper-${n}`, undefined]]);
     }
     expect(value.changes.filter((e) => e.resource === "flight-brief").map((e) => e.kind)).toEqual(["note.set", "note.expired"]);
+    const flights = labels(value.from, value.to).filter((l) => l.startsWith("commit in flight "));
+    expect(flights.some((l) => Number(l.slice("commit in flight ".length)) > 1)).toBe(true);
+  });
+  test("lock and task lease renewals commit in their flight; each is recorded with its holder, its fence or task, and its queue; a renewal not held is refused and recorded nowhere", async () => {
+    const N = 8;
+    const { value, labels } = await withTracedPair(async (d1, d2) => {
+      const locks = await Promise.all(Array.from({ length: N }, (_, i) => d1.call("lock_resource", { name: `flight-lock-${i}`, agent_id: `holder-${i}`, ttl_seconds: 60 })));
+      for (let i = 0; i < N; i++) await d1.call("push_task", { queue: `flight-q-${i % 2}`, payload: `p${i}` });
+      const tasks = await Promise.all(Array.from({ length: N }, (_, i) => d1.call("claim_next_task", { queue: `flight-q-${i % 2}`, agent_id: `worker-${i}`, lease_seconds: 60 })));
+      const since = (await d2.call("watch_changes", { kinds: ["lock.", "task."] })).revision as number;
+      const from = Date.now();
+      const answers: Record<string, unknown>[] = [];
+      for (let r = 0; r < 3; r++) {
+        const calls = [
+          // By token on even locks, by agent on odd ones; the tasks by their lease.
+          ...locks.map((l, i) => d2.call("renew_lock", { name: `flight-lock-${i}`, ttl_seconds: 90 + r, ...(i % 2 === 0 ? { lock_token: l.lock_token } : { agent_id: `holder-${i}` }) })),
+          ...tasks.map((t) => d2.call("renew_task", { id: t.id, lease_token: t.lease_token, lease_seconds: 90 + r })),
+          d2.call("renew_lock", { name: "flight-lock-0", agent_id: "not-the-holder", ttl_seconds: 90 }),
+        ];
+        answers.push(...(await Promise.all(calls)));
+      }
+      const to = Date.now();
+      const changes = (await d1.call("watch_changes", { since_revision: since, kinds: ["lock.", "task."], limit: 200 })).changes as { kind: string; resource: string; agent_id?: string; fence?: number; id?: number }[];
+      return { from, to, answers, changes, locks: locks.map((l) => l.fence as number), tasks: tasks.map((t) => [t.id as number, t.payload as string]) };
+    });
+    const per = 2 * N + 1;
+    for (let r = 0; r < 3; r++) {
+      const round = value.answers.slice(r * per, (r + 1) * per);
+      expect(round.slice(0, N)).toEqual(Array.from({ length: N }, () => ({ renewed: true, expires_in_seconds: 90 + r })));
+      expect(round.slice(N, 2 * N)).toEqual(Array.from({ length: N }, () => ({ renewed: true, lease_expires_in_seconds: 90 + r })));
+      expect(round[2 * N]).toMatchObject({ renewed: false });
+    }
+    const renewed = (kind: string) => value.changes.filter((e) => e.kind === kind);
+    // Three renewals of each lock, by its holder, with its fence; none for the refused one.
+    expect(renewed("lock.renewed").map((e) => `${e.resource} ${e.agent_id} ${e.fence}`).sort()).toEqual(
+      Array.from({ length: N }, (_, i) => Array.from({ length: 3 }, () => `flight-lock-${i} holder-${i} ${value.locks[i]}`)).flat().sort(),
+    );
+    // Three of each task, in its queue, by its worker.
+    const queueOf = new Map(value.tasks.map(([id, payload]) => [id, `flight-q-${Number(payload.slice(1)) % 2}`]));
+    const workerOf = new Map(value.tasks.map(([id], i) => [id, `worker-${i}`]));
+    expect(renewed("task.renewed").map((e) => `${e.resource} ${e.agent_id} ${e.id}`).sort()).toEqual(
+      value.tasks.flatMap(([id]) => Array.from({ length: 3 }, () => `${queueOf.get(id)} ${workerOf.get(id)} ${id}`)).sort(),
+    );
     const flights = labels(value.from, value.to).filter((l) => l.startsWith("commit in flight "));
     expect(flights.some((l) => Number(l.slice("commit in flight ".length)) > 1)).toBe(true);
   });

@@ -181,6 +181,27 @@ describe("what each primitive records", () => {
     await k.counters.increment("c", 1);
     expect(await k.journal.revision()).toBe(before + 1);
   });
+
+  // A swap and a counter write their entry with their statement (last()), whose outcome is
+  // known only after it ran: the watchers are woken only by one that wrote.
+  test("a swap that writes nothing and a counter the schema refuses wake no watcher; the swap that writes wakes it with its entry", async () => {
+    const k = t.kernel;
+    await k.notes.set("cas", "a", undefined, undefined);
+    await k.counters.increment("edge", Number.MAX_SAFE_INTEGER);
+    const before = await k.journal.revision();
+    const w = track(k.journal.watch(before, WAIT, {}, 100));
+    expect(await k.notes.swap("cas", "wrong", "b", undefined, undefined)).toBe(false);
+    expect(await k.notes.swap("absent", "x", "b", undefined, undefined)).toBe(false);
+    expect(await k.notes.swap("cas", "", "b", undefined, undefined)).toBe(false);
+    await expect(k.counters.increment("edge", 1)).rejects.toThrow("exact integer range");
+    await flush();
+    expect(w.done).toBe(false);
+    expect(await k.journal.revision()).toBe(before);
+    expect(await k.notes.swap("cas", "a", "b", "bob", undefined)).toBe(true);
+    await flush();
+    expect(w.done).toBe(true);
+    expect(w.value!.changes.map((e) => [e.kind, e.resource, e.agentId, e.data])).toEqual([["note.set", "cas", "bob", { length: 1 }]]);
+  });
 });
 
 describe("retention", () => {

@@ -77,7 +77,7 @@ export type ThroughputRow = {
   clientBusy?: number;
 };
 
-export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check", "edit", "watched", "polled", "claims", "messages", "status"] as const;
+export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check", "edit", "watched", "polled", "claims", "messages", "beats", "status"] as const;
 export type Case = (typeof CASES)[number];
 /** The cases timed on the daemon setups only, in cycles of several calls. */
 type CycleCase = Exclude<Case, "distinct" | "hot">;
@@ -203,8 +203,9 @@ function daemons(ds: DaemonProcess[]): Target {
     name: `${ds.length} daemon${ds.length > 1 ? "s" : ""}`,
     pids: ds.map((d) => d.proc.pid),
     async prepare(kase) {
-      if (kase === "messages") {
-        // A recipient must be seen: each client is a registered agent, on its own daemon.
+      if (kase === "messages" || kase === "beats") {
+        // A recipient must be seen, and a heartbeat is a live agent's: each client is a
+        // registered agent, on its own daemon.
         for (let c = 0; c < CLIENTS; c++) await ds[c % ds.length]!.call("register_agent", { agent_id: `bench-tput-${c}`, ttl_seconds: 3600 });
         return;
       }
@@ -275,6 +276,10 @@ function daemons(ds: DaemonProcess[]): Target {
         const r = await d.call("read_messages", { agent_id: agent });
         if (r.isError || r.messages?.[0]?.id !== sent.message_id) return false;
         return (await d.call("ack_message", { agent_id: agent, message_id: sent.message_id })).acked === true;
+      }
+      if (kase === "beats") {
+        const r = await d.call("register_agent", { agent_id: `bench-tput-${c}`, ttl_seconds: 3600 });
+        return !r.isError && r.registered === true;
       }
       if (kase === "check" || kase === "edit") {
         const path = `src/c${c}/index.ts`;
@@ -445,6 +450,7 @@ function reportCycles(add: (r: ThroughputRow) => void, kase: CycleCase, setups: 
     claims: ["claim_paths + release_paths, " + `${CLIENTS} clients, a path each in one room, one claim_next_task blocked on each daemon`, "path claims with a worker waiting", "pairs/s"],
     status: ["increment_counter, " + `${CLIENTS} clients, distinct counters, one dashboard on each daemon asking for the status 50 ms after each answer`, "distinct counters, dashboards open", "ops/s"],
     messages: ["send_message + read_messages (wait 0) + ack_message, " + `${CLIENTS} clients, each its own inbox`, "inbox round trips", "cycles/s"],
+    beats: ["register_agent (a live agent's heartbeat), " + `${CLIENTS} clients, an agent each`, "heartbeats", "beats/s"],
   };
   const [what, short, unit] = labels[kase];
   const of = `median of ${ROUNDS} × ${(roundMs / 1000).toFixed(1)} s`;

@@ -176,7 +176,7 @@ describePg("a row batch in one flight", () => {
       }
       const to = Date.now();
       const changes = (await d1.call("watch_changes", { since_revision: since, kinds: ["lock.", "task."], limit: 200 })).changes as { kind: string; resource: string; agent_id?: string; fence?: number; id?: number }[];
-      return { from, to, answers, changes, locks: locks.map((l) => l.fence as number), tasks: tasks.map((t) => [t.id as number, t.payload as string]) };
+      return { from, to, answers, changes, locks: locks.map((l) => l.fence as number), tasks: tasks.map((t) => ({ id: t.id as number, payload: t.payload as string })) };
     });
     const per = 2 * N + 1;
     for (let r = 0; r < 3; r++) {
@@ -191,10 +191,8 @@ describePg("a row batch in one flight", () => {
       Array.from({ length: N }, (_, i) => Array.from({ length: 3 }, () => `flight-lock-${i} holder-${i} ${value.locks[i]}`)).flat().sort(),
     );
     // Three of each task, in its queue, by its worker.
-    const queueOf = new Map(value.tasks.map(([id, payload]) => [id, `flight-q-${Number(payload.slice(1)) % 2}`]));
-    const workerOf = new Map(value.tasks.map(([id], i) => [id, `worker-${i}`]));
     expect(renewed("task.renewed").map((e) => `${e.resource} ${e.agent_id} ${e.id}`).sort()).toEqual(
-      value.tasks.flatMap(([id]) => Array.from({ length: 3 }, () => `${queueOf.get(id)} ${workerOf.get(id)} ${id}`)).sort(),
+      value.tasks.flatMap(({ id, payload }, i) => Array.from({ length: 3 }, () => `flight-q-${Number(payload.slice(1)) % 2} worker-${i} ${id}`)).sort(),
     );
     const flights = labels(value.from, value.to).filter((l) => l.startsWith("commit in flight "));
     expect(flights.some((l) => Number(l.slice("commit in flight ".length)) > 1)).toBe(true);

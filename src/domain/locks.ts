@@ -192,9 +192,9 @@ export class Locks implements WaitSource {
     assertTtl(ttlMs);
     const self = this;
     // Held live by this token (or agent): the expiry moves in place, a row body (the lines are
-    // not read: a renewal hands nothing on). Else a line body says why not.
-    // Its last statement, its entry going with it: a batch of renewals commits in the flight
-    // that carries it (docs/cluster.md, "A row batch in one flight").
+    // not read: a renewal hands nothing on), its UPDATE the body's last statement with the entry
+    // going with it, so a batch of renewals commits in the flight that carries it (docs/cluster.md,
+    // "A row batch in one flight"). Else a line body says why not.
     const moved =
       this.c.rowsOverlap &&
       (await this.c.rowTx("locks", name, function* (): Tx<RenewResult | null> {

@@ -1,6 +1,6 @@
 // Atomic counters: one UPSERT … RETURNING, so concurrent callers always get distinct values.
 import { AirlockError } from "../errors.ts";
-import { get, last, type Tx } from "../store/tx.ts";
+import { get, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 
@@ -24,11 +24,9 @@ export class Counters {
     // counters on a shared store commits in the flight that carries them (last(),
     // docs/cluster.md, "A row batch in one flight"), so a hot counter's row is locked for the
     // server's work alone.
-    const entry = yield* this.journal.entryFromRow("counter.changed", name, { data: `'{"value":' || value || ?`, args: [`,"by":${JSON.stringify(by)}}`] });
+    const entry = { data: `'{"value":' || value || ?`, args: [`,"by":${JSON.stringify(by)}}`] };
     try {
-      const value = (yield* last<{ value: number }>(entry ? [entry.entry] : [], UPSERT, name, by))!.value;
-      entry?.wrote();
-      return value;
+      return (yield* this.journal.lastRecorded<{ value: number }>("counter.changed", name, entry, {}, UPSERT, name, by))!.value;
     } catch (err) {
       // JSON numbers are exact only up to 2^53; a counter that left that range would silently
       // hand out duplicate values, which is the one thing a counter must never do. The schema

@@ -19,7 +19,7 @@ export interface DataFromRow {
   args: SQLQueryBindings[];
   /** The entry's agent as a column of that row (a lock's holder, renewed by its token), instead of a value. */
   agentId?: string;
-  /** Its resource as a column of that row (a task's queue, renewed by its id), instead of a value. */
+  /** Its resource as a column of that row (a task's queue, renewed by its id), instead of a value (Journal.lastRecorded wakes the watchers of the row's). */
   resource?: string;
 }
 

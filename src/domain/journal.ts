@@ -5,7 +5,7 @@
 // dashboard read from a revision onward. A pool grant's revision is also its fence.
 import type { Awaitable } from "../store/store.ts";
 import { AirlockError } from "../errors.ts";
-import { all, type FromReturned, get, run, runLater, type Tx } from "../store/tx.ts";
+import { all, get, last, run, runLater, type SQLQueryBindings, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import { type DataFromRow, entryArgs, entryFromRow, INSERT_ENTRY, type RecordFields } from "./journal-entry.ts";
 import { floorOf, type JournalEntry, type JournalRow, matches, readAfter, runAfter, type SinceOptions, toEntry, type WatchFilter, wants } from "./journal-read.ts";
@@ -123,17 +123,18 @@ export class Journal {
   }
 
   /**
-   * The entry of a change whose data the row the body's last statement returns gives (a
-   * counter's value), for the body to send with it: last([entry], ...). The count is checked
-   * here, before the write; `wrote()`, called once last() returned its row, wakes the watchers
-   * the change matches, as record does (a swap that wrote nothing wakes none), with the
-   * resource the row gave when `row.resource` names its column. Null when the journal records
-   * nothing of the kind (the bench's AIRLOCK_JOURNAL=off).
+   * A body's last statement (last()) with the entry of its change going with it, its data (and
+   * its resource or agent, when `from` names their columns) from the row the statement returns
+   * (a counter's value, a renewed lock's holder): the row, or null. The count is checked before
+   * the write; the watchers the change matches are woken only when the statement returned its
+   * row (a swap that wrote nothing, a counter the schema refused: none).
    */
-  *entryFromRow(kind: string, resource: string, row: DataFromRow, f: Omit<RecordFields, "data"> = {}): Tx<{ entry: FromReturned; wrote: (resourceOfRow?: string) => void } | null> {
-    if (this.off(kind)) return null;
+  *lastRecorded<R>(kind: string, resource: string, from: DataFromRow, f: Omit<RecordFields, "data">, sql: string, ...args: SQLQueryBindings[]): Tx<R | null> {
+    if (this.off(kind)) return yield* last<R>([], sql, ...args);
     yield* this.counted(0);
-    return { entry: entryFromRow(this.c.clock.now(), kind, resource, f, row), wrote: (resourceOfRow = resource) => this.heard(kind, resourceOfRow) };
+    const row = yield* last<R>([entryFromRow(this.c.clock.now(), kind, resource, f, from)], sql, ...args);
+    if (row) this.heard(kind, from.resource === undefined ? resource : String((row as Record<string, unknown>)[from.resource]));
+    return row;
   }
 
   private off(kind: string): boolean {

@@ -13,7 +13,7 @@
 // held or past its expiry, a refusal) is a line body, as before; the row body leaves it there
 // having changed nothing.
 import { AirlockError } from "../errors.ts";
-import { all, get, last, run, runLater, type Tx } from "../store/tx.ts";
+import { all, get, run, runLater, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx, secondsSince } from "./context.ts";
 import { type Wait, type WaitEdge, type WaitGraph, type WaitSource } from "./deadlock.ts";
 import type { AcquireRequest, AcquireResult, Denied, Grant, GroupRequest, LockRow, LockView, MultiResult, RenewResult } from "./lock-types.ts";
@@ -201,11 +201,9 @@ export class Locks implements WaitSource {
         const now = self.c.clock.now();
         const expiresAt = now + ttlMs;
         const [by, holder] = heldLiveBy(token, agentId!);
-        const data = { data: `'{"fence":' || fence || ?`, args: [`,"expires_at":${expiresAt}}`], agentId: "agent_id" };
-        const entry = yield* self.journal.entryFromRow("lock.renewed", name, data);
-        const row = yield* last(entry ? [entry.entry] : [], `UPDATE locks SET expires_at = ? WHERE name = ? AND ${by} RETURNING agent_id, fence`, expiresAt, name, holder, now);
-        if (!row) return null;
-        entry?.wrote();
+        const entry = { data: `'{"fence":' || fence || ?`, args: [`,"expires_at":${expiresAt}}`], agentId: "agent_id" };
+        const sql = `UPDATE locks SET expires_at = ? WHERE name = ? AND ${by} RETURNING agent_id, fence`;
+        if (!(yield* self.journal.lastRecorded("lock.renewed", name, entry, {}, sql, expiresAt, name, holder, now))) return null;
         self.timer(name, expiresAt);
         return { renewed: true, expiresAt };
       }));

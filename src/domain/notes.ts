@@ -7,7 +7,7 @@
 // calls on different notes overlap across daemons, and a compare-and-swap is one conditional
 // statement, decided by the row's lock. Only list_notes, which reads every row, takes the
 // global order.
-import { all, get, last, run, type SQLQueryBindings, type Tx } from "../store/tx.ts";
+import { all, get, run, type SQLQueryBindings, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 
@@ -95,10 +95,8 @@ export class Notes {
    * then nothing is recorded, and no watcher woken).
    */
   private *lastWrite(key: string, value: string, author: string | undefined, sql: string, args: SQLQueryBindings[]): Tx<boolean> {
-    const entry = yield* this.journal.entryFromRow("note.set", key, { data: "?", args: [JSON.stringify(setData(value, null))] }, { agentId: author });
-    const wrote = (yield* last(entry ? [entry.entry] : [], `${sql} RETURNING key`, ...args)) !== null;
-    if (wrote) entry?.wrote();
-    return wrote;
+    const entry = { data: "?", args: [JSON.stringify(setData(value, null))] };
+    return (yield* this.journal.lastRecorded("note.set", key, entry, { agentId: author }, `${sql} RETURNING key`, ...args)) !== null;
   }
 
   private *write(key: string, value: string, author: string | undefined, ttlMs: number | undefined): Tx<void> {

@@ -70,7 +70,11 @@ export class Presence {
     const now = this.c.clock.now();
     const expiresAt = now + ttlMs;
     const row = yield* last<{ expires_at: number }>([], `${BEAT} RETURNING expires_at`, expiresAt, role ?? null, agentId, now);
-    if (!row) return null;
+    return row ? this.beaten(agentId, expiresAt) : null;
+  }
+
+  /** A registration or heartbeat that moved the row: its timer armed after the commit, its expiry. */
+  private beaten(agentId: string, expiresAt: number): number {
     this.c.store.afterCommit(() => this.arm(agentId, expiresAt));
     return expiresAt;
   }
@@ -84,10 +88,7 @@ export class Presence {
   private *registerTx(agentId: string, ttlMs: number, role?: string): Tx<number | null> {
     const now = this.c.clock.now();
     const expiresAt = now + ttlMs;
-    const beaten = () => {
-      this.c.store.afterCommit(() => this.arm(agentId, expiresAt));
-      return expiresAt;
-    };
+    const beaten = () => this.beaten(agentId, expiresAt);
     if ((yield* this.beat(agentId, expiresAt, now, role)) > 0) return beaten();
     const made = yield* get<{ agent_id: string }>(
       "INSERT INTO agents (agent_id, registered_at, expires_at, role) VALUES (?, ?, ?, ?) ON CONFLICT(agent_id) DO NOTHING RETURNING agent_id",

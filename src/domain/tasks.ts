@@ -7,7 +7,7 @@
 // letter or not requeued), task.requeued (back to pending), task.expired (a lease lapsed; its
 // `state` says whether the task went back to pending or to failed). Payloads are not copied.
 import { AirlockError } from "../errors.ts";
-import { all, get, last, run, runLater, type Tx } from "../store/tx.ts";
+import { all, get, run, runLater, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 import { rowsSince } from "./row-versions.ts";
@@ -197,18 +197,9 @@ export class Tasks {
   private *renewRow(id: number, leaseToken: string, leaseMs: number): Tx<TaskRenewResult | null> {
     const now = this.c.clock.now();
     const expiresAt = now + leaseMs;
-    const data = { data: "?", args: [JSON.stringify({ id, expires_at: expiresAt })], resource: "queue", agentId: "lease_agent" };
-    const entry = yield* this.journal.entryFromRow("task.renewed", "", data);
-    const t = yield* last<{ queue: string }>(
-      entry ? [entry.entry] : [],
-      "UPDATE tasks SET lease_expires_at = ? WHERE id = ? AND lease_token = ? AND state = 'claimed' AND lease_expires_at > ? RETURNING queue, lease_agent",
-      expiresAt,
-      id,
-      leaseToken,
-      now,
-    );
-    if (!t) return null;
-    entry?.wrote(t.queue);
+    const entry = { data: "?", args: [JSON.stringify({ id, expires_at: expiresAt })], resource: "queue", agentId: "lease_agent" };
+    const sql = "UPDATE tasks SET lease_expires_at = ? WHERE id = ? AND lease_token = ? AND state = 'claimed' AND lease_expires_at > ? RETURNING queue, lease_agent";
+    if (!(yield* this.journal.lastRecorded("task.renewed", "", entry, {}, sql, expiresAt, id, leaseToken, now))) return null;
     this.c.store.afterCommit(() => this.arm(id, expiresAt));
     return { renewed: true, expiresAt };
   }

@@ -104,7 +104,8 @@ describePg("a row batch in one flight", () => {
       for (let r = 0; r < 5; r++) {
         const beats = Array.from({ length: AGENTS }, (_, a) => d2.call("register_agent", { agent_id: `beat-${a}`, ttl_seconds: 120, ...(r === 4 ? { role: `role-${a}` } : {}) }));
         const fresh = d2.call("register_agent", { agent_id: `new-${r}`, ttl_seconds: 120 });
-        for (const b of await Promise.all([...beats, fresh])) expect(b).toMatchObject({ registered: true, expires_in_seconds: 120 });
+        // The expiry in whole seconds, within a few of the TTL however long the call took.
+        for (const b of await Promise.all([...beats, fresh])) expect([b.registered, b.expires_in_seconds > 115 && b.expires_in_seconds <= 120]).toEqual([true, true]);
       }
       const to = Date.now();
       const changes = (await d1.call("watch_changes", { since_revision: since, kinds: ["agent."], limit: 100 })).changes as Change[];
@@ -181,8 +182,10 @@ describePg("a row batch in one flight", () => {
     const per = 2 * N + 1;
     for (let r = 0; r < 3; r++) {
       const round = value.answers.slice(r * per, (r + 1) * per);
-      expect(round.slice(0, N)).toEqual(Array.from({ length: N }, () => ({ renewed: true, expires_in_seconds: 90 + r })));
-      expect(round.slice(N, 2 * N)).toEqual(Array.from({ length: N }, () => ({ renewed: true, lease_expires_in_seconds: 90 + r })));
+      // Each renewed to its new lease, within a few seconds however long the call took.
+      const within = (s: unknown) => typeof s === "number" && s > 85 + r && s <= 90 + r;
+      expect(round.slice(0, N).map((a) => [a.renewed, within(a.expires_in_seconds)])).toEqual(Array.from({ length: N }, () => [true, true]));
+      expect(round.slice(N, 2 * N).map((a) => [a.renewed, within(a.lease_expires_in_seconds)])).toEqual(Array.from({ length: N }, () => [true, true]));
       expect(round[2 * N]).toMatchObject({ renewed: false });
     }
     const renewed = (kind: string) => value.changes.filter((e) => e.kind === kind);

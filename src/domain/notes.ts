@@ -7,7 +7,7 @@
 // calls on different notes overlap across daemons, and a compare-and-swap is one conditional
 // statement, decided by the row's lock. Only list_notes, which reads every row, takes the
 // global order.
-import { all, get, run, type SQLQueryBindings, type Tx } from "../store/tx.ts";
+import { all, get, type SQLQueryBindings, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 
@@ -48,11 +48,14 @@ export class Notes {
     return this.c.rowTx("notes", key, () => this.deleteTx(key));
   }
 
+  /**
+   * A live note's row deleted and recorded, as its body's last statement (docs/cluster.md, "A row
+   * batch in one flight"). A lapsed note is not a live one: its row is left to the expiry, which
+   * records it expired, as it does every note that lapses.
+   */
   private *deleteTx(key: string): Tx<boolean> {
-    const live = yield* get<{ key: string; expires_at: number | null }>("DELETE FROM notes WHERE key = ? RETURNING key, expires_at", key);
-    const wasLive = live !== null && (live.expires_at === null || live.expires_at > this.c.clock.now());
-    if (wasLive) yield* this.journal.record("note.deleted", key);
-    return wasLive;
+    const sql = "DELETE FROM notes WHERE key = ? AND (expires_at IS NULL OR expires_at > ?) RETURNING key";
+    return (yield* this.journal.lastRecorded("note.deleted", key, { data: "NULL", args: [] }, {}, sql, key, this.c.clock.now())) !== null;
   }
 
   /** Sets newValue only if the current value equals expected; absent or expired compares as "". */
@@ -82,39 +85,27 @@ export class Notes {
             expected,
             now,
           ];
-    if (expiresAt === null) return yield* this.lastWrite(key, newValue, author, sql, args);
-    if ((yield* run(sql, ...args)).changes === 0) return false;
-    yield* this.written(key, newValue, author, expiresAt);
-    return true;
+    return yield* this.lastWrite(key, newValue, author, expiresAt, sql, args);
   }
 
   /**
-   * A write of a note with no expiry (nothing follows it: no timer to arm) as its body's last
-   * statement, its journal entry going with it: a batch of them commits in the flight that
-   * carries it (docs/cluster.md, "A row batch in one flight"). Whether it wrote (a swap may not:
-   * then nothing is recorded, and no watcher woken).
+   * A note's write as its body's last statement, its journal entry going with it: a batch of
+   * them commits in the flight that carries it (docs/cluster.md, "A row batch in one flight").
+   * A note that expires moves the expiry's timer after the commit, to its deadline if that is
+   * the earliest this daemon knows (no read: the timer only ever needs the earliest). Whether it
+   * wrote (a swap may not: then nothing is recorded, no watcher woken, and no timer moved).
    */
-  private *lastWrite(key: string, value: string, author: string | undefined, sql: string, args: SQLQueryBindings[]): Tx<boolean> {
-    const entry = { data: "?", args: [JSON.stringify(setData(value, null))] };
-    return (yield* this.journal.lastRecorded("note.set", key, entry, { agentId: author }, `${sql} RETURNING key`, ...args)) !== null;
+  private *lastWrite(key: string, value: string, author: string | undefined, expiresAt: number | null, sql: string, args: SQLQueryBindings[]): Tx<boolean> {
+    const entry = { data: "?", args: [JSON.stringify(setData(value, expiresAt))] };
+    if ((yield* this.journal.lastRecorded("note.set", key, entry, { agentId: author }, `${sql} RETURNING key`, ...args)) === null) return false;
+    if (expiresAt !== null) this.c.store.afterCommit(() => this.c.scheduler.atEarliest("notes:expiry", expiresAt, () => this.expire()));
+    return true;
   }
 
   private *write(key: string, value: string, author: string | undefined, ttlMs: number | undefined): Tx<void> {
     const now = this.c.clock.now();
     const expiresAt = expiryOf(now, ttlMs);
-    const args = [key, value, author ?? null, now, expiresAt];
-    if (expiresAt === null) {
-      yield* this.lastWrite(key, value, author, UPSERT, args);
-      return;
-    }
-    yield* run(UPSERT, ...args);
-    yield* this.written(key, value, author, expiresAt);
-  }
-
-  /** What follows a note's write: its record, and its expiry's timer. */
-  private *written(key: string, value: string, author: string | undefined, expiresAt: number | null): Tx<void> {
-    yield* this.journal.record("note.set", key, { agentId: author, data: setData(value, expiresAt) });
-    if (expiresAt !== null) yield* this.armNext();
+    yield* this.lastWrite(key, value, author, expiresAt, UPSERT, [key, value, author ?? null, now, expiresAt]);
   }
 
   // One scheduler entry for all notes, at the earliest expiry: notes have no waiters, so the

@@ -136,21 +136,31 @@ export class Tasks {
     // its journal entry; a finished task goes to nobody in line. Timers change after the commit.
     // A lease that lapsed but has not been expired yet (its timer was armed on another daemon)
     // is left to the line body, which expires it first and then refuses, as one daemon does.
-    const done = await this.c.rowTx("tasks", String(id), () => this.completeTx(id, leaseToken, true));
+    const done = await this.c.rowTx("tasks", String(id), () => this.completeRow(id, leaseToken));
     return done ?? (await this.c.tx(() => this.completeTx(id, leaseToken, false))) === true;
+  }
+
+  /**
+   * A live lease completed as its body's last statement, its entry going with it (the queue and
+   * the worker the row gives): a batch of completions commits in the flight that carries it
+   * (docs/cluster.md, "A row batch in one flight"). Null when the lease is not live (the line
+   * body decides). With no purge armed here, the completion looks the oldest finished task up
+   * first, as a line body does (completeTx).
+   */
+  private *completeRow(id: number, leaseToken: string): Tx<boolean | null> {
+    if (!this.c.scheduler.has("tasks:purge")) return yield* this.completeTx(id, leaseToken, true);
+    const now = this.c.clock.now();
+    const entry = { data: "?", args: [JSON.stringify({ id })], resource: "queue", agentId: "lease_agent" };
+    if (!(yield* this.journal.lastRecorded("task.completed", "", entry, {}, COMPLETE, now, id, leaseToken, now))) return null;
+    this.c.store.afterCommit(() => this.c.scheduler.cancel(`task:${id}`));
+    return true;
   }
 
   /** `live`: only a lease still live, else null (the line body decides); else a due expiry first. */
   private *completeTx(id: number, leaseToken: string, live: boolean): Tx<boolean | null> {
     const now = this.c.clock.now();
     if (!live) yield* this.claimedRow(id); // a lapse that is due, expired first
-    const r = yield* get<{ queue: string; lease_agent: string | null }>(
-      "UPDATE tasks SET state = 'done', lease_token = NULL, lease_expires_at = NULL, finished_at = ? WHERE id = ? AND lease_token = ? AND state = 'claimed' AND lease_expires_at > ? RETURNING queue, lease_agent",
-      now,
-      id,
-      leaseToken,
-      now,
-    );
+    const r = yield* get<{ queue: string; lease_agent: string | null }>(COMPLETE, now, id, leaseToken, now);
     if (!r) return live ? null : false;
     yield* this.journal.record("task.completed", r.queue, { agentId: r.lease_agent, data: { id } });
     this.c.store.afterCommit(() => this.c.scheduler.cancel(`task:${id}`));
@@ -393,3 +403,7 @@ export class Tasks {
     yield* this.armPurge();
   }
 }
+
+/** A live lease's task marked done (its finish, its id, its lease token, now): its queue and worker returned. */
+const COMPLETE =
+  "UPDATE tasks SET state = 'done', lease_token = NULL, lease_expires_at = NULL, finished_at = ? WHERE id = ? AND lease_token = ? AND state = 'claimed' AND lease_expires_at > ? RETURNING queue, lease_agent";

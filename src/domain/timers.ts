@@ -105,6 +105,16 @@ export class Scheduler {
   }
 
   /**
+   * at(), unless an entry of its own under key falls due no later: one timer for the earliest of
+   * many deadlines (the notes' expiry), moved earlier by a write without reading the others.
+   */
+  atEarliest(key: string, at: number, fn: Due): void {
+    const e = this.entries.get(key);
+    if (e && !e.look && !e.outside && e.at <= at) return;
+    this.at(key, at, fn);
+  }
+
+  /**
    * Schedules fn at time `at` under key, to run outside any transaction: a periodic check that
    * decides for itself whether it needs one (on a shared store a look in the shared order first,
    * and the global order only to change something: docs/cluster.md, "Periodic checks"). An entry

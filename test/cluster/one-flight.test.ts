@@ -157,6 +157,68 @@ describePg("a row batch in one flight", () => {
     const flights = labels(value.from, value.to).filter((l) => l.startsWith("commit in flight "));
     expect(flights.some((l) => Number(l.slice("commit in flight ".length)) > 1)).toBe(true);
   });
+  test("notes that expire, deletions and task completions commit in their flight; each is recorded once with its length, expiry, queue or worker, and what was refused is recorded nowhere", async () => {
+    const N = 12;
+    const { value, labels } = await withTracedPair(async (d1, d2) => {
+      // One completion first, alone: it arms the traced daemon's purge of finished tasks (the
+      // lookup a completion makes when none is armed), so the others can go in their flight.
+      for (let i = 0; i <= N; i++) await d1.call("push_task", { queue: `flight-done-${i % 3}`, payload: `p${i}` });
+      const tasks = await Promise.all(Array.from({ length: N + 1 }, (_, i) => d1.call("claim_next_task", { queue: `flight-done-${i % 3}`, agent_id: `doer-${i}`, lease_seconds: 60 })));
+      expect(await d2.call("complete_task", { id: tasks[N]!.id, lease_token: tasks[N]!.lease_token })).toEqual({ completed: true });
+      const since = (await d2.call("watch_changes", { kinds: ["note.", "task."] })).revision as number;
+      const from = Date.now();
+      const at: number[] = [from];
+      const sets = await Promise.all(Array.from({ length: N }, (_, n) => d2.call("set_note", { key: `flight-ttl-${n}`, value: "v".repeat(n + 1), author: `setter-${n}`, ttl_seconds: 60 })));
+      at.push(Date.now());
+      const swaps = await Promise.all(
+        Array.from({ length: N }, (_, n) => [
+          d2.call("set_note_if", { key: `flight-ttl-${n}`, expected_value: "v".repeat(n + 1), new_value: "w".repeat(n + 2), author: `swapper-${n}`, ttl_seconds: 90 }),
+          d2.call("set_note_if", { key: `flight-ttl-${n}`, expected_value: "not it", new_value: "z", ttl_seconds: 90 }),
+        ]).flat(),
+      );
+      at.push(Date.now());
+      const deletes = await Promise.all(Array.from({ length: N }, (_, n) => [d2.call("delete_note", { key: `flight-ttl-${n}` }), d2.call("delete_note", { key: `flight-absent-${n}` })]).flat());
+      at.push(Date.now());
+      const completions = await Promise.all(
+        tasks.slice(0, N).map((t, i) => (i % 4 === 3 ? d2.call("complete_task", { id: t.id, lease_token: "not-the-lease" }) : d2.call("complete_task", { id: t.id, lease_token: t.lease_token }))),
+      );
+      const to = Date.now();
+      at.push(to);
+      // A note of one second set last: the traced daemon's expiry timer (armed for the notes of
+      // 60 and 90 seconds) moves to it, and it is recorded expired.
+      expect(await d2.call("set_note", { key: "flight-soon", value: "x", ttl_seconds: 1 })).toMatchObject({ saved: true });
+      await Bun.sleep(1_500);
+      const changes = (await d1.call("watch_changes", { since_revision: since, kinds: ["note.", "task."], limit: 200 })).changes as { kind: string; resource: string; agent_id?: string; length?: number; expires_at?: number; id?: number }[];
+      const listed = await Promise.all([0, 1, 2].map((q) => d1.call("list_tasks", { queue: `flight-done-${q}` })));
+      const left = (listed.flat() as { id: number; state: string }[]).filter((t) => t.state === "claimed").map((t) => t.id);
+      return { from, to, at, sets, swaps, deletes, completions, changes, left, tasks: tasks.map((t) => t.id as number) };
+    });
+    expect(value.sets.map((s) => s.saved)).toEqual(Array.from({ length: N }, () => true));
+    expect(value.swaps.map((s) => s.swapped)).toEqual(Array.from({ length: N }, () => [true, false]).flat());
+    expect(value.deletes.map((d) => d.deleted)).toEqual(Array.from({ length: N }, () => [true, false]).flat());
+    expect(value.completions.map((c) => c.completed)).toEqual(Array.from({ length: N }, (_, i) => i % 4 !== 3));
+    // Each note: set with its length and an expiry, swapped once, deleted once, in that order.
+    for (let n = 0; n < N; n++) {
+      const mine = value.changes.filter((e) => e.resource === `flight-ttl-${n}`);
+      expect(mine.map((e) => [e.kind, e.agent_id ?? null, e.length ?? null, typeof e.expires_at])).toEqual([
+        ["note.set", `setter-${n}`, n + 1, "number"],
+        ["note.set", `swapper-${n}`, n + 2, "number"],
+        ["note.deleted", null, null, "undefined"],
+      ]);
+      expect(mine[1]!.expires_at! - mine[0]!.expires_at!).toBeGreaterThanOrEqual(29_000);
+    }
+    expect(value.changes.filter((e) => e.resource.startsWith("flight-absent-"))).toEqual([]);
+    expect(value.changes.filter((e) => e.resource === "flight-soon").map((e) => e.kind)).toEqual(["note.set", "note.expired"]);
+    // Each completion recorded once, in its queue, by its worker; the refused ones not, and their tasks still claimed.
+    const done = value.changes.filter((e) => e.kind === "task.completed");
+    expect(done.map((e) => `${e.resource} ${e.agent_id} ${e.id}`).sort()).toEqual(
+      value.tasks.slice(0, N).flatMap((id, i) => (i % 4 === 3 ? [] : [`flight-done-${i % 3} doer-${i} ${id}`])).sort(),
+    );
+    expect(value.left.sort((a, b) => a - b)).toEqual(value.tasks.filter((_, i) => i < N && i % 4 === 3));
+    // Each of the four kinds of calls (sets, swaps, deletions, completions) committed batches of several in their flight.
+    const several = (from: number, to: number) => labels(from, to).some((l) => l.startsWith("commit in flight ") && Number(l.slice("commit in flight ".length)) > 1);
+    expect(value.at.slice(1).map((to, k) => several(value.at[k]!, to))).toEqual([true, true, true, true]);
+  });
   test("lock and task lease renewals commit in their flight; each is recorded with its holder, its fence or task, and its queue; a renewal not held is refused and recorded nowhere", async () => {
     const N = 8;
     const { value, labels } = await withTracedPair(async (d1, d2) => {

@@ -3,12 +3,17 @@
 // nothing blocked and no watcher. What the idle daemons spend on the busy ones' writes (their
 // CPU and how often they woke, per second) and what PostgreSQL spends a call, over S seconds
 // after 3 s of warm-up.
-//   bun bench/notify-fanout.ts postgres://...   (W, K, C, S from the environment: 3, 3, 4, 6)
+// HANDOFF=1: the clients hand one lock to one another instead (lock_resource waiting in line,
+// then unlock_resource, which grants it to the next in line, on whichever daemon that is), and
+// each idle daemon holds a worker blocked on an empty queue: what another daemons' grants cost a
+// daemon with a call blocked (docs/cluster.md, "Who hears a NOTIFY").
+//   bun bench/notify-fanout.ts postgres://...   (W, K, C, S, HANDOFF from the environment: 3, 3, 4, 6, 0)
 import { postgresCpuMs, processCpuMs, processSwitches } from "./stats.ts";
 
 const server = process.argv[2] ?? process.env.AIRLOCK_TEST_PG;
 if (!server) throw new Error("usage: bun bench/notify-fanout.ts postgres://user@host:port/db");
 const W = Number(process.env.W ?? 3), K = Number(process.env.K ?? 3), C = Number(process.env.C ?? 4), S = Number(process.env.S ?? 6);
+const HANDOFF = process.env.HANDOFF === "1";
 // The helpers read the server from AIRLOCK_TEST_PG when they load.
 process.env.AIRLOCK_TEST_PG = server;
 const { startDaemon } = await import("../test/helpers/daemon.ts");
@@ -24,7 +29,17 @@ let calls = 0;
 try {
   for (let i = 0; i < W; i++) busy.push(await startDaemon({ db: db.url }));
   for (let i = 0; i < K; i++) idle.push(await startDaemon({ db: db.url }));
+  // Each idle daemon's blocked worker (HANDOFF): answered by nothing until the daemons stop.
+  if (HANDOFF) for (const [i, d] of idle.entries()) void d.call("claim_next_task", { queue: `fanout-idle-${i}`, agent_id: `idle-${i}`, wait_seconds: S + 60 }).catch(() => null);
+  const handOff = async (d: (typeof busy)[number], c: string) => {
+    while (!stop) {
+      const l = await d.call("lock_resource", { name: "fanout-hand", agent_id: c, ttl_seconds: 60, wait_seconds: 30 });
+      if (l.locked) await d.call("unlock_resource", { name: "fanout-hand", lock_token: l.lock_token });
+      calls += 2;
+    }
+  };
   const client = async (d: (typeof busy)[number], c: string) => {
+    if (HANDOFF) return handOff(d, c);
     for (let i = 0; !stop; i++) {
       await d.call("increment_counter", { name: c });
       const g = await d.call("claim_paths", { agent_id: c, room: "fanout", paths: [`${c}/${i}/**`], ttl_seconds: 60 });
@@ -48,7 +63,7 @@ try {
   stop = true;
   await Promise.all(clients);
   console.log(
-    `${W} busy daemons (${C} clients each), ${K} idle: ${(done / secs).toFixed(0)} calls a second; each idle daemon ` +
+    `${W} busy daemons (${C} clients each${HANDOFF ? ", handing one lock on" : ""}), ${K} idle${HANDOFF ? " with a worker blocked" : ""}: ${(done / secs).toFixed(0)} calls a second; each idle daemon ` +
       `${(cpu / secs / 10).toFixed(2)}% of a core and ${(woke / secs).toFixed(0)} wake-ups a second; PostgreSQL ${((pg * 1000) / done).toFixed(1)} µs a call`,
   );
 } finally {

@@ -35,6 +35,16 @@ const ANSWERING: readonly string[] = ["grants", "waiters", "daemons", "*"];
  * (peers.ts). A daemon of an earlier release sent "<daemon>" alone.
  */
 const TABLES_NOTICE = "tables:";
+/**
+ * After the tables, when what they name may answer a call blocked elsewhere but only on some
+ * daemons (a grant, places of theirs written), " to:" and those daemons, comma separated: any
+ * other daemon catches it up at its next transaction, not now. Without it, every daemon that has
+ * a call blocked may be answered (a daemon coming or going, tables not known, a daemon of an
+ * earlier release, which reads the first two words alone).
+ */
+const TO_NOTICE = "to:";
+/** The longest list of daemons a NOTIFY names (its payload may hold 8,000 bytes): past it, every daemon hears it as its own. */
+const TO_LONGEST = 2_000;
 /** In a NOTIFY's tables, for "waiters" when only the writer's own places changed (not a table). */
 const OWN_WAITERS = "own_waiters";
 /** How many versions keep their record of tables; a daemon further behind rereads everything. */
@@ -77,6 +87,11 @@ export class VersionSync implements VersionProtocol {
 
   tablesIn(what: string | undefined): string[] | null {
     return what?.startsWith(TABLES_NOTICE) ? what.slice(TABLES_NOTICE.length).split(",") : null;
+  }
+
+  /** The daemons a NOTIFY's third word names (TO_NOTICE); null: every daemon it may concern. */
+  targetsIn(to: string | undefined): string[] | null {
+    return to?.startsWith(TO_NOTICE) ? to.slice(TO_NOTICE.length).split(",") : null;
   }
 
   /** Where this daemon stood is not known any more (a reconnect). */
@@ -160,32 +175,40 @@ export class VersionSync implements VersionProtocol {
    * wrote): it moves the version, records the tables it changed (names from our own SQL: [a-z_*]
    * only), trims the oldest records, and notifies the daemons that need to hear it, if any (a
    * NOTIFY is delivered only if it commits). Its result is what `bumped` reads. Undefined when
-   * nothing changed.
+   * nothing changed. Its one value is the NOTIFY's list of daemons (TO_NOTICE), or "".
    */
-  bumpText(written: ReadonlySet<string>, flushed: boolean): string | undefined {
+  bump(written: ReadonlySet<string>, flushed: boolean): { text: string; args: unknown[] } | undefined {
     if (!flushed && written.size === 0) return undefined;
     // Sorted: one text per set of tables, not per order they were written in (each text is a
-    // statement the connection prepares).
+    // statement the connection prepares); the daemons it names are its value, not its text.
     const named = [...written].filter((t) => /^([a-z_]+|\*)$/.test(t)).sort();
     const tables = named.join(",");
+    const concerned = [...this.hooks.concernedDaemons()].filter((d) => d !== this.daemonId);
     // Only this daemon's own places in line changed: no call blocked elsewhere is answered by it.
-    const own = named.includes("waiters") && !this.hooks.othersLinesWritten();
+    const own = named.includes("waiters") && concerned.length === 0;
     const noticed = named.length === 0 ? ["*"] : own ? named.map((t) => (t === "waiters" ? OWN_WAITERS : t)) : named;
-    // Who needs to hear it: every daemon when it may answer a call blocked there; only those
-    // watching the change feed when it recorded changes and answers nobody; else nobody (a
-    // daemon's next transaction finds the version moved and catches up then).
-    const channel = this.answers(noticed) ? CHANNEL : noticed.includes("journal") ? JOURNAL_CHANNEL : null;
-    const notify = channel ? `, pg_notify('${channel}', '${this.daemonId} ${TABLES_NOTICE}${noticed.join(",")}')` : "";
+    // Whom it may answer: the daemons it wrote places or grants of (the rest catch it up at
+    // their next transaction), unless a daemon came or went or the tables are not known (all).
+    // (A list too long for a payload, or a name that is not one of ours, goes to all as well.)
+    const toText = ` ${TO_NOTICE}${concerned.join(",")}`;
+    const some = !noticed.includes("daemons") && !noticed.includes("*") && toText.length <= TO_LONGEST && concerned.every((d) => /^[A-Za-z0-9_-]+$/.test(d));
+    // Who needs to hear it: the daemons it may answer a call blocked on; only those watching the
+    // change feed when it recorded changes and answers nobody; else nobody (a daemon's next
+    // transaction finds the version moved and catches up then).
+    const answers = this.answers(noticed) && (!some || concerned.length > 0);
+    const channel = answers ? CHANNEL : noticed.includes("journal") ? JOURNAL_CHANNEL : null;
+    const notify = channel ? `, pg_notify('${channel}', '${this.daemonId} ${TABLES_NOTICE}${noticed.join(",")}' || $1::text)` : "";
+    const args = channel ? [answers && some ? toText : ""] : [];
     // The keys of deleted rows are kept for GONE_KEPT row versions; gone_floor moves with the
     // trim, and a daemon that applied less than that reads its tables whole (cluster.ts).
-    return (
+    const text =
       `WITH b AS (UPDATE airlock_sync SET version = version + 1, gone_floor = GREATEST(gone_floor, ` +
       `(SELECT last_value FROM airlock_row_ver) - ${GONE_KEPT}) WHERE id = 1 RETURNING version, gone_floor), ` +
       `c AS (INSERT INTO airlock_changes (version, tables) SELECT version, '${tables || "*"}' FROM b), ` +
       `d AS (DELETE FROM airlock_changes WHERE version <= (SELECT version FROM b) - ${CHANGES_KEPT}), ` +
       `g AS (DELETE FROM airlock_gone WHERE ver <= (SELECT gone_floor FROM b)) ` +
-      `SELECT version${notify} FROM b`
-    );
+      `SELECT version${notify} FROM b`;
+    return { text, args };
   }
 
   /** The version the bump moved to. */

@@ -56,6 +56,8 @@ type AnyWaiter = Waiter<unknown, unknown>;
 export class Cluster implements ClusterHooks {
   /** Grants to other daemons' waiters made by the running transaction, for flush. */
   private grants: GrantRow[] = [];
+  /** The daemons the last flush wrote grants to (concernedDaemons). */
+  private grantedTo: ReadonlySet<string> = new Set();
   /**
    * For the lines and each refresh, the row version read at the catch-up that last ran it:
    * every change up to it is applied there (none: not known, read whole).
@@ -213,6 +215,7 @@ export class Cluster implements ClusterHooks {
   /** Writes down how this transaction changed the lines, and its grants to other daemons; whether it wrote anything. */
   *flush(): Tx<boolean> {
     let wrote = yield* this.lines.flush();
+    this.grantedTo = new Set(this.grants.map((g) => g.daemon));
     for (const g of this.grants.splice(0)) {
       yield* run(
         "INSERT INTO grants (token, daemon, queue, waiter, value) VALUES (?, ?, ?, ?, ?) " +
@@ -245,8 +248,9 @@ export class Cluster implements ClusterHooks {
     return this.journal.wanted();
   }
 
-  othersLinesWritten(): boolean {
-    return this.lines.othersWritten();
+  concernedDaemons(): ReadonlySet<string> {
+    const places = this.lines.othersWritten();
+    return this.grantedTo.size === 0 ? places : new Set([...places, ...this.grantedTo]);
   }
 
   /** A transaction failed: what flush believed written may not be; the next catch-up rereads it all. */

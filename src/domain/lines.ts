@@ -59,8 +59,8 @@ export class Lines {
   /** The live and known daemons at the last reload: a delta holds only while they stay the same. */
   private daemons = "";
   private closed = false;
-  /** The last flush wrote or deleted a place another daemon owns, or owned before (othersWritten). */
-  private others = false;
+  /** The other daemons whose places the last flush wrote or deleted: they own, or owned before, each (othersWritten). */
+  private others = new Set<string>();
 
   constructor(
     private readonly me: string,
@@ -156,7 +156,7 @@ export class Lines {
 
   /** Writes down the rows this transaction's changes made differ; whether it wrote anything. */
   *flush(): Tx<boolean> {
-    this.others = false;
+    this.others = new Set();
     if (!this.pending()) return false;
     if (this.resync) {
       this.written = new Map((yield* all<WaiterRow>("SELECT * FROM waiters")).map((r) => [r.token, rowText(r)]));
@@ -192,11 +192,12 @@ export class Lines {
   }
 
   /**
-   * Whether the last flush wrote or deleted a place that another daemon owns or owned (a grant's
+   * The other daemons owning, or having owned, a place the last flush wrote or deleted (a grant's
    * waiter, a place adopted, a departed daemon's): only such a change can answer a call blocked
-   * there. A flush after a resync compares every row, so it may say so of a row it only rewrote.
+   * there, and only there. A flush after a resync compares every row, so it may name the owner
+   * of a row it only rewrote.
    */
-  othersWritten(): boolean {
+  othersWritten(): ReadonlySet<string> {
     return this.others;
   }
 
@@ -271,7 +272,8 @@ export class Lines {
     const text = rowText(r);
     const was = this.written.get(r.token);
     if (was === text) return false;
-    if (r.daemon !== this.me || (was !== undefined && daemonOf(was) !== this.me)) this.others = true;
+    if (r.daemon !== this.me) this.others.add(r.daemon);
+    if (was !== undefined && daemonOf(was) !== this.me) this.others.add(daemonOf(was));
     yield* runLater(
       "INSERT INTO waiters (token, queue, keys, agent_id, req, ord, since, attached, daemon, grace_ends) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) " +
         "ON CONFLICT (token) DO UPDATE SET queue = excluded.queue, keys = excluded.keys, agent_id = excluded.agent_id, req = excluded.req, " +
@@ -295,7 +297,7 @@ export class Lines {
     const was = this.written.get(token);
     if (was === undefined) return false;
     this.written.delete(token);
-    if (daemonOf(was) !== this.me) this.others = true;
+    if (daemonOf(was) !== this.me) this.others.add(daemonOf(was));
     yield* runLater("DELETE FROM waiters WHERE token = ?", token);
     return true;
   }

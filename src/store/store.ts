@@ -109,11 +109,13 @@ export interface ClusterHooks {
    */
   journalWanted(): Tx<boolean>;
   /**
-   * After flush: whether it wrote or deleted a place in line that another daemon owns or owned.
-   * A transaction that changed only this daemon's own places cannot answer a call blocked
-   * elsewhere (its NOTIFY says so: VersionProtocol.tablesIn).
+   * After flush: the other daemons whose blocked calls the transaction may answer: those owning,
+   * or having owned, a place in line it wrote or deleted, and those it wrote a grant to. A
+   * transaction that changed only this daemon's own places cannot answer a call blocked
+   * elsewhere, and one that changed another's answers only there (its NOTIFY names them:
+   * VersionProtocol.bump, docs/cluster.md "Who hears a NOTIFY").
    */
-  othersLinesWritten(): boolean;
+  concernedDaemons(): ReadonlySet<string>;
 }
 
 /** Where the shared state stands at a transaction's start, as this daemon sees it. */
@@ -163,6 +165,11 @@ export interface VersionProtocol {
    * for any other word (row bodies' "journal"; none, from a daemon of an earlier release).
    */
   tablesIn(what: string | undefined): string[] | null;
+  /**
+   * The daemons a NOTIFY's third word names, those whose calls blocked it may answer; null when
+   * it names none (it may answer one on any daemon: a daemon of an earlier release names none).
+   */
+  targetsIn(to: string | undefined): string[] | null;
   /** The version of the shared state this daemon last saw; -1: unknown. */
   seen: number;
   /** Where this daemon stood is not known any more (a reconnect): the next transaction rereads everything. */
@@ -200,8 +207,8 @@ export interface VersionProtocol {
   beginRows(): readonly string[];
   /** What that round trip's results say. */
   opened(results: unknown): Opened;
-  /** The statement sent with COMMIT when the transaction changed rows; undefined when nothing changed. */
-  bumpText(written: ReadonlySet<string>, flushed: boolean): string | undefined;
+  /** The statement sent with COMMIT when the transaction changed rows, and its values; undefined when nothing changed. */
+  bump(written: ReadonlySet<string>, flushed: boolean): { text: string; args: unknown[] } | undefined;
   /** The version that statement moved to. */
   bumped(rows: readonly Record<string, unknown>[]): number;
 }

@@ -5,8 +5,10 @@
 // changes reach it: it is woken by the NOTIFY it now hears, not by the end of its wait. Skipped
 // without a server (AIRLOCK_TEST_PG).
 import { expect, setDefaultTimeout, test } from "bun:test";
-import { withTracedPair } from "../helpers/cluster.ts";
-import { describePg } from "../helpers/pg.ts";
+import { seenEachOther, tracedDaemons, withTracedPair } from "../helpers/cluster.ts";
+import { startDaemon } from "../helpers/daemon.ts";
+import { describePg, freshDatabase } from "../helpers/pg.ts";
+import { until } from "../helpers/until.ts";
 
 setDefaultTimeout(60_000);
 
@@ -42,5 +44,57 @@ describePg("who hears a NOTIFY", () => {
     expect(w.waited).toBeLessThan((WAIT_S * 1000) / 2); // woken, not answered at the end of its wait
     expect(labels(w.idle.from, w.idle.to).filter((l) => l.startsWith("heard "))).toEqual([]);
     expect(labels(w.idle.to, Date.now()).filter((l) => l === "heard journal").length).toBeGreaterThanOrEqual(1);
+  });
+});
+
+// A grant, or a place in line written, answers a call blocked on the daemon it is for alone:
+// its NOTIFY names that daemon, and every other daemon with a call blocked catches it up at its
+// next transaction instead of at once, in the exclusive order (with a hundred daemons each
+// holding a blocked worker, every hand-off of a lock used to cost 99 exclusive turns).
+describePg("a grant's NOTIFY names its daemon", () => {
+  test("a daemon with a call blocked takes no exclusive turn for hand-offs between two others; they still hand off in order", async () => {
+    const HANDOFFS = 12;
+    const db = await freshDatabase();
+    const { first: d1, traced, labels } = await tracedDaemons(db.url, 1);
+    const d3 = traced[0]!;
+    const d2 = await startDaemon({ db: db.url });
+    try {
+      await seenEachOther(db.url);
+      // A worker blocked on d3 all along, on a queue nobody pushes to.
+      // (Its connection ends when d3 stops: then it is answered by nothing.)
+      const worker = d3.call("claim_next_task", { queue: "hand-idle", agent_id: "idle-worker", wait_seconds: 30 }).catch(() => null);
+      let workerDone = false;
+      void worker.then(() => (workerDone = true));
+      const held = await d1.call("lock_resource", { name: "hand", agent_id: "hand-0", ttl_seconds: 60 });
+      expect(held.locked).toBe(true);
+      await Bun.sleep(500); // the worker is in line (a budget for its call, not a measurement)
+      const from = Date.now();
+      let token = held.lock_token as string;
+      let holder = d1;
+      const fences: number[] = [held.fence as number];
+      for (let i = 1; i <= HANDOFFS; i++) {
+        const next = holder === d1 ? d2 : d1;
+        // The next holder waits in line on the other daemon; the holder's release grants it there.
+        const waiting = next.call("lock_resource", { name: "hand", agent_id: `hand-${i}`, ttl_seconds: 60, wait_seconds: 20 });
+        await until("the next holder in line", async () => ((await holder.call("list_locks")) as { name: string; waiters?: unknown[] }[]).some((l) => l.name === "hand" && (l.waiters?.length ?? 0) > 0), 5_000);
+        expect(await holder.call("unlock_resource", { name: "hand", lock_token: token })).toMatchObject({ released: true });
+        const got = await waiting;
+        expect(got.locked).toBe(true);
+        fences.push(got.fence as number);
+        token = got.lock_token as string;
+        holder = next;
+      }
+      const to = Date.now();
+      expect(workerDone).toBe(false);
+      await d3.kill();
+      // The fences rose with every hand-off; d3 heard the grants' NOTIFYs and took no exclusive turn for them.
+      expect(fences.every((f, i) => i === 0 || f > fences[i - 1]!)).toBe(true);
+      const marks = labels(d3, from, to);
+      expect(marks.filter((l) => l.startsWith("heard tables:")).length).toBeGreaterThanOrEqual(HANDOFFS);
+      expect(marks.filter((l) => l === "order exclusive")).toEqual([]);
+    } finally {
+      await Promise.all([d1.kill(9), d2.kill(9), d3.kill(9)]);
+      await db.drop();
+    }
   });
 });

@@ -15,7 +15,8 @@ import { until } from "../helpers/until.ts";
 /** Hooks that record each catch-up's tables (sorted; null: reread everything). */
 function recorder() {
   const calls: (string[] | null)[] = [];
-  const state = { flushWrites: false, waiting: false, othersLines: true };
+  // concerned: the daemons whose places or grants this store's flush says it wrote (twoStores: the other store).
+  const state = { flushWrites: false, waiting: false, concerned: [] as string[] };
   const hooks: ClusterHooks = {
     *catchUp(changed) {
       calls.push(changed === null ? null : [...changed].sort());
@@ -33,7 +34,7 @@ function recorder() {
     *journalWanted() {
       return false;
     },
-    othersLinesWritten: () => state.othersLines,
+    concernedDaemons: () => new Set(state.concerned),
   };
   return { calls, hooks, state };
 }
@@ -51,6 +52,8 @@ function twoStores(first: ("a" | "b")[]) {
     s.b = await openPgStore(s.db.url);
     await s.a.shared.attach(new VersionSync(s.ra.hooks, s.a.shared.daemonId));
     await s.b.shared.attach(new VersionSync(s.rb.hooks, s.b.shared.daemonId));
+    s.ra.state.concerned = [s.b.shared.daemonId];
+    s.rb.state.concerned = [s.a.shared.daemonId];
     for (const which of first) await s[which].tx(function* () {});
   });
   afterAll(async () => {
@@ -133,17 +136,43 @@ describePg("the cluster version protocol between two stores", () => {
         yield* run("INSERT INTO waiters (token, queue, keys, agent_id, req, ord, since, attached, daemon, grace_ends) VALUES (?, 'locks', '[\"x\"]', 'a', '{}', 1, 0, true, 'a', NULL)", token);
       });
     try {
-      ra.state.othersLines = false; // a's flush says: only a's own places
+      ra.state.concerned = []; // a's flush says: only a's own places
       await place("own-place");
       await Bun.sleep(300); // its NOTIFY has reached b, which did nothing
       expect(rb.calls).toEqual([]);
-      ra.state.othersLines = true;
+      ra.state.concerned = [s.b.shared.daemonId];
       await place("other-place");
       await until("b's catch-up after another daemon's place changed", () => rb.calls.length > 0, 5_000);
       expect(rb.calls).toEqual([["waiters"]]);
     } finally {
       rb.state.waiting = false;
-      ra.state.othersLines = true;
+      ra.state.concerned = [s.b.shared.daemonId];
+    }
+  });
+
+  // With many daemons, each grant or place written used to wake every daemon with a call
+  // blocked into a catch-up in the exclusive order (docs/cluster.md, "Who hears a NOTIFY").
+  test("with a call blocked here, a grant or a place written for a third daemon waits for the next transaction; one that names this daemon among others is caught up with at once", async () => {
+    rb.calls.length = 0;
+    rb.state.waiting = true;
+    const grant = (token: string) =>
+      s.a.tx(function* () {
+        yield* run("INSERT INTO grants (token, daemon, queue, waiter, value) VALUES (?, 'third', 'locks', '{}', 'true')", token);
+      });
+    try {
+      ra.state.concerned = ["third"];
+      await grant("for-a-third");
+      await Bun.sleep(300); // its NOTIFY has reached b, which did nothing
+      expect(rb.calls).toEqual([]);
+      await s.b.tx(function* () {});
+      expect(rb.calls).toEqual([["grants"]]);
+      ra.state.concerned = ["third", s.b.shared.daemonId];
+      await grant("for-both");
+      await until("b's catch-up after a grant that names it", () => rb.calls.length > 1, 5_000);
+      expect(rb.calls).toEqual([["grants"], ["grants"]]);
+    } finally {
+      rb.state.waiting = false;
+      ra.state.concerned = [s.b.shared.daemonId];
     }
   });
 });

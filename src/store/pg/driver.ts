@@ -309,7 +309,7 @@ export class PgDriver {
       if (opened.began) await opened.began; // a row batch's BEGIN: COMMIT only inside it
       // Sent already when every body of a row batch ended with last() (statement.ts, execLast).
       const committing = run.lasts?.committing;
-      const bumped = committing ? await committing : await commit(this.translations, this.conn, l, run, sync?.bumpText(run.written, flushed));
+      const bumped = committing ? await committing : await commit(this.translations, this.conn, l, run, sync?.bump(run.written, flushed));
       if (bumped) version = sync!.bumped(bumped);
       this.answered = { link: l, at: performance.now() };
     } catch (thrown) {

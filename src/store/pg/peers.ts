@@ -78,7 +78,7 @@ export class Peers implements SharedStore {
 
   /** Another daemon's NOTIFY, on either channel. */
   private heard(protocol: VersionProtocol, payload: string): void {
-    const [from, what] = payload.split(" ");
+    const [from, what, to] = payload.split(" ");
     if (from === this.daemonId) return;
     if (TRACING) mark(`heard ${what}`);
     if (what === "journal") {
@@ -89,7 +89,7 @@ export class Peers implements SharedStore {
     const tables = protocol.tablesIn(what);
     if (tables) {
       protocol.wrote(tables); // the next BEGIN reads their deltas ahead
-      this.pokeFor(protocol, tables);
+      this.pokeFor(protocol, tables, protocol.targetsIn(to));
     } else {
       this.poke(true);
       this.pokeWatchers();
@@ -197,10 +197,11 @@ export class Peers implements SharedStore {
    * version moved, so this daemon's next transaction catches it up, and nothing runs now. (It
    * used to catch up at once after every commit while any call here was blocked: with a worker
    * blocked on every daemon, each line body anywhere cost every other daemon a transaction in
-   * the global order.)
+   * the global order.) `targets`: the daemons whose places or grants it wrote, when the writer
+   * named them; a grant or a place of another daemon answers nothing here (null: not named).
    */
-  private pokeFor(protocol: VersionProtocol, tables: readonly string[]): void {
-    if (protocol.answers(tables)) this.poke(true);
+  private pokeFor(protocol: VersionProtocol, tables: readonly string[], targets: readonly string[] | null): void {
+    if (protocol.answers(tables) && (targets === null || targets.includes(this.daemonId))) this.poke(true);
     if (tables.includes("*") || tables.includes("journal")) this.pokeWatchers();
   }
 

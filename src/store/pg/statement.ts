@@ -318,11 +318,11 @@ function shaped(stmt: Stmt, t: Translated, result: PgResult): unknown {
  * protocol, pipelined. A connection lost before COMMIT was sent: unavailable (rolled back);
  * lost while it was on its way: the outcome is unknown.
  */
-export async function commit(translations: Map<string, Translated>, conn: Connection, l: Link, run: Run, before?: string): Promise<PgResult | undefined> {
+export async function commit(translations: Map<string, Translated>, conn: Connection, l: Link, run: Run, before?: { text: string; args: readonly unknown[] }): Promise<PgResult | undefined> {
   // Lost before COMMIT was sent: the server rolls back, the outcome is known.
   if (l.lost) throw unavailable();
   if (run.held) sendHeld(translations, l, run.held);
-  const first = before === undefined ? null : send<PgResult>(l, before);
+  const first = before === undefined ? null : send<PgResult>(l, before.text, before.args);
   first?.catch(() => undefined);
   let committed: PgResult;
   try {

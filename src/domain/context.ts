@@ -3,7 +3,7 @@
 // lease or heartbeat as live, even when the timer has not fired yet.
 import { AirlockError } from "../errors.ts";
 import { andThen, type Awaitable, detached, type Store } from "../store/store.ts";
-import type { Tx } from "../store/tx.ts";
+import { type Condition, pure, type Tx } from "../store/tx.ts";
 import type { Clock } from "./clock.ts";
 import { createLog } from "../log.ts";
 import { Scheduler } from "./timers.ts";
@@ -59,6 +59,14 @@ export interface Ctx {
    * the same turn, as it did before row bodies existed.
    */
   rowIfAlone<T>(q: { line(key: string): readonly unknown[]; anyoneIn(key: string): Tx<boolean> }, table: string, key: string, fn: () => Tx<T | null>): Promise<T | null> | null;
+  /**
+   * rowIfAlone, the stored lines asked by fn's own statement instead of a read before it:
+   * `nobody` is a condition true when no stored place may stand in key's line, which fn's write
+   * includes, so fn may end with last() and its batch commit in one flight (docs/cluster.md, "A
+   * row batch in one flight"). fn answers null when its statement wrote nothing (someone in line,
+   * or the row not as it needs it): the caller's line body decides.
+   */
+  rowIfNobody<T>(q: { line(key: string): readonly unknown[]; nobodyStored: ((key: string) => Condition) | undefined }, table: string, key: string, fn: (nobody: Condition) => Tx<T | null>): Promise<T | null> | null;
   /**
    * A read of rows and of this daemon's waiter lines (list_locks, list_pools, the status
    * snapshot). On a shared store it runs first in the shared order, beside the other
@@ -163,6 +171,11 @@ export function createCtx(store: Store, clock: Clock): Ctx {
           return (yield* q.anyoneIn(key)) ? null : yield* fn();
         }),
       );
+    },
+    rowIfNobody(q, table, key, fn) {
+      const nobody = q.nobodyStored?.(key);
+      if (!ctx.rowsOverlap || !nobody || q.line(key).length > 0) return null;
+      return Promise.resolve(ctx.rowTx(table, key, () => (q.line(key).length > 0 ? pure(null) : fn(nobody))));
     },
     readLines(fn) {
       const current = ctx.linesCurrent;

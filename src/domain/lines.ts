@@ -76,7 +76,10 @@ export class Lines {
       this.kept.set(q.name, q);
       q.onWaiterChanged = (w) => void this.dirty.set(w, q);
       // On a shared store a row body reads the rows, not memory (which may not have caught up).
-      if (shared) q.storedLine = (key) => this.standsIn(q.name, key);
+      if (shared) {
+        q.storedLine = (key) => this.standsIn(q.name, key);
+        q.nobodyStored = (key) => ({ sql: NOBODY_STORED, args: [q.name, containing(JSON.stringify(key))] });
+      }
     }
   }
 
@@ -326,6 +329,13 @@ export function fromRow(q: AnyQueue, r: WaiterRow): SharedWaiter<unknown> {
  * does not (a quote escaped inside a longer name; SQLite's LIKE ignores ASCII case), so the
  * caller checks what it matched.
  */
+/**
+ * standsIn as a condition (WaitQueue.nobodyStored): no row whose keys hold the key's JSON text.
+ * It cannot parse them, so a key whose text another's holds (`a` in `["x\\"a"]`) counts as a place:
+ * a row body that finds one leaves the call to its line body, which reads memory.
+ */
+const NOBODY_STORED = "NOT EXISTS (SELECT 1 FROM waiters WHERE queue = ? AND keys LIKE ? ESCAPE '!')";
+
 export function containing(text: string): string {
   return `%${text.replace(/[!%_]/g, (c) => `!${c}`)}%`;
 }

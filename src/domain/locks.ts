@@ -13,7 +13,7 @@
 // held or past its expiry, a refusal) is a line body, as before; the row body leaves it there
 // having changed nothing.
 import { AirlockError } from "../errors.ts";
-import { all, get, run, runLater, type Tx } from "../store/tx.ts";
+import { all, type Condition, get, run, runLater, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx, secondsSince } from "./context.ts";
 import { type Wait, type WaitEdge, type WaitGraph, type WaitSource } from "./deadlock.ts";
 import type { AcquireRequest, AcquireResult, Denied, Grant, GroupRequest, LockRow, LockView, MultiResult, RenewResult } from "./lock-types.ts";
@@ -40,8 +40,6 @@ interface LockWait {
 interface GrantOptions {
   /** Only if nobody holds it live (an expired holder counts as gone). */
   ifFree?: boolean;
-  /** Only if it was released (an expired holder not yet expired counts as holding). */
-  ifReleased?: boolean;
 }
 
 /** What a waiter is handed: one grant per name it waited for. */
@@ -81,7 +79,7 @@ export class Locks implements WaitSource {
   async acquire(req: AcquireRequest, signal?: AbortSignal): Promise<AcquireResult> {
     assertTtl(req.ttlMs);
     if (req.wakeToken === undefined) {
-      const tried = this.c.rowIfAlone(this.waits, "locks", req.name, () => this.grant(req.name, req.agentId, req.ttlMs, false, 1, { ifReleased: true }));
+      const tried = this.c.rowIfNobody(this.waits, "locks", req.name, (nobody) => this.grantAlone(req.name, req.agentId, req.ttlMs, nobody));
       const alone = tried && (await tried);
       if (alone) return alone;
     }
@@ -166,13 +164,17 @@ export class Locks implements WaitSource {
       throw new AirlockError("invalid_argument", "missing lock_token or agent_id");
     }
     const self = this;
-    // Held by this token (or agent) and nobody in line: cleared in place, a row body. Else a
-    // line body decides (a hand-off, a refusal, an expiry that is due).
-    const tried = this.c.rowIfAlone(this.waits, "locks", name, function* (): Tx<true | null> {
+    // Held by this token (or agent) and nobody in line: cleared in place, a row body, its one
+    // statement (nobody in line one of its conditions) the last, with its entry naming the
+    // holder it cleared, so a batch of releases commits in its flight. Else a line body decides
+    // (a hand-off, a refusal, an expiry that is due). PostgreSQL only (a shared store), as row
+    // bodies are: SQLite's RETURNING cannot name the FROM's columns.
+    const tried = this.c.rowIfNobody(this.waits, "locks", name, function* (nobody): Tx<true | null> {
       const [by, holder] = heldLiveBy(token, agentId!);
-      const row = yield* get<{ agent_id: string }>(`${CLEAR} WHERE name = ? AND ${by} RETURNING agent_id`, name, holder, self.c.clock.now());
-      if (!row) return null;
-      yield* self.freed(name, "lock.released", row.agent_id, null);
+      const sql = `${CLEAR} FROM (SELECT name AS held, agent_id AS holder FROM locks WHERE name = ?) o WHERE locks.name = o.held AND ${by} AND ${nobody.sql} RETURNING o.holder`;
+      const entry = { data: "NULL", args: [], agentId: "holder" };
+      if (!(yield* self.journal.lastRecorded("lock.released", name, entry, {}, sql, name, holder, self.c.clock.now(), ...nobody.args))) return null;
+      self.timer(name, null);
       return true;
     });
     if (tried && (await tried)) return true;
@@ -336,15 +338,10 @@ export class Locks implements WaitSource {
     const now = this.c.clock.now();
     const token = newToken();
     const expiresAt = now + ttlMs;
-    const upsert =
-      "INSERT INTO locks (name, agent_id, token, fence, acquired_at, expires_at) VALUES (?, ?, ?, 1, ?, ?) " +
-      "ON CONFLICT(name) DO UPDATE SET agent_id = excluded.agent_id, token = excluded.token, fence = locks.fence + 1, " +
-      "acquired_at = excluded.acquired_at, expires_at = excluded.expires_at";
+    const upsert = `INSERT INTO ${LOCK_COLUMNS} VALUES (?, ?, ?, 1, ?, ?) ${TAKE_ON_CONFLICT}`;
     const row = o.ifFree
       ? yield* get<{ fence: number }>(`${upsert} WHERE locks.expires_at IS NULL OR locks.expires_at <= ? RETURNING fence`, name, agentId, token, now, expiresAt, now)
-      : o.ifReleased
-        ? yield* get<{ fence: number }>(`${upsert} WHERE locks.expires_at IS NULL RETURNING fence`, name, agentId, token, now, expiresAt)
-        : yield* get<{ fence: number }>(`${upsert} RETURNING fence`, name, agentId, token, now, expiresAt);
+      : yield* get<{ fence: number }>(`${upsert} RETURNING fence`, name, agentId, token, now, expiresAt);
     if (!row) return null;
     const fence = row.fence;
     this.timer(name, expiresAt);
@@ -353,6 +350,27 @@ export class Locks implements WaitSource {
     if (group > 1) data.group = group;
     yield* this.journal.record("lock.granted", name, { agentId, data });
     return { locked: true, token, fence, expiresAt };
+  }
+
+  /**
+   * A name taken by a row body (rowIfNobody): only if it was released (an expired holder not yet
+   * expired counts as holding) and no stored place stands in its line (a group's reservation
+   * included, on a name never taken too), both conditions of its one upsert, the body's last
+   * statement, whose entry takes the fence from the row. An INSERT of a SELECT, not of VALUES:
+   * with someone in line the SELECT has no row, so nothing is inserted or taken over. Null when
+   * it took nothing: the line body decides.
+   */
+  private *grantAlone(name: string, agentId: string, ttlMs: number, nobody: Condition): Tx<Grant | null> {
+    const now = this.c.clock.now();
+    const token = newToken();
+    const expiresAt = now + ttlMs;
+    const sql = `INSERT INTO ${LOCK_COLUMNS} SELECT ?, ?, ?, 1, CAST(? AS BIGINT), CAST(? AS BIGINT) WHERE ${nobody.sql} ${TAKE_ON_CONFLICT} WHERE locks.expires_at IS NULL RETURNING fence`;
+    // The same text as grant's entry: {"fence":N,"expires_at":T}.
+    const entry = { data: `'{"fence":' || fence || ?`, args: [`,"expires_at":${expiresAt}}`] };
+    const row = yield* this.journal.lastRecorded<{ fence: number }>("lock.granted", name, entry, { agentId }, sql, name, agentId, token, now, expiresAt, ...nobody.args);
+    if (!row) return null;
+    this.timer(name, expiresAt);
+    return { locked: true, token, fence: row.fence, expiresAt };
   }
 
   /** Whether no blocked waiter ahead of w (or of a newcomer) reserves the name. */
@@ -471,6 +489,13 @@ export function byteSortedUnique(names: string[]): string[] {
 function heldLiveBy(token: string | undefined, agentId: string): [string, string] {
   return token !== undefined ? ["token = ? AND expires_at > ?", token] : ["agent_id = ? AND expires_at > ?", agentId];
 }
+
+/** The table and columns of a lock's row written whole (its VALUES or its SELECT follow). */
+const LOCK_COLUMNS = "locks (name, agent_id, token, fence, acquired_at, expires_at)";
+/** A name already in the table taken over: its fence up by one (a new name starts at 1); a WHERE may follow. */
+const TAKE_ON_CONFLICT =
+  "ON CONFLICT(name) DO UPDATE SET agent_id = excluded.agent_id, token = excluded.token, fence = locks.fence + 1, " +
+  "acquired_at = excluded.acquired_at, expires_at = excluded.expires_at";
 
 /** Clears a lock's holder; its row keeps the fence. */
 const CLEAR = "UPDATE locks SET agent_id = NULL, token = NULL, acquired_at = NULL, expires_at = NULL";

@@ -22,7 +22,7 @@
 // On a store shared by several daemons (docs/cluster.md), a line also holds the waiters of
 // the other daemons (`daemon` set): their calls block there, so a grant to one is handed to
 // the cluster (`onForeignGrant`), which writes it down for that daemon to answer.
-import type { Tx } from "../store/tx.ts";
+import type { Condition, Tx } from "../store/tx.ts";
 import type { Clock } from "./clock.ts";
 import { newToken } from "./tokens.ts";
 import type { Scheduler } from "./timers.ts";
@@ -82,6 +82,11 @@ export class WaitQueue<Req, R> {
   onWaiterChanged: ((w: Waiter<Req, R>) => void) | undefined;
   /** Set by the lines on a shared store: whether any daemon's waiter stands in key's line, by the rows. */
   storedLine: ((key: string) => Tx<boolean>) | undefined;
+  /**
+   * Set with storedLine: the same question as a condition of a statement, true when no stored
+   * place may stand in key's line (a place it cannot rule out counts as one), with its values.
+   */
+  nobodyStored: ((key: string) => Condition) | undefined;
   private readonly lines = new Map<string, Waiter<Req, R>[]>();
   private readonly byToken = new Map<string, Waiter<Req, R>>();
   private readonly byAgent = new Map<string, Waiter<Req, R>>();

@@ -12,6 +12,12 @@ export type { SQLQueryBindings };
 
 export type StmtMode = "get" | "all" | "run";
 
+/** A condition a statement includes (`WHERE ... AND <sql>`), and the values of its placeholders, in order. */
+export interface Condition {
+  sql: string;
+  args: SQLQueryBindings[];
+}
+
 /** One statement for the driver: its SQL, its bound values, and which result is wanted. */
 export interface Stmt {
   sql: string;

@@ -7,6 +7,7 @@ import { expect, setDefaultTimeout, test } from "bun:test";
 import { withTracedPair } from "../helpers/cluster.ts";
 import type { DaemonProcess } from "../helpers/daemon.ts";
 import { describePg } from "../helpers/pg.ts";
+import { until } from "../helpers/until.ts";
 
 setDefaultTimeout(60_000);
 
@@ -218,6 +219,61 @@ describePg("a row batch in one flight", () => {
     // Each of the four kinds of calls (sets, swaps, deletions, completions) committed batches of several in their flight.
     const several = (from: number, to: number) => labels(from, to).some((l) => l.startsWith("commit in flight ") && Number(l.slice("commit in flight ".length)) > 1);
     expect(value.at.slice(1).map((to, k) => several(value.at[k]!, to))).toEqual([true, true, true, true]);
+  });
+  test("locks taken and released with nobody in line commit in their flight; each is recorded with its holder and fence; names a waiting group reserves, taken before or never, are not taken", async () => {
+    const N = 12;
+    const { value, labels } = await withTracedPair(async (d1, d2) => {
+      const since = (await d2.call("watch_changes", { kinds: ["lock."] })).revision as number;
+      // A group waits on d1 for a held name and one taken and released before: it reserves the
+      // second. d2 is not told (d1 wrote only places of its own), so only the stored line stands
+      // between d2's row bodies and that name.
+      expect((await d1.call("lock_resource", { name: "flight-held", agent_id: "keeper", ttl_seconds: 60 })).locked).toBe(true);
+      const before = await d1.call("lock_resource", { name: "flight-before", agent_id: "keeper", ttl_seconds: 60 });
+      expect(await d1.call("unlock_resource", { name: "flight-before", lock_token: before.lock_token })).toMatchObject({ released: true });
+      const waiters = async (n: number) => ((await d1.call("list_locks")) as { name: string; waiters?: unknown[] }[]).some((l) => l.name === "flight-held" && (l.waiters?.length ?? 0) === n);
+      const group1 = d1.call("lock_resources", { names: ["flight-held", "flight-before"], agent_id: "grouper-1", ttl_seconds: 60, wait_seconds: 20 });
+      await until("the first group in line", () => waiters(1), 5_000);
+      const at: number[] = [Date.now()];
+      const rounds: { locked: unknown[]; released: unknown[] }[] = [];
+      for (let r = 0; r < 3; r++) {
+        const got = await Promise.all(Array.from({ length: N }, (_, i) => d2.call("lock_resource", { name: `flight-free-${i}`, agent_id: `taker-${i}`, ttl_seconds: 60 })));
+        at.push(Date.now());
+        const released = await Promise.all(got.map((g, i) => d2.call("unlock_resource", { name: `flight-free-${i}`, ...(i % 2 === 0 ? { lock_token: g.lock_token } : { agent_id: `taker-${i}` }) })));
+        at.push(Date.now());
+        rounds.push({ locked: got.map((g) => [g.locked, g.fence]), released: released.map((x) => x.released) });
+      }
+      // The reserved name: refused on the traced daemon, though nobody holds it. That refusal's
+      // line body caught d2 up; a second group, joining after it, reserves a name never taken
+      // (no row), refused the same way.
+      const reserved = [await d2.call("lock_resource", { name: "flight-before", agent_id: "intruder", ttl_seconds: 60 })];
+      expect(reserved[0].locked).toBe(false); // here already: taken, it would leave the first group waiting
+      const group2 = d1.call("lock_resources", { names: ["flight-held", "flight-never"], agent_id: "grouper-2", ttl_seconds: 60, wait_seconds: 20 });
+      await until("the second group in line", () => waiters(2), 5_000);
+      reserved.push(await d2.call("lock_resource", { name: "flight-never", agent_id: "intruder", ttl_seconds: 60 }));
+      expect(reserved[1].locked).toBe(false);
+      // Then each group in turn.
+      expect(await d1.call("unlock_resource", { name: "flight-held", agent_id: "keeper" })).toMatchObject({ released: true });
+      const first = await group1;
+      for (const [name, token] of Object.entries(first.tokens as Record<string, string>)) expect(await d1.call("unlock_resource", { name, lock_token: token })).toMatchObject({ released: true });
+      const grouped = [first, await group2];
+      const changes = (await d1.call("watch_changes", { since_revision: since, kinds: ["lock."], limit: 300 })).changes as { kind: string; resource: string; agent_id?: string; fence?: number }[];
+      return { at, rounds, reserved, grouped, changes };
+    });
+    for (const [r, round] of value.rounds.entries()) {
+      expect(round.locked).toEqual(Array.from({ length: N }, () => [true, r + 1]));
+      expect(round.released).toEqual(Array.from({ length: N }, () => true));
+    }
+    expect(value.reserved.map((r) => r.locked)).toEqual([false, false]);
+    expect(value.grouped.map((g) => g.locked)).toEqual([true, true]);
+    // Each name: taken and released three times, each entry naming its holder, each take its fence.
+    for (let i = 0; i < N; i++) {
+      const mine = value.changes.filter((e) => e.resource === `flight-free-${i}`).map((e) => `${e.kind} ${e.agent_id} ${e.fence ?? "-"}`);
+      expect(mine).toEqual([1, 2, 3].flatMap((f) => [`lock.granted taker-${i} ${f}`, `lock.released taker-${i} -`]));
+    }
+    expect(value.changes.filter((e) => e.agent_id === "intruder")).toEqual([]);
+    // Each round's takes and its releases committed in batches of several in their flight.
+    const several = (from: number, to: number) => labels(from, to).some((l) => l.startsWith("commit in flight ") && Number(l.slice("commit in flight ".length)) > 1);
+    expect(value.at.slice(1).map((to, k) => several(value.at[k]!, to))).toEqual(Array.from({ length: 6 }, () => true));
   });
   test("lock and task lease renewals commit in their flight; each is recorded with its holder, its fence or task, and its queue; a renewal not held is refused and recorded nowhere", async () => {
     const N = 8;

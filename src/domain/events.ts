@@ -4,7 +4,7 @@
 // On a shared store an event nobody waits for is a row: a signal or clear then runs as a row
 // body (docs/cluster.md, "Scaling out"), beside other daemons' calls, and a read of the
 // generation too; only a line to wake needs the line body.
-import { all, get, run, type Tx } from "../store/tx.ts";
+import { all, type Condition, get, run, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 import type { WaitQueue } from "./wait.ts";
@@ -27,16 +27,26 @@ export class Events {
   }
 
   async signal(name: string): Promise<number> {
-    const tried = this.c.rowIfAlone(this.waits, "events", name, () => this.fire(name));
+    const tried = this.c.rowIfNobody(this.waits, "events", name, (nobody) => this.fireAlone(name, nobody));
     return (tried && (await tried)) ?? this.c.tx(() => this.signalTx(name));
+  }
+
+  /**
+   * A signal with nobody in the event's line, as a row body: the generation moves on only if no
+   * stored place stands in its line, a condition of its one upsert, the body's last statement,
+   * whose entry takes the generation from the row (docs/cluster.md, "A row batch in one
+   * flight"). Null: someone waits, and the line body wakes them.
+   */
+  private *fireAlone(name: string, nobody: Condition): Tx<number | null> {
+    // The same text as fire's entry: {"generation":N}.
+    const entry = { data: `'{"generation":' || generation || ?`, args: ["}"] };
+    const sql = `INSERT INTO events (name, generation) SELECT ?, 1 WHERE ${nobody.sql} ${NEXT_GENERATION} RETURNING generation`;
+    return (yield* this.journal.lastRecorded<{ generation: number }>("event.signaled", name, entry, {}, sql, name, ...nobody.args))?.generation ?? null;
   }
 
   /** The generation moved on, and journalled: all a signal does when nobody waits. */
   private *fire(name: string): Tx<number> {
-    const row = yield* get<{ generation: number }>(
-      "INSERT INTO events (name, generation) VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET generation = events.generation + 1 RETURNING generation",
-      name,
-    );
+    const row = yield* get<{ generation: number }>(`INSERT INTO events (name, generation) VALUES (?, 1) ${NEXT_GENERATION} RETURNING generation`, name);
     const generation = row!.generation;
     yield* this.journal.record("event.signaled", name, { data: { generation } });
     return generation;
@@ -102,3 +112,6 @@ export class Events {
     });
   }
 }
+
+/** A signal of an event already stored: its generation up by one (a new one starts at 1). */
+const NEXT_GENERATION = "ON CONFLICT(name) DO UPDATE SET generation = events.generation + 1";

@@ -406,14 +406,9 @@ export class Locks implements WaitSource {
     // clear it first on the path every waiter waits on.
     const next = this.waits.firstAttached(name);
     if (next === undefined || next.keys.length > 1) yield* run(`${CLEAR} WHERE name = ?`, name);
-    yield* this.freed(name, kind, holder, reason);
-    yield* this.serve(name, true);
-  }
-
-  /** What follows clearing a holder: the record, and its expiry's timer cancelled. */
-  private *freed(name: string, kind: "lock.released" | "lock.expired", holder: string, reason: string | null): Tx<void> {
     yield* this.journal.record(kind, name, { agentId: holder, reason });
     this.timer(name, null);
+    yield* this.serve(name, true);
   }
 
   /**

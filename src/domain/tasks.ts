@@ -7,7 +7,7 @@
 // letter or not requeued), task.requeued (back to pending), task.expired (a lease lapsed; its
 // `state` says whether the task went back to pending or to failed). Payloads are not copied.
 import { AirlockError } from "../errors.ts";
-import { all, get, run, runLater, type Tx } from "../store/tx.ts";
+import { all, type Condition, get, run, runLater, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 import { rowsSince } from "./row-versions.ts";
@@ -84,8 +84,22 @@ export class Tasks {
   async push(req: PushRequest): Promise<number> {
     // A row body when no claimer waits on the queue (docs/cluster.md, "Scaling out"): one insert
     // and its journal entry. A claimer in line needs the line body, which hands the task over.
-    const tried = this.c.rowIfAlone(this.waits, "tasks", req.queue, () => this.insert(req));
+    const tried = this.c.rowIfNobody(this.waits, "tasks", req.queue, (nobody) => this.insertAlone(req, nobody));
     return (tried && (await tried)) ?? this.c.tx(() => this.pushTx(req));
+  }
+
+  /**
+   * A push with no claimer in the queue's line, as a row body: the task stored only if no stored
+   * place stands in its line, a condition of its one insert, the body's last statement, whose
+   * entry takes the id from the row (docs/cluster.md, "A row batch in one flight"). Null: a
+   * claimer waits, and the line body hands the task over.
+   */
+  private *insertAlone(req: PushRequest, nobody: Condition): Tx<number | null> {
+    // The same text as insert's entry: {"id":N,"priority":P}.
+    const entry = { data: `'{"id":' || id || ?`, args: [`,"priority":${JSON.stringify(req.priority)}}`] };
+    const sql = `INSERT INTO tasks (queue, payload, author, priority, state, max_attempts, created_at) SELECT ?, ?, ?, CAST(? AS BIGINT), 'pending', CAST(? AS BIGINT), CAST(? AS BIGINT) WHERE ${nobody.sql} RETURNING id`;
+    const args = [req.queue, req.payload, req.author ?? null, req.priority, req.maxAttempts ?? null, this.c.clock.now(), ...nobody.args];
+    return (yield* this.journal.lastRecorded<{ id: number }>("task.pushed", req.queue, entry, { agentId: req.author }, sql, ...args))?.id ?? null;
   }
 
   private *pushTx(req: PushRequest): Tx<number> {

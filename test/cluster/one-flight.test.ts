@@ -5,13 +5,15 @@
 // commit, once. Skipped without a server (AIRLOCK_TEST_PG).
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { withTracedPair } from "../helpers/cluster.ts";
-import type { DaemonProcess } from "../helpers/daemon.ts";
+import { type DaemonProcess, storeQuery } from "../helpers/daemon.ts";
 import { describePg } from "../helpers/pg.ts";
 import { until } from "../helpers/until.ts";
 
 setDefaultTimeout(60_000);
 
 const CLIENTS = 16;
+/** The blocked calls' wait: far longer than the test lets them take (they must be woken, not time out). */
+const WAIT_S = 30;
 const ROUNDS = 10;
 
 type Change = { kind: string; resource: string; value?: number; by?: number; revision: number };
@@ -274,6 +276,50 @@ describePg("a row batch in one flight", () => {
     // Each round's takes and its releases committed in batches of several in their flight.
     const several = (from: number, to: number) => labels(from, to).some((l) => l.startsWith("commit in flight ") && Number(l.slice("commit in flight ".length)) > 1);
     expect(value.at.slice(1).map((to, k) => several(value.at[k]!, to))).toEqual(Array.from({ length: 6 }, () => true));
+  });
+  test("event signals and task pushes with nobody in line commit in their flight, each recorded once with its generation or id; with someone waiting on the other daemon, the signal wakes them and the push hands the task over", async () => {
+    const N = 12;
+    const { value, labels } = await withTracedPair(async (d1, d2, db) => {
+      const since = (await d2.call("watch_changes", { kinds: ["event.", "task."] })).revision as number;
+      const at: number[] = [Date.now()];
+      const signals: unknown[][] = [];
+      for (let r = 0; r < 3; r++) signals.push((await Promise.all(Array.from({ length: N }, (_, i) => d2.call("signal_event", { name: `flight-ev-${i}` })))).map((a) => a.generation));
+      at.push(Date.now());
+      const pushed = await Promise.all(Array.from({ length: N }, (_, i) => d2.call("push_task", { queue: `flight-push-${i % 3}`, payload: `job-${i}`, author: `pusher-${i}`, priority: i % 4 })));
+      at.push(Date.now());
+      // A claimer, then a waiter, blocked on d1, which writes only places of its own: d2 is not
+      // told, so only the stored lines stand between its row bodies and them. (The push's line
+      // body catches d2 up: so the waiter joins after it. Unwoken, each would still see its task
+      // or signal at the end of its wait: so the test also asks that they were answered long
+      // before it.)
+      const stored = async () => (await storeQuery<{ queue: string }>(db, "SELECT queue FROM waiters WHERE queue IN ('event', 'task') ORDER BY queue")).map((r) => r.queue);
+      const claiming = d1.call("claim_next_task", { queue: "flight-push-awaited", agent_id: "claimer", wait_seconds: WAIT_S });
+      await until("the claimer in the stored lines", async () => (await stored()).join() === "task", 5_000);
+      let sent = Date.now();
+      const handed = await d2.call("push_task", { queue: "flight-push-awaited", payload: "for-the-claimer" });
+      const claimed = await claiming;
+      const answeredAfter = [Date.now() - sent];
+      const waiting = d1.call("wait_for_event", { name: "flight-ev-awaited", wait_seconds: WAIT_S });
+      await until("the waiter in the stored lines", async () => (await stored()).join() === "event", 5_000);
+      sent = Date.now();
+      const fired = await d2.call("signal_event", { name: "flight-ev-awaited" });
+      const woke = await waiting;
+      answeredAfter.push(Date.now() - sent);
+      const changes = (await d1.call("watch_changes", { since_revision: since, kinds: ["event.", "task."], limit: 300 })).changes as { kind: string; resource: string; agent_id?: string; generation?: number; id?: number; priority?: number }[];
+      return { at, signals, pushed: pushed.map((p) => p.id as number), fired, handed, woke, claimed, answeredAfter, changes };
+    });
+    expect(value.signals).toEqual([1, 2, 3].map((g) => Array.from({ length: N }, () => g)));
+    for (let i = 0; i < N; i++) {
+      expect(value.changes.filter((e) => e.resource === `flight-ev-${i}`).map((e) => `${e.kind} ${e.generation}`)).toEqual([1, 2, 3].map((g) => `event.signaled ${g}`));
+    }
+    const pushes = value.changes.filter((e) => e.kind === "task.pushed" && e.resource.startsWith("flight-push-") && e.resource !== "flight-push-awaited");
+    expect(pushes.map((e) => `${e.resource} ${e.agent_id} ${e.id} ${e.priority}`).sort()).toEqual(value.pushed.map((id, i) => `flight-push-${i % 3} pusher-${i} ${id} ${i % 4}`).sort());
+    // The waiter woke to the signal, the claimer got the task pushed.
+    expect(value.woke).toMatchObject({ fired: true, generation: value.fired.generation });
+    expect(value.claimed).toMatchObject({ claimed: true, id: value.handed.id, payload: "for-the-claimer" });
+    expect(value.answeredAfter.map((ms) => ms < (WAIT_S * 1000) / 2)).toEqual([true, true]); // woken, not answered at the end of their wait
+    const several = (from: number, to: number) => labels(from, to).some((l) => l.startsWith("commit in flight ") && Number(l.slice("commit in flight ".length)) > 1);
+    expect(value.at.slice(1).map((to, k) => several(value.at[k]!, to))).toEqual([true, true]);
   });
   test("lock and task lease renewals commit in their flight; each is recorded with its holder, its fence or task, and its queue; a renewal not held is refused and recorded nowhere", async () => {
     const N = 8;

@@ -12,7 +12,7 @@
 // Journal: worktree.reported (when what is reported changed, not at every refresh) and
 // worktree.dropped (departed, unregistered or expired).
 import { AirlockError } from "../errors.ts";
-import { all, get, runLater, type Stmt, type Tx } from "../store/tx.ts";
+import { all, get, last, runLater, type Stmt, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import { checkBudget, compileGlob, MAX_PATTERN_LENGTH, normalizePattern } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
@@ -121,18 +121,20 @@ export class Worktrees {
     }
     const self = this;
     // A report that changes nothing but when it was made (the hooks send one at every edit, most
-    // of them the same) is a row body on a shared store: the row locked, the same tree computed
-    // as below, and only reported_at and expires_at moved (docs/cluster.md, "Working-tree
-    // reports that change nothing"). Anything else is the line body's.
+    // of them the same) is a row body on a shared store: the same tree computed as below, from
+    // the report this daemon remembers, and only reported_at and expires_at moved, by one
+    // statement whose condition is that the row still says what memory does and has not lapsed
+    // (a lapse not run yet, maybe another daemon's to fire), the body's last (docs/cluster.md,
+    // "Working-tree reports that change nothing"). Anything else (a change, a report memory does
+    // not hold or holds behind the row) is the line body's.
     if (this.c.rowsOverlap) {
       const same = await this.c.rowTx("worktrees", keyOf(req.agentId, req.room), function* (): Tx<Worktree | null> {
-        const old = yield* get<WorktreeRow>("SELECT * FROM worktrees WHERE agent_id = ? AND room = ? FOR UPDATE", req.agentId, req.room);
-        // A report that lapsed (its lapse not run yet, maybe another daemon's to fire): the line body's.
-        if (!old || old.expires_at <= self.c.clock.now()) return null;
-        const before = toWorktree(old);
-        const tree = treeOf(req, dirty, touched, before, self.c.clock.now());
-        if (changed(before, tree)) return null;
-        yield* runLater("UPDATE worktrees SET reported_at = ?, expires_at = ? WHERE agent_id = ? AND room = ?", tree.reportedAt, tree.expiresAt, req.agentId, req.room);
+        const before = self.trees.get(keyOf(req.agentId, req.room));
+        const now = self.c.clock.now();
+        const tree = before && treeOf(req, dirty, touched, before, now);
+        if (!before || !tree || changed(before, tree)) return null;
+        const args = [tree.reportedAt, tree.expiresAt, req.agentId, req.room, now, before.branch, before.head, JSON.stringify(before.dirty), touchedText(before)];
+        if (!(yield* last([], SAME_REPORT, ...args))) return null;
         self.c.store.afterCommit(() => self.remember(tree));
         return tree;
       });
@@ -154,7 +156,7 @@ export class Worktrees {
         tree.branch,
         tree.head,
         JSON.stringify(tree.dirty),
-        JSON.stringify(Object.fromEntries(tree.touched.map((t) => [t.path, t.since]))),
+        touchedText(tree),
         now,
         tree.expiresAt,
       );
@@ -343,6 +345,14 @@ function treeOf(req: ReportRequest, dirty: string[], touched: readonly string[],
     expiresAt: now + WORKTREE_TTL_MS,
   };
 }
+
+/** A report's touched paths as its row stores them: path → since, in the tree's order. */
+const touchedText = (t: Worktree) => JSON.stringify(Object.fromEntries(t.touched.map((x) => [x.path, x.since])));
+
+/** A report's times moved, if its row (live) says what the report remembered says: its new times, its key, now, then its branch, head, dirty and touched. */
+const SAME_REPORT =
+  "UPDATE worktrees SET reported_at = ?, expires_at = ? WHERE agent_id = ? AND room = ? AND expires_at > ? " +
+  "AND branch IS NOT DISTINCT FROM ? AND head IS NOT DISTINCT FROM ? AND dirty = ? AND touched = ? RETURNING agent_id";
 
 function changed(a: Worktree, b: Worktree): boolean {
   const paths = (t: Worktree) => t.touched.map((x) => x.path).join("\u0000");

@@ -321,6 +321,34 @@ describePg("a row batch in one flight", () => {
     const several = (from: number, to: number) => labels(from, to).some((l) => l.startsWith("commit in flight ") && Number(l.slice("commit in flight ".length)) > 1);
     expect(value.at.slice(1).map((to, k) => several(value.at[k]!, to))).toEqual([true, true]);
   });
+  test("working-tree reports that change nothing commit in their flight and are not recorded; one the daemon remembers behind the row goes to its line body and is recorded", async () => {
+    const N = 12;
+    const room = "flight-wt";
+    const report = (d: DaemonProcess, i: number, dirty = [`src/a-${i}.ts`]) => d.call("report_worktree", { agent_id: `wt-${i}`, room, branch: "main", dirty, touched: [`src/a-${i}.ts`] });
+    const { value, labels } = await withTracedPair(async (d1, d2) => {
+      const since = (await d1.call("watch_changes", { kinds: ["worktree."] })).revision as number;
+      for (let i = 0; i < N; i++) await report(d2, i); // each a change: the line body's
+      const from = Date.now();
+      const rounds: unknown[][] = [];
+      for (let r = 0; r < 3; r++) rounds.push((await Promise.all(Array.from({ length: N }, (_, i) => report(d2, i)))).map((t) => [t.dirty_count, t.touched]));
+      const to = Date.now();
+      // wt-0's report changed through d1 (d2 is not told: it remembers the first), then the
+      // first report again through d2: memory says "the same", the row does not.
+      await report(d1, 0, ["src/a-0.ts", "src/b-0.ts"]);
+      const back = await report(d2, 0);
+      const listed = (await d1.call("list_worktrees", { room })) as { agent_id: string; dirty_count: number }[];
+      const changes = (await d1.call("watch_changes", { since_revision: since, kinds: ["worktree."], limit: 200 })).changes as { kind: string; agent_id?: string; dirty_count?: number }[];
+      return { from, to, rounds, back, listed, changes };
+    });
+    expect(value.rounds).toEqual([0, 1, 2].map(() => Array.from({ length: N }, (_, i) => [1, [`src/a-${i}.ts`]])));
+    expect(value.back.dirty_count).toBe(1);
+    expect(value.listed.find((w) => w.agent_id === "wt-0")?.dirty_count).toBe(1);
+    // Recorded: each first report, wt-0's change and its change back; none of the reports that changed nothing.
+    const recorded = value.changes.map((e) => `${e.agent_id} ${e.dirty_count}`);
+    expect(recorded.sort()).toEqual([...Array.from({ length: N }, (_, i) => `wt-${i} 1`), "wt-0 2", "wt-0 1"].sort());
+    const flights = labels(value.from, value.to).filter((l) => l.startsWith("commit in flight "));
+    expect(flights.some((l) => Number(l.slice("commit in flight ".length)) > 1)).toBe(true);
+  });
   test("lock and task lease renewals commit in their flight; each is recorded with its holder, its fence or task, and its queue; a renewal not held is refused and recorded nowhere", async () => {
     const N = 8;
     const { value, labels } = await withTracedPair(async (d1, d2) => {

@@ -5,7 +5,7 @@
 // after 3 s of warm-up.
 // HANDOFF=1: the clients hand one lock to one another instead (lock_resource waiting in line,
 // then unlock_resource, which grants it to the next in line, on whichever daemon that is), and
-// each idle daemon holds a worker blocked on an empty queue: what another daemons' grants cost a
+// each idle daemon holds a worker blocked on an empty queue: what other daemons' grants cost a
 // daemon with a call blocked (docs/cluster.md, "Who hears a NOTIFY").
 //   bun bench/notify-fanout.ts postgres://...   (W, K, C, S, HANDOFF from the environment: 3, 3, 4, 6, 0)
 import { postgresCpuMs, processCpuMs, processSwitches } from "./stats.ts";

@@ -323,19 +323,20 @@ export function fromRow(q: AnyQueue, r: WaiterRow): SharedWaiter<unknown> {
 }
 
 /**
+ * standsIn as a condition (WaitQueue.nobodyStored): no row whose keys hold the key's JSON text
+ * (containing's pattern). It cannot parse what it matched, so a row it cannot rule out (a name
+ * holding the key's text, quotes and all) counts as a place: a row body that finds one writes
+ * nothing and leaves the call to its line body, which reads memory.
+ */
+const NOBODY_STORED = "NOT EXISTS (SELECT 1 FROM waiters WHERE queue = ? AND keys LIKE ? ESCAPE '!')";
+
+/**
  * A LIKE pattern that matches every text containing `text` (`!` escapes LIKE's wildcards and
  * itself). A place's keys are stored as JSON.stringify of its names, so a row whose line holds
  * a name contains that name's JSON text: the pattern never misses one. It may match a row that
  * does not (a quote escaped inside a longer name; SQLite's LIKE ignores ASCII case), so the
  * caller checks what it matched.
  */
-/**
- * standsIn as a condition (WaitQueue.nobodyStored): no row whose keys hold the key's JSON text.
- * It cannot parse them, so a key whose text another's holds (`a` in `["x\\"a"]`) counts as a place:
- * a row body that finds one leaves the call to its line body, which reads memory.
- */
-const NOBODY_STORED = "NOT EXISTS (SELECT 1 FROM waiters WHERE queue = ? AND keys LIKE ? ESCAPE '!')";
-
 export function containing(text: string): string {
   return `%${text.replace(/[!%_]/g, (c) => `!${c}`)}%`;
 }

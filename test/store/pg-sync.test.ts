@@ -11,6 +11,7 @@ import { AirlockError } from "../../src/errors.ts";
 import { all, gather, get, last, reading, run } from "../../src/store/tx.ts";
 import { describePg, freshDatabase, withClient } from "../helpers/pg.ts";
 import { until } from "../helpers/until.ts";
+import { rowBatchHolder } from "../helpers/cluster.ts";
 
 /** Hooks that record each catch-up's tables (sorted; null: reread everything). */
 function recorder() {
@@ -307,6 +308,42 @@ describePg("row bodies in the shared order", () => {
 
   // A server restart between two calls costs no error: a row batch that finds its connection
   // dead at BEGIN (nothing of it ran) runs on a new one, as a line body does.
+  // A batch's row bodies lock their rows in key order only as far as each locks with its first
+  // statement: one that reads first (a line checked, the journal's count) sends its write after
+  // those behind it, and another daemon's batch may then lock the same rows the other way round.
+  // PostgreSQL ends one of the two; a batch of row bodies it ends runs again, whole.
+  test("a batch of row bodies PostgreSQL ends to break a deadlock runs again: every body answered, none with the error", async () => {
+    // Both rows there first: an UPDATE waits for a row another transaction locked, not for one it has yet to commit.
+    await withClient(s.db.url, (sql) => sql`INSERT INTO counters (name, value) VALUES ('dl-a', 0), ('dl-b', 0)`);
+    const holder = await rowBatchHolder(s.db.url);
+    try {
+      // The other side: a transaction in the shared order that holds dl-b, and will want dl-a.
+      // Its own deadlock check waits 10 s, so the batch's (after the server's 1 s) finds the cycle.
+      await holder.tx.unsafe("SET deadlock_timeout = '10s'");
+      await holder.hold();
+      await holder.tx.unsafe("UPDATE counters SET value = value + 100 WHERE name = 'dl-b'");
+      // A batch in flight on b, so that the next two gather into one batch: dl-a, then dl-b.
+      const first = holding(s.b, "dl-x", 0.3);
+      await first.started;
+      const bump = (key: string) => s.b.tx(() => run("INSERT INTO counters (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1", key), { key });
+      const calls = [bump("dl-a"), bump("dl-b")].map((p) => p.then(() => "done", (err: unknown) => `refused: ${(err as Error).message}`));
+      await first.done;
+      // The batch holds dl-a and waits for dl-b; then the holder wants dl-a: a cycle.
+      await until("the batch waiting for dl-b", async () => (await withClient(s.db.url, (sql) => sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted`))[0].n > 0, 5_000);
+      const wanted = holder.tx.unsafe("UPDATE counters SET value = value + 100 WHERE name = 'dl-a'");
+      await wanted; // granted once the server ended the batch
+      await holder.commit();
+      expect(await Promise.all(calls)).toEqual(["done", "done"]);
+      const values = await withClient(s.db.url, (sql) => sql`SELECT name, value::int AS value FROM counters WHERE name IN ('dl-a', 'dl-b') ORDER BY name`);
+      expect(values.map((r: { name: string; value: number }) => [r.name, r.value])).toEqual([
+        ["dl-a", 101],
+        ["dl-b", 101],
+      ]);
+    } finally {
+      await holder.close();
+    }
+  });
+
   test("a batch of row bodies on a connection the server ended since the last call runs on a new one: no error, written once", async () => {
     const bump = (key: string) => s.a.tx(function* () {
       return (yield* get<{ value: number }>("INSERT INTO counters (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value", key))!.value;

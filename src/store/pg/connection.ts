@@ -64,6 +64,16 @@ export function isConnectionError(err: unknown): boolean {
   return typeof errno === "string" && /^(08|57P)/.test(errno);
 }
 
+/**
+ * Whether PostgreSQL ended the transaction to break a deadlock (SQLSTATE 40P01) or a
+ * serialization conflict (40001): nothing of it committed, and the same transaction run again
+ * may well succeed (the other one has gone on).
+ */
+export function isConflict(err: unknown): boolean {
+  const { errno } = err as { errno?: unknown };
+  return errno === "40P01" || errno === "40001";
+}
+
 export const unavailable = () => new AirlockError("unavailable", "store unavailable: retry", { retryable: true });
 export const outcomeUnknown = () =>
   new AirlockError("unavailable", "store unavailable: the outcome of this call is unknown; check before retrying", {

@@ -37,7 +37,7 @@
 import { AirlockError } from "../../errors.ts";
 import { mark, TRACING } from "../../trace.ts";
 import type { Tx } from "../tx.ts";
-import { type Connection, isConnectionError, type Link, outcomeUnknown } from "./connection.ts";
+import { type Connection, isConflict, isConnectionError, type Link, outcomeUnknown } from "./connection.ts";
 import type { PgResult, Translated } from "./dialect.ts";
 import { commit, execStatement, FLIGHT_FRESH_MS, heldFailure, type Run, send, sendAhead, sendAll, UNDO_BODY } from "./statement.ts";
 import type { RowBody, VersionProtocol } from "../store.ts";
@@ -48,6 +48,9 @@ import { answerCommitted, type Begun, Failed, HeldFailed, type Hook, type Job, O
  * backend before every snapshot on the server gets slower (a savepoint that wrote is one).
  */
 export const MAX_BATCH = 32;
+
+/** How many times a batch of row bodies PostgreSQL ended to break a deadlock runs again before its bodies hear the error. */
+const CONFLICT_RETRIES = 3;
 
 export class PgDriver {
   private readonly translations = new Map<string, Translated>();
@@ -216,7 +219,7 @@ export class PgDriver {
    * One transaction: BEGIN, the catch-up if others committed, the bodies (each in a savepoint
    * when there are several), the flush, COMMIT; then each body's hooks, and its answer.
    */
-  private async runBatch(given: readonly Job[], retried = false, at?: number): Promise<void> {
+  private async runBatch(given: readonly Job[], retried = false, at?: number, conflicts = 0): Promise<void> {
     if (given.length === 0) return; // each joined the transaction before it (joinWaiting)
     const rows = this.sync !== null && given.every((j) => j.rows);
     // Stable: bodies of one key keep the order they were asked in.
@@ -229,7 +232,7 @@ export class PgDriver {
         for (const j of jobs) j.reject(err);
         return;
       }
-      await this.runOpened(rows || at === undefined ? jobs : [...jobs, ...this.joinWaiting(MAX_BATCH - jobs.length, at)], rows, opened, retried);
+      await this.runOpened(rows || at === undefined ? jobs : [...jobs, ...this.joinWaiting(MAX_BATCH - jobs.length, at)], rows, opened, retried, conflicts);
     } finally {
       this.endMutating?.();
     }
@@ -250,7 +253,7 @@ export class PgDriver {
   }
 
   /** runBatch, once its BEGIN answered (or, for row bodies, was sent). */
-  private async runOpened(jobs: readonly Job[], rows: boolean, opened: Begun, retried: boolean): Promise<void> {
+  private async runOpened(jobs: readonly Job[], rows: boolean, opened: Begun, retried: boolean, conflicts: number): Promise<void> {
     const { l, changed } = opened;
     let version = opened.version;
     const shared: Hook[] = []; // the catch-up's and the flush's
@@ -338,6 +341,15 @@ export class PgDriver {
         // Not when its COMMIT went with it: the server may have run the whole flight before the
         // connection went, and running it again would apply it twice (docs/cluster.md).
         return this.runBatch(jobs, true);
+      }
+      if (rows && !l.lost && isConflict(err) && conflicts < CONFLICT_RETRIES) {
+        // PostgreSQL ended this batch of row bodies to break a deadlock with another daemon's:
+        // their bodies lock their rows in key order only as far as each locks with its first
+        // statement, and a body that reads before it writes (a line checked, the journal's count)
+        // sends its write after those of the bodies behind it. Nothing of it committed, and row
+        // bodies change nothing in memory before their commit: all of it runs again.
+        if (TRACING) mark("deadlock: the row batch runs again");
+        return this.runBatch(jobs, retried, undefined, conflicts + 1);
       }
       if (thrown instanceof HeldFailed && rows && jobs.length > 1 && !l.lost) {
         // A held write of a row body failed, and which body's is not known: each runs again

@@ -6,7 +6,7 @@
 // without a server (AIRLOCK_TEST_PG).
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { seenEachOther, tracedDaemons, withTracedPair } from "../helpers/cluster.ts";
-import { startDaemon } from "../helpers/daemon.ts";
+import { startDaemon, storeQuery } from "../helpers/daemon.ts";
 import { describePg, freshDatabase } from "../helpers/pg.ts";
 import { until } from "../helpers/until.ts";
 
@@ -67,7 +67,7 @@ describePg("a grant's NOTIFY names its daemon", () => {
       void worker.then(() => (workerDone = true));
       const held = await d1.call("lock_resource", { name: "hand", agent_id: "hand-0", ttl_seconds: 60 });
       expect(held.locked).toBe(true);
-      await Bun.sleep(500); // the worker is in line (a budget for its call, not a measurement)
+      await until("the worker in the stored lines", async () => (await storeQuery(db.url, "SELECT 1 FROM waiters WHERE queue = 'task'")).length === 1, 5_000);
       const from = Date.now();
       let token = held.lock_token as string;
       let holder = d1;

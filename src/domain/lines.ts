@@ -60,7 +60,7 @@ export class Lines {
   private daemons = "";
   private closed = false;
   /** The other daemons whose places the last flush wrote or deleted: they own, or owned before, each (othersWritten). */
-  private others = new Set<string>();
+  private readonly others = new Set<string>();
 
   constructor(
     private readonly me: string,
@@ -159,7 +159,7 @@ export class Lines {
 
   /** Writes down the rows this transaction's changes made differ; whether it wrote anything. */
   *flush(): Tx<boolean> {
-    this.others = new Set();
+    this.others.clear();
     if (!this.pending()) return false;
     if (this.resync) {
       this.written = new Map((yield* all<WaiterRow>("SELECT * FROM waiters")).map((r) => [r.token, rowText(r)]));

@@ -130,9 +130,10 @@ export class Worktrees {
     if (this.c.rowsOverlap) {
       const same = await this.c.rowTx("worktrees", keyOf(req.agentId, req.room), function* (): Tx<Worktree | null> {
         const before = self.trees.get(keyOf(req.agentId, req.room));
+        if (!before) return null;
         const now = self.c.clock.now();
-        const tree = before && treeOf(req, dirty, touched, before, now);
-        if (!before || !tree || changed(before, tree)) return null;
+        const tree = treeOf(req, dirty, touched, before, now);
+        if (changed(before, tree)) return null;
         const args = [tree.reportedAt, tree.expiresAt, req.agentId, req.room, now, before.branch, before.head, JSON.stringify(before.dirty), touchedText(before)];
         if (!(yield* last([], SAME_REPORT, ...args))) return null;
         self.c.store.afterCommit(() => self.remember(tree));

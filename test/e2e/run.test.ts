@@ -125,17 +125,28 @@ describe("signals and the process group", () => {
     expect(alive(pid)).toBe(true);
     expect((await heavy()).in_use).toBe(1);
 
-    // Exit seen by polling every 5 ms, release by polling list_pools every 20 ms.
+    // Exit seen by polling every 5 ms, release by polling list_pools every 20 ms. A list_pools call
+    // can outlast both the exit and the daemon's check, so a release may be seen before the exit
+    // was: then the exit fell after the last time the command was seen alive, and it must be dead
+    // by now (a release while it lives is the bug this test is for).
+    let lastAlive = performance.now();
     let exitedAt = 0;
     let releasedAt = 0;
     let lastPoll = 0;
     const deadline = performance.now() + 10_000;
     while (!releasedAt && performance.now() < deadline) {
       const now = performance.now();
-      if (!exitedAt && !alive(pid)) exitedAt = now;
+      if (!exitedAt) {
+        if (alive(pid)) lastAlive = now;
+        else exitedAt = now;
+      }
       if (now - lastPoll >= 20) {
         lastPoll = now;
-        if ((await heavy()).in_use === 0) releasedAt = performance.now();
+        if ((await heavy()).in_use === 0) {
+          releasedAt = performance.now();
+          expect(alive(pid)).toBe(false);
+          if (!exitedAt) exitedAt = lastAlive;
+        }
       }
       await Bun.sleep(5);
     }

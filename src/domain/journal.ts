@@ -3,7 +3,8 @@
 // journal never shows a change that rolled back and never misses one that committed. Each entry gets a global revision that only grows (its rowid; trimming never
 // removes the newest entry, so no revision is handed out twice); the change feed and the
 // dashboard read from a revision onward. A pool grant's revision is also its fence.
-import type { Awaitable } from "../store/store.ts";
+import { andThen, type Awaitable, detached } from "../store/store.ts";
+import { createLog } from "../log.ts";
 import { AirlockError } from "../errors.ts";
 import { all, get, last, run, runLater, type SQLQueryBindings, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
@@ -38,6 +39,7 @@ const LOOK_AGAIN_MS = [1, 3, 10, 25] as const;
  */
 const GAP_PATIENCE_MS = 50;
 const COUNT_SLACK = 1.1;
+const log = createLog("journal");
 // What newToken() makes (16 random bytes in hex): nothing else can name a token in the journal.
 const TOKEN_SHAPE = /^[0-9a-f]{32}$/;
 
@@ -53,7 +55,6 @@ export interface JournalOptions {
   benchOff?: boolean;
 }
 
-
 export interface WatchResult {
   /** Pass it back as the next call's since_revision. */
   revision: number;
@@ -62,9 +63,7 @@ export interface WatchResult {
   trimmed?: true;
 }
 
-
 export type { JournalEntry, WatchFilter } from "./journal-read.ts";
-
 export type { DataFromRow, RecordFields } from "./journal-entry.ts";
 
 export class Journal {
@@ -125,8 +124,8 @@ export class Journal {
   /**
    * A body's last statement (last()) with the entry of its change going with it, its data (and
    * its resource or agent, when `from` names their columns) from the row the statement returns
-   * (a counter's value, a renewed lock's holder): the row, or null. The count is checked before
-   * the write; the watchers the change matches are woken only when the statement returned its
+   * (a counter's value, a renewed lock's holder): the row, or null. The count is counted (checked
+   * after the commit in a row batch); the watchers the change matches are woken only when the statement returned its
    * row (a swap that wrote nothing, a counter the schema refused: none).
    */
   *lastRecorded<R>(kind: string, resource: string, from: DataFromRow, f: Omit<RecordFields, "data">, sql: string, ...args: SQLQueryBindings[]): Tx<R | null> {
@@ -176,11 +175,14 @@ export class Journal {
     if (++this.sinceCountCheck >= COUNT_CHECK_EVERY) {
       this.sinceCountCheck = 0;
       // In a row batch a trim could wait for another daemon's trim while that one waits for a row
-      // this batch holds (PostgreSQL would fail a call to break the cycle), so only the check (a
-      // read) runs there; a trim that is due runs at once in the global order, in a transaction
-      // of its own (the scheduler's), which one every few hundred calls would stall for nothing.
-      if (!shared) yield* this.trimByCount(revision || null, COUNT_SLACK);
-      else if (yield* this.overCount(yield* this.revisionTx(), COUNT_SLACK)) this.c.scheduler.at("journal:count", this.c.clock.now(), () => this.trimByCount(null, COUNT_SLACK));
+      // this batch holds, and even the check's reads would send the body's write behind those of
+      // the bodies after it (two daemons' batches could lock rows in opposite orders: PostgreSQL
+      // ends one). So it reads after the commit, in the shared order, and a trim that is due runs
+      // in a transaction of its own (the scheduler's, in the global order).
+      if (!shared) return yield* this.trimByCount(revision || null, COUNT_SLACK);
+      const trim = () => this.c.scheduler.at("journal:count", this.c.clock.now(), () => this.trimByCount(null, COUNT_SLACK));
+      const due = () => andThen(this.c.rowRead("journal", "", () => this.overCount(null, COUNT_SLACK)), (over) => (over ? trim() : undefined));
+      this.c.store.afterCommit(() => detached(due, (err) => log.error("the journal's count check failed (the hourly trim still runs):", err)));
     }
   }
 
@@ -477,12 +479,12 @@ export class Journal {
   /** Keeps the newest maxEntries once there are more than maxEntries × slack (contiguous revisions). */
   private *trimByCount(given: number | null, slack: number): Tx<void> {
     const newest = given ?? (yield* this.revisionTx()); // null: scheduled, the newest by then
-    if (!(yield* this.overCount(newest, slack))) return;
-    yield* run("DELETE FROM journal WHERE revision <= ?", newest - this.maxEntries);
+    if (yield* this.overCount(newest, slack)) yield* run("DELETE FROM journal WHERE revision <= ?", newest - this.maxEntries);
   }
 
-  /** Whether more than maxEntries × slack entries are kept, up to `newest` (contiguous revisions). */
-  private *overCount(newest: number, slack: number): Tx<boolean> {
+  /** Whether more than maxEntries × slack entries are kept, up to `newest` (contiguous revisions; null: the newest now). */
+  private *overCount(given: number | null, slack: number): Tx<boolean> {
+    const newest = given ?? (yield* this.revisionTx());
     return newest - (yield* this.oldestTx()) + 1 > this.maxEntries * slack;
   }
 

@@ -51,20 +51,16 @@ export interface Ctx {
   rowRead<T>(table: string, key: string, fn: () => Tx<T>, fresh?: readonly MirroredTable[]): Awaitable<T>;
   /**
    * A call that needs its line only when someone stands in it (docs/cluster.md, "Scaling out"):
-   * on a shared store, when neither memory nor the stored lines show anyone in `key`'s line of
-   * `q`, `fn` runs as a row body of `table`'s row `key`, and its answer stands unless it is null.
-   * Null (someone is in line, or fn found the row not as it needs it): the caller runs its line
-   * body, which decides as it always did. Null at once, not a promise, where no row body is
-   * tried (not a shared store, or a line here already): the caller's line body then starts in
-   * the same turn, as it did before row bodies existed.
-   */
-  rowIfAlone<T>(q: { line(key: string): readonly unknown[]; anyoneIn(key: string): Tx<boolean> }, table: string, key: string, fn: () => Tx<T | null>): Promise<T | null> | null;
-  /**
-   * rowIfAlone, the stored lines asked by fn's own statement instead of a read before it:
-   * `nobody` is a condition true when no stored place may stand in key's line, which fn's write
-   * includes, so fn may end with last() and its batch commit in one flight (docs/cluster.md, "A
-   * row batch in one flight"). fn answers null when its statement wrote nothing (someone in line,
-   * or the row not as it needs it): the caller's line body decides.
+   * on a shared store, when memory shows nobody in `key`'s line of `q`, `fn` runs as a row body
+   * of `table`'s row `key`, and its answer stands unless it is null. The stored lines are asked
+   * by fn's own write, not by a read before it (which would send the write behind those of the
+   * bodies after it, in another order than their keys'): `nobody` is a condition true when no
+   * stored place may stand in key's line, which fn's write includes, so fn may end with last()
+   * and its batch commit in one flight (docs/cluster.md, "A row batch in one flight"). fn
+   * answers null when its statement wrote nothing (someone in line, or the row not as it needs
+   * it): the caller's line body decides, as it always did. Null at once, not a promise, where no
+   * row body is tried (not a shared store, or a line here already): the caller's line body then
+   * starts in the same turn, as it did before row bodies existed.
    */
   rowIfNobody<T>(q: { line(key: string): readonly unknown[]; nobodyStored: ((key: string) => Condition) | undefined }, table: string, key: string, fn: (nobody: Condition) => Tx<T | null>): Promise<T | null> | null;
   /**
@@ -161,16 +157,6 @@ export function createCtx(store: Store, clock: Clock): Ctx {
     },
     rowRead(table, key, fn, fresh) {
       return dueFirst(() => store.read(fn(), { key: rowKey(table, key), ...(fresh ? { fresh } : {}) }), true);
-    },
-    rowIfAlone(q, table, key, fn) {
-      // In the shared order no transaction that changes the lines runs, and each one wrote them
-      // down before it committed: the stored lines are every daemon's (lines.ts, standsIn).
-      if (!ctx.rowsOverlap || q.line(key).length > 0) return null;
-      return Promise.resolve(
-        ctx.rowTx(table, key, function* () {
-          return (yield* q.anyoneIn(key)) ? null : yield* fn();
-        }),
-      );
     },
     rowIfNobody(q, table, key, fn) {
       const nobody = q.nobodyStored?.(key);

@@ -61,8 +61,20 @@ export class Events {
   }
 
   async clear(name: string): Promise<void> {
-    const tried = this.c.rowIfAlone(this.waits, "events", name, () => this.reset(name));
+    const tried = this.c.rowIfNobody(this.waits, "events", name, (nobody) => this.resetAlone(name, nobody));
     if (!(tried && (await tried))) await this.c.tx(() => this.clearTx(name));
+  }
+
+  /**
+   * A clear with nobody in the event's line, as a row body: the row deleted only if no stored
+   * place stands in its line, and whether none did answered by the same statement (its row
+   * locked first, in key order). Null: someone waits, and the line body wakes them.
+   */
+  private *resetAlone(name: string, nobody: Condition): Tx<true | null> {
+    const sql = `WITH d AS (DELETE FROM events WHERE name = ? AND ${nobody.sql}) SELECT 1 AS nobody WHERE ${nobody.sql}`;
+    if (!(yield* get<{ nobody: number }>(sql, name, ...nobody.args, ...nobody.args))) return null;
+    yield* this.journal.record("event.cleared", name);
+    return true;
   }
 
   /** The generation back to 0, and journalled: all a clear does when nobody waits. */

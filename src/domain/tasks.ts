@@ -128,7 +128,7 @@ export class Tasks {
     // A row body when no claimer waits on the queue (docs/cluster.md, "Scaling out"): the best
     // pending task taken in one statement. It answers unless it lost a race for a task or finds
     // none to wait for; then the line body decides, as it always did.
-    const tried = this.c.rowIfAlone(this.waits, "tasks", queue, () => this.claimRow(queue, agentId, leaseMs, waitMs));
+    const tried = this.c.rowIfNobody(this.waits, "tasks", queue, (nobody) => this.claimRow(queue, agentId, leaseMs, waitMs, nobody));
     const alone = tried && (await tried);
     if (alone) return alone;
     const first = await this.c.tx(() => this.claimTx(queue, agentId, leaseMs, waitMs, signal));
@@ -281,16 +281,18 @@ export class Tasks {
    * The best pending task (highest priority, then oldest), taken in one statement: its lease
    * timer armed after the commit (a row body may run again).
    */
-  private *claimOne(queue: string, agentId: string, leaseMs: number): Tx<ClaimResult> {
+  /** `nobody`: only if no stored place stands in the queue's line (a row body's, claimRow). */
+  private *claimOne(queue: string, agentId: string, leaseMs: number, nobody?: Condition): Tx<ClaimResult> {
     const leaseToken = newToken();
     const leaseExpiresAt = this.c.clock.now() + leaseMs;
     const t = yield* get<TaskRow>(
       "UPDATE tasks SET state = 'claimed', lease_agent = ?, lease_token = ?, lease_expires_at = ?, attempts = attempts + 1 " +
-        "WHERE id = (SELECT id FROM tasks WHERE queue = ? AND state = 'pending' ORDER BY priority DESC, id LIMIT 1) AND state = 'pending' RETURNING *",
+        `WHERE id = (SELECT id FROM tasks WHERE queue = ? AND state = 'pending' ORDER BY priority DESC, id LIMIT 1) AND state = 'pending'${nobody ? ` AND ${nobody.sql}` : ""} RETURNING *`,
       agentId,
       leaseToken,
       leaseExpiresAt,
       queue,
+      ...(nobody?.args ?? []),
     );
     if (!t) return { claimed: false };
     this.c.store.afterCommit(() => this.arm(t.id, leaseExpiresAt));
@@ -299,13 +301,15 @@ export class Tasks {
   }
 
   /**
-   * A claim as a row body. Beside other daemons' row bodies two claims may pick the same task:
-   * PostgreSQL makes the second wait for the first's row lock, then finds the task no longer
-   * pending and takes nothing; so nothing taken is final only when nothing is pending (and the
-   * call would not wait); otherwise null, and the line body claims (or blocks) exactly.
+   * A claim as a row body, when no stored place stands in the queue's line (`nobody`, a condition
+   * of its update: a claimer in line comes first). Beside other daemons' row bodies two claims
+   * may pick the same task: PostgreSQL makes the second wait for the first's row lock, then finds
+   * the task no longer pending and takes nothing; so nothing taken is final only when nothing is
+   * pending (and the call would not wait); otherwise null, and the line body claims (or blocks)
+   * exactly.
    */
-  private *claimRow(queue: string, agentId: string, leaseMs: number, waitMs: number): Tx<ClaimResult | null> {
-    const got = yield* this.claimOne(queue, agentId, leaseMs);
+  private *claimRow(queue: string, agentId: string, leaseMs: number, waitMs: number, nobody: Condition): Tx<ClaimResult | null> {
+    const got = yield* this.claimOne(queue, agentId, leaseMs, nobody);
     if (got.claimed) return got;
     if (waitMs > 0) return null;
     const pending = yield* get<{ id: number }>("SELECT id FROM tasks WHERE queue = ? AND state = 'pending' LIMIT 1", queue);

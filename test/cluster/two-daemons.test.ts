@@ -520,6 +520,21 @@ describePg("two daemons, one database: row bodies and reads in the shared order"
     await until("the event waiter blocked on d2", async () => (await eventWaiters(d2(), "ev-rows")) === 1);
     expect(await d1().call("signal_event", { name: "ev-rows" })).toEqual({ generation: 2 });
     expect(await answered("the event waiter on d2 after a signal on d1", w.promise)).toEqual({ generation: 2, fired: true });
+
+    // A clear the same way: its row body's delete holds the condition that nobody stands in the
+    // stored line, and its answer says so, so the line body wakes the waiter on d2.
+    const c2 = blocked(d2().call("wait_for_event", { name: "ev-rows", last_seen_generation: 2, wait_seconds: LONG_WAIT_S }));
+    await until("the event waiter blocked on d2 again", async () => (await eventWaiters(d2(), "ev-rows")) === 1);
+    expect(await d1().call("clear_event", { name: "ev-rows" })).toEqual({ cleared: true });
+    expect(await answered("the event waiter on d2 after a clear on d1", c2.promise)).toEqual({ generation: 0, fired: false });
+
+    // An event never signaled, nobody waiting: no row to delete, and still a row body, recorded once.
+    const since = await newest();
+    const quiet = await version();
+    expect(await d2().call("clear_event", { name: "ev-never" })).toEqual({ cleared: true });
+    expect(await movedSince(quiet)).toEqual([]);
+    const entries = (await d1().call("watch_changes", { since_revision: since, kinds: ["event."] })).changes as { kind: string; resource: string }[];
+    expect(entries.map((e) => `${e.kind} ${e.resource}`)).toEqual(["event.cleared ev-never"]);
   });
 
   test("push_task, claim_next_task and complete_task with no claimer waiting are row bodies on both daemons (no version moves): claims racing on both daemons take each task once", async () => {

@@ -96,6 +96,19 @@ describe("dialect", () => {
     expect(t.text).not.toContain("RETURNING");
     expect(translate("INSERT INTO journal (at) VALUES (?) RETURNING revision").runText).toBe("INSERT INTO journal (at) VALUES ($1) RETURNING revision");
   });
+
+  // What a statement writes moves the shared version (the others catch up on that table): a
+  // write hidden in a WITH must count as one, a WITH that only reads must not.
+  test("a write names its table, a WITH whose first part writes too; reads write nothing", () => {
+    const of = (sql: string) => ({ writes: translate(sql).writes, table: translate(sql).table });
+    expect(of("UPDATE tasks SET state = ? WHERE id = ?")).toEqual({ writes: true, table: "tasks" });
+    expect(of("DELETE FROM events WHERE name = ?")).toEqual({ writes: true, table: "events" });
+    expect(of("INSERT INTO counters (name, value) VALUES (?, ?)")).toEqual({ writes: true, table: "counters" });
+    expect(of("WITH d AS (DELETE FROM events WHERE name = ?) SELECT 1 AS nobody")).toEqual({ writes: true, table: "events" });
+    expect(of("  with r as ( insert into notes (key) VALUES (?) RETURNING key) SELECT * FROM r")).toEqual({ writes: true, table: "notes" });
+    expect(of("WITH r AS (SELECT name FROM locks) SELECT * FROM r")).toEqual({ writes: false, table: null });
+    expect(of("SELECT value FROM counters WHERE name = ?")).toEqual({ writes: false, table: null });
+  });
 });
 
 /** A write held for a COMMIT (runLater), with n arguments. */

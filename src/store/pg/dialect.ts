@@ -47,8 +47,10 @@ export function translate(sql: string): Translated {
   const text = sql.replace(PLACEHOLDER, (t) => (t === "?" ? `$${++param}` : t));
   // SQLite's lastInsertRowid is the journal's revision; PostgreSQL says it with RETURNING.
   const returnsRevision = /^\s*INSERT\s+INTO\s+journal\b/i.test(text) && !/\bRETURNING\b/i.test(text);
-  const writes = /^\s*(INSERT|UPDATE|DELETE)\b/i.test(text);
-  const table = writes ? (/^\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+([a-z_][a-z0-9_]*)\b/i.exec(text)?.[1]?.toLowerCase() ?? "*") : null;
+  // A write, or a WITH whose first part writes (`WITH d AS (DELETE FROM t ...) SELECT ...`).
+  const writing = /^\s*(?:WITH\s+[a-z_][a-z0-9_]*\s+AS\s+\(\s*)?(INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+([a-z_][a-z0-9_]*)?/i.exec(text);
+  const writes = writing !== null;
+  const table = writing ? (writing[2]?.toLowerCase() ?? "*") : null;
   return { text, runText: returnsRevision ? `${text} RETURNING revision` : text, returnsRevision, writes, table };
 }
 

@@ -26,6 +26,11 @@ import { Delivery } from "./delivery.ts";
 export type { Message };
 import type { Outcome } from "./waiter.ts";
 
+/** An ack's mark, answering the entry's resource: the thread of the message (ackTx's `thread:` + its thread or id). */
+const ACK_ALONE =
+  "UPDATE message_recipients SET acked_at = COALESCE(acked_at, ?), read_at = COALESCE(read_at, ?) WHERE agent_id = ? AND message_id = ? " +
+  "RETURNING (SELECT 'thread:' || COALESCE(m.thread, CAST(m.id AS TEXT)) FROM messages m WHERE m.id = message_recipients.message_id) AS thread";
+
 // SPEC §13's limits: a message is a note between agents, not a file or a log.
 export const MAX_BODY_BYTES = 16 * 1024;
 export const MAX_SUBJECT_CHARS = 200;
@@ -163,8 +168,23 @@ export class Messages {
     // this inbox, and a reply only inserts. Anything else (a reply whose recipient waits to read
     // it, a count check due, a message not there to refuse) is the line body's, which decides as
     // it always did.
-    const quick = this.c.rowsOverlap ? await this.c.rowTx("message_recipients", agentId, () => this.ackTx(agentId, messageId, reply, true)) : null;
+    const alone = () => (reply === undefined ? this.ackAlone(agentId, messageId) : this.ackTx(agentId, messageId, reply, true));
+    const quick = this.c.rowsOverlap ? await this.c.rowTx("message_recipients", agentId, alone) : null;
     return quick ?? (await this.c.tx(() => this.ackTx(agentId, messageId, reply, false)))!;
+  }
+
+  /**
+   * An ack with no reply, as a row body: the mark and its entry (its thread from the row) in one
+   * statement, the body's last, so a batch of them commits in the flight that carries it
+   * (docs/cluster.md, "A row batch in one flight"). Null when the message is not in the inbox:
+   * the line body refuses it.
+   */
+  private *ackAlone(agentId: string, messageId: number): Tx<{ acked: true } | null> {
+    const now = this.c.clock.now();
+    // The same entry as ackTx's: {"id":N}, on the message's thread.
+    const entry = { data: "?", args: [JSON.stringify({ id: messageId })], resource: "thread" };
+    const row = yield* this.journal.lastRecorded("message.acked", "", entry, { agentId }, ACK_ALONE, now, now, agentId, messageId);
+    return row ? { acked: true } : null;
   }
 
   /**

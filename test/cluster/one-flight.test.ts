@@ -392,4 +392,39 @@ describePg("a row batch in one flight", () => {
     const flights = labels(value.from, value.to).filter((l) => l.startsWith("commit in flight "));
     expect(flights.some((l) => Number(l.slice("commit in flight ".length)) > 1)).toBe(true);
   });
+
+  test("acks with no reply commit in their flight; each is recorded once on its message's thread by its reader, and an ack of a message not in the inbox is refused and recorded nowhere", async () => {
+    const N = 8;
+    const { value, labels } = await withTracedPair(async (d1, d2) => {
+      for (let i = 0; i < N; i++) await d1.call("register_agent", { agent_id: `acker-${i}`, ttl_seconds: 300 });
+      // Odd messages continue a thread of their own: the entry's resource is the thread, not the id.
+      const sent = await Promise.all(Array.from({ length: N }, (_, i) => d1.call("send_message", { from: "writer", to: [`acker-${i}`], body: `m${i}`, ...(i % 2 === 1 ? { thread_id: `t-${i}` } : {}) })));
+      const since = (await d2.call("watch_changes", { kinds: ["message."] })).revision as number;
+      const from = Date.now();
+      const answers: Record<string, unknown>[] = [];
+      for (let r = 0; r < 2; r++) {
+        const calls = [
+          ...sent.map((m, i) => d2.call("ack_message", { agent_id: `acker-${i}`, message_id: m.message_id })),
+          d2.call("ack_message", { agent_id: "acker-0", message_id: sent[1].message_id }), // acker-1's
+        ];
+        answers.push(...(await Promise.all(calls)));
+      }
+      const to = Date.now();
+      const changes = (await d1.call("watch_changes", { since_revision: since, kinds: ["message."], limit: 100 })).changes as { kind: string; resource: string; agent_id?: string; id?: number }[];
+      const unread = await Promise.all(Array.from({ length: N }, (_, i) => d1.call("read_messages", { agent_id: `acker-${i}`, peek: true }).then((r) => r.unread as number)));
+      return { from, to, answers, changes, unread, sent: sent.map((m) => ({ id: m.message_id as number, thread: m.thread_id as string })) };
+    });
+    for (let r = 0; r < 2; r++) {
+      const round = value.answers.slice(r * (N + 1), (r + 1) * (N + 1));
+      expect(round.slice(0, N)).toEqual(Array.from({ length: N }, () => ({ acked: true })));
+      expect(round[N]).toMatchObject({ isError: true });
+      expect(String(round[N]!.error)).toContain("is no message");
+    }
+    expect(value.unread).toEqual(Array.from({ length: N }, () => 0)); // an ack marks it read
+    const acked = value.changes.filter((e) => e.kind === "message.acked").map((e) => `${e.resource} ${e.agent_id} ${e.id}`);
+    expect(value.sent.map((m, i) => m.thread === (i % 2 === 1 ? `t-${i}` : String(m.id)))).toEqual(Array.from({ length: N }, () => true));
+    expect(acked.sort()).toEqual(value.sent.flatMap((m, i) => [0, 1].map(() => `thread:${m.thread} acker-${i} ${m.id}`)).sort());
+    const flights = labels(value.from, value.to).filter((l) => l.startsWith("commit in flight "));
+    expect(flights.some((l) => Number(l.slice("commit in flight ".length)) > 1)).toBe(true);
+  });
 });

@@ -124,9 +124,10 @@ export class Journal {
   /**
    * A body's last statement (last()) with the entry of its change going with it, its data (and
    * its resource or agent, when `from` names their columns) from the row the statement returns
-   * (a counter's value, a renewed lock's holder): the row, or null. The count is counted (checked
-   * after the commit in a row batch); the watchers the change matches are woken only when the statement returned its
-   * row (a swap that wrote nothing, a counter the schema refused: none).
+   * (a counter's value, a renewed lock's holder): the row, or null. The entry is counted before
+   * the write (a row batch checks the count after its commit); the watchers the change matches
+   * are woken only when the statement returned its row (a swap that wrote nothing, a counter the
+   * schema refused: none).
    */
   *lastRecorded<R>(kind: string, resource: string, from: DataFromRow, f: Omit<RecordFields, "data">, sql: string, ...args: SQLQueryBindings[]): Tx<R | null> {
     if (this.off(kind)) return yield* last<R>([], sql, ...args);

@@ -16,6 +16,11 @@ import { newToken } from "./tokens.ts";
 import type { WaitQueue } from "./wait.ts";
 import type { Outcome } from "./waiter.ts";
 
+/** A claim of the best pending task of a queue (claimOne): its lease, then the queue. */
+const CLAIM_BEST =
+  "UPDATE tasks SET state = 'claimed', lease_agent = ?, lease_token = ?, lease_expires_at = ?, attempts = attempts + 1 " +
+  "WHERE id = (SELECT id FROM tasks WHERE queue = ? AND state = 'pending' ORDER BY priority DESC, id LIMIT 1) AND state = 'pending'";
+
 // Finished tasks stay visible in list_tasks for a week, then are purged so the table does
 // not grow without bound on a queue that runs for months.
 export const TASK_RETENTION_MS = 7 * 24 * 3600 * 1000;
@@ -279,15 +284,14 @@ export class Tasks {
 
   /**
    * The best pending task (highest priority, then oldest), taken in one statement: its lease
-   * timer armed after the commit (a row body may run again).
+   * timer armed after the commit (a row body may run again). `nobody` (a row body's, claimRow):
+   * only if no stored place stands in the queue's line.
    */
-  /** `nobody`: only if no stored place stands in the queue's line (a row body's, claimRow). */
   private *claimOne(queue: string, agentId: string, leaseMs: number, nobody?: Condition): Tx<ClaimResult> {
     const leaseToken = newToken();
     const leaseExpiresAt = this.c.clock.now() + leaseMs;
     const t = yield* get<TaskRow>(
-      "UPDATE tasks SET state = 'claimed', lease_agent = ?, lease_token = ?, lease_expires_at = ?, attempts = attempts + 1 " +
-        `WHERE id = (SELECT id FROM tasks WHERE queue = ? AND state = 'pending' ORDER BY priority DESC, id LIMIT 1) AND state = 'pending'${nobody ? ` AND ${nobody.sql}` : ""} RETURNING *`,
+      `${CLAIM_BEST}${nobody ? ` AND ${nobody.sql}` : ""} RETURNING *`,
       agentId,
       leaseToken,
       leaseExpiresAt,

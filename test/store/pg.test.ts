@@ -108,6 +108,7 @@ describe("dialect", () => {
     expect(of("  with r as ( insert into notes (key) VALUES (?) RETURNING key) SELECT * FROM r")).toEqual({ writes: true, table: "notes" });
     expect(of("WITH r AS (SELECT name FROM locks) SELECT * FROM r")).toEqual({ writes: false, table: null });
     expect(of("SELECT value FROM counters WHERE name = ?")).toEqual({ writes: false, table: null });
+    expect(of("INSERT OR IGNORE INTO t (a) VALUES (?)")).toEqual({ writes: true, table: "*" }); // a write, its table not told
   });
 });
 

@@ -48,9 +48,9 @@ export function translate(sql: string): Translated {
   // SQLite's lastInsertRowid is the journal's revision; PostgreSQL says it with RETURNING.
   const returnsRevision = /^\s*INSERT\s+INTO\s+journal\b/i.test(text) && !/\bRETURNING\b/i.test(text);
   // A write, or a WITH whose first part writes (`WITH d AS (DELETE FROM t ...) SELECT ...`).
-  const writing = /^\s*(?:WITH\s+[a-z_][a-z0-9_]*\s+AS\s+\(\s*)?(INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+([a-z_][a-z0-9_]*)?/i.exec(text);
-  const writes = writing !== null;
-  const table = writing ? (writing[2]?.toLowerCase() ?? "*") : null;
+  const write = /^\s*(?:WITH\s+[a-z_][a-z0-9_]*\s+AS\s+\(\s*)?((?:INSERT|UPDATE|DELETE)\b[\s\S]*)$/i.exec(text)?.[1];
+  const writes = write !== undefined;
+  const table = writes ? (/^(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+([a-z_][a-z0-9_]*)\b/i.exec(write)?.[1]?.toLowerCase() ?? "*") : null;
   return { text, runText: returnsRevision ? `${text} RETURNING revision` : text, returnsRevision, writes, table };
 }
 

@@ -21,6 +21,8 @@ export interface DataFromRow {
   agentId?: string;
   /** Its resource as a column of that row (a task's queue, renewed by its id), instead of a value (Journal.lastRecorded wakes the watchers of the row's). */
   resource?: string;
+  /** Writes from the same row that go with the entry, ahead of it (a message's recipients). */
+  with?: readonly FromReturned[];
 }
 
 /** One entry, as record and recordFence write it (one statement, so a batch's entries join into one). */

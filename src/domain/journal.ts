@@ -130,9 +130,9 @@ export class Journal {
    * schema refused: none).
    */
   *lastRecorded<R>(kind: string, resource: string, from: DataFromRow, f: Omit<RecordFields, "data">, sql: string, ...args: SQLQueryBindings[]): Tx<R | null> {
-    if (this.off(kind)) return yield* last<R>([], sql, ...args);
+    if (this.off(kind)) return yield* last<R>(from.with ?? [], sql, ...args);
     yield* this.counted(0);
-    const row = yield* last<R>([entryFromRow(this.c.clock.now(), kind, resource, f, from)], sql, ...args);
+    const row = yield* last<R>([...(from.with ?? []), entryFromRow(this.c.clock.now(), kind, resource, f, from)], sql, ...args);
     if (row) this.heard(kind, from.resource === undefined ? resource : String((row as Record<string, unknown>)[from.resource]));
     return row;
   }

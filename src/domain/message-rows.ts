@@ -1,6 +1,47 @@
 // A message as stored (messages + message_recipients) and as the domain hands it on: the row
 // shape and its conversion, shared by the inbox (messages.ts) and the hooks' delivery (delivery.ts).
-import { all, type Tx } from "../store/tx.ts";
+import { all, type Condition, type SQLQueryBindings, type Tx } from "../store/tx.ts";
+import type { DataFromRow } from "./journal-entry.ts";
+
+export interface SendRequest {
+  from: string;
+  /** Recipients by name; or `about` instead. */
+  to?: readonly string[] | undefined;
+  about?: string | undefined;
+  body: string;
+  subject?: string | undefined;
+  threadId?: string | undefined;
+  ackRequired?: boolean | undefined;
+}
+
+export interface Sent {
+  id: number;
+  to: string[];
+  threadId: string;
+}
+
+/** An ack's mark, answering the entry's resource: the thread of the message (ackTx's `thread:` + its thread or id). */
+export const ACK_ALONE =
+  "UPDATE message_recipients SET acked_at = COALESCE(acked_at, ?), read_at = COALESCE(read_at, ?) WHERE agent_id = ? AND message_id = ? " +
+  "RETURNING (SELECT 'thread:' || COALESCE(m.thread, CAST(m.id AS TEXT)) FROM messages m WHERE m.id = message_recipients.message_id) AS thread";
+
+/**
+ * A send to named agents as one statement (Messages.insertRegistered): the message stored only
+ * if every recipient is a registered agent (a row in `agents`: presence knows it, so it is seen
+ * without a doubt) and `nobody` holds for each (no stored place in its inbox's line); its
+ * recipients' rows and its journal entry (insert's, the thread from the row) go with it.
+ */
+export function registeredSend(req: SendRequest, to: readonly string[], nobody: readonly Condition[], now: number): { sql: string; args: SQLQueryBindings[]; entry: DataFromRow } {
+  const conditions = [...to.map(() => "EXISTS (SELECT 1 FROM agents WHERE agent_id = ?)"), ...nobody.map((n) => n.sql)].join(" AND ");
+  const sql =
+    "INSERT INTO messages (from_agent, recipients, subject, body, about, thread, ack_required, sent_at) " +
+    `SELECT ?, ?, ?, ?, NULL, ?, CAST(? AS BIGINT), CAST(? AS BIGINT) WHERE ${conditions} RETURNING id, 'thread:' || COALESCE(thread, CAST(id AS TEXT)) AS thread_key`;
+  const args = [req.from, JSON.stringify(to), req.subject ?? null, req.body, req.threadId ?? null, req.ackRequired ? 1 : 0, now, ...to, ...nobody.flatMap((n) => n.args)];
+  // The same text as insert's entry: {"id":N,"to":[...]} (and "ack_required":true).
+  const rest = `,"to":${JSON.stringify(to)}${req.ackRequired ? ',"ack_required":true' : ""}}`;
+  const recipients = to.map((name) => ({ into: "message_recipients (agent_id, message_id)", select: "?, id", args: [name] }));
+  return { sql, args, entry: { data: `'{"id":' || id || ?`, args: [rest], resource: "thread_key", with: recipients } };
+}
 
 export interface Message {
   id: number;

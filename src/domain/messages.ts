@@ -20,16 +20,11 @@ import type { Journal } from "./journal.ts";
 import type { Presence } from "./presence.ts";
 import type { HandedOver, Primitive } from "./primitive.ts";
 import type { WaitQueue } from "./wait.ts";
-import { markIds, type Message, type MessageRow, toMessage } from "./message-rows.ts";
+import { ACK_ALONE, markIds, type Message, type MessageRow, registeredSend, type SendRequest, type Sent, toMessage } from "./message-rows.ts";
 import { Delivery } from "./delivery.ts";
 
-export type { Message };
+export type { Message, SendRequest, Sent };
 import type { Outcome } from "./waiter.ts";
-
-/** An ack's mark, answering the entry's resource: the thread of the message (ackTx's `thread:` + its thread or id). */
-const ACK_ALONE =
-  "UPDATE message_recipients SET acked_at = COALESCE(acked_at, ?), read_at = COALESCE(read_at, ?) WHERE agent_id = ? AND message_id = ? " +
-  "RETURNING (SELECT 'thread:' || COALESCE(m.thread, CAST(m.id AS TEXT)) FROM messages m WHERE m.id = message_recipients.message_id) AS thread";
 
 // SPEC §13's limits: a message is a note between agents, not a file or a log.
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -46,23 +41,6 @@ export const MAX_NOTE_BYTES = 8 * 1024;
 // the inboxes' sizes are checked too (a burst of sends to one agent).
 const TRIM_EVERY_MS = 3600 * 1000;
 const COUNT_CHECK_EVERY = 256;
-
-export interface SendRequest {
-  from: string;
-  /** Recipients by name; or `about` instead. */
-  to?: readonly string[] | undefined;
-  about?: string | undefined;
-  body: string;
-  subject?: string | undefined;
-  threadId?: string | undefined;
-  ackRequired?: boolean | undefined;
-}
-
-export interface Sent {
-  id: number;
-  to: string[];
-  threadId: string;
-}
 
 export interface ReadRequest {
   agentId: string;
@@ -124,20 +102,37 @@ export class Messages {
     checkMessage(req);
     // To named agents, on a shared store: a row body first (docs/cluster.md, "Scaling out"). It
     // only inserts, so it runs when every recipient is seen without a doubt and nobody waits on
-    // any of their inboxes (the stored lines say so for every daemon). Anything else (an `about`
-    // to resolve, a reader to wake, a name memory may not know yet, a count check due) is the
-    // line body's, which decides as it always did, refusals included.
+    // any of their inboxes (the stored lines say so for every daemon): to registered agents as
+    // one statement that holds both conditions (insertRegistered), else reading them first.
+    // Anything else (an `about` to resolve, a reader to wake, a name memory may not know yet, a
+    // count check due) is the line body's, which decides as it always did, refusals included.
     const self = this;
+    const to = [...new Set(req.to ?? [])];
+    const rows = req.about === undefined && this.c.rowsOverlap && this.sinceCountCheck + 1 < COUNT_CHECK_EVERY;
+    const registered = rows && this.waits.nobodyStored && to.every((n) => this.waits.line(n).length === 0) ? await this.c.rowTx("messages", req.from, () => this.insertRegistered(req, to)) : null;
     const sent =
-      req.about === undefined && this.c.rowsOverlap
+      registered ??
+      (rows
         ? await this.c.rowTx("messages", req.from, function* (): Tx<Sent | null> {
-            const to = [...new Set(req.to ?? [])];
             if (!(yield* self.aloneFor(to))) return null;
             for (const name of to) if (!(yield* self.seen(name))) return null;
             return yield* self.insertAlone(req, to);
           })
-        : null;
+        : null);
     return sent ?? this.c.tx(() => this.sendTx(req));
+  }
+
+  /**
+   * A send to registered agents nobody waits on, as a row body of one statement, its last
+   * (registeredSend), so a batch of them commits in its flight: null when a recipient is not a
+   * registered agent or a place stands in its inbox's line (the row bodies after it decide).
+   */
+  private *insertRegistered(req: SendRequest, to: readonly string[]): Tx<Sent | null> {
+    const s = registeredSend(req, to, to.map((n) => this.waits.nobodyStored!(n)), this.c.clock.now());
+    const row = yield* this.journal.lastRecorded<{ id: number }>("message.sent", "", s.entry, { agentId: req.from }, s.sql, ...s.args);
+    if (!row) return null;
+    this.c.store.afterCommit(() => this.sinceCountCheck++);
+    return { id: row.id, to: [...to], threadId: req.threadId ?? String(row.id) };
   }
 
   async read(req: ReadRequest, signal?: AbortSignal): Promise<ReadResult> {

@@ -427,4 +427,44 @@ describePg("a row batch in one flight", () => {
     const flights = labels(value.from, value.to).filter((l) => l.startsWith("commit in flight "));
     expect(flights.some((l) => Number(l.slice("commit in flight ".length)) > 1)).toBe(true);
   });
+
+  test("sends to registered agents commit in their flight, each recorded once on its thread with its recipients; a reader waiting on the other daemon is woken, and a name nobody knows is refused", async () => {
+    const N = 8;
+    const { value, labels } = await withTracedPair(async (d1, d2, db) => {
+      for (let i = 0; i <= N + 1; i++) await d1.call("register_agent", { agent_id: `inbox-${i}`, ttl_seconds: 300 });
+      const since = (await d2.call("watch_changes", { kinds: ["message."] })).revision as number;
+      const from = Date.now();
+      // Odd ones in threads of their own, one to two agents, one asking for an ack.
+      const send = (i: number) => d2.call("send_message", { from: "writer", to: i === 0 ? ["inbox-0", "inbox-1"] : [`inbox-${i}`], body: `b${i}`, ...(i % 2 === 1 ? { thread_id: `th-${i}` } : {}), ...(i === 2 ? { ack_required: true } : {}) });
+      const sent = await Promise.all(Array.from({ length: N }, (_, i) => send(i)));
+      const to = Date.now();
+      const refused = await d2.call("send_message", { from: "writer", to: ["nobody-knows-me"], body: "x" });
+      // A read blocked on d1, which writes its place for d2 only in the stored lines.
+      const reading = d1.call("read_messages", { agent_id: `inbox-${N + 1}`, wait_seconds: WAIT_S });
+      await until("the reader in the stored lines", async () => (await storeQuery(db, "SELECT 1 FROM waiters WHERE queue = 'message'")).length === 1, 5_000);
+      const at = Date.now();
+      const woke = await d2.call("send_message", { from: "writer", to: [`inbox-${N + 1}`], body: "wake up" });
+      const read = await reading;
+      const readAfter = Date.now() - at;
+      const changes = (await d1.call("watch_changes", { since_revision: since, kinds: ["message."], limit: 100 })).changes as { kind: string; resource: string; agent_id?: string; id?: number; to?: string[]; ack_required?: boolean }[];
+      const inboxes = await Promise.all(Array.from({ length: N }, (_, i) => d1.call("read_messages", { agent_id: `inbox-${i}` }).then((r) => (r.messages as { id: number; body: string }[]).map((m) => `${m.id} ${m.body}`))));
+      return { from, to, sent, refused, woke, read, readAfter, changes, inboxes };
+    });
+    const ids = value.sent.map((m) => m.message_id as number);
+    expect(value.sent.map((m, i) => m.thread_id === (i % 2 === 1 ? `th-${i}` : String(m.message_id)))).toEqual(Array.from({ length: N }, () => true));
+    expect(value.sent[0]!.to).toEqual(["inbox-0", "inbox-1"]);
+    // Each inbox holds what was sent to it, once (inbox-1 its own and the one to two agents).
+    expect(value.inboxes).toEqual(Array.from({ length: N }, (_, i) => (i === 1 ? [`${ids[0]} b0`, `${ids[1]} b1`] : [`${ids[i]} b${i}`])));
+    const sentEntries = value.changes.filter((e) => e.kind === "message.sent" && e.id !== value.woke.message_id);
+    expect(sentEntries.map((e) => `${e.resource} ${e.agent_id} ${e.id} ${JSON.stringify(e.to)} ${e.ack_required ?? false}`).sort()).toEqual(
+      value.sent.map((m, i) => `thread:${m.thread_id} writer ${m.message_id} ${JSON.stringify(m.to)} ${i === 2}`).sort(),
+    );
+    expect(value.refused).toMatchObject({ isError: true });
+    expect(String(value.refused.error)).toContain("unknown agent");
+    // Woken by the send, not answered at the end of its wait.
+    expect(value.read.messages.map((m: { id: number; body: string }) => `${m.id} ${m.body}`)).toEqual([`${value.woke.message_id} wake up`]);
+    expect(value.readAfter).toBeLessThan((WAIT_S * 1000) / 2);
+    const flights = labels(value.from, value.to).filter((l) => l.startsWith("commit in flight "));
+    expect(flights.some((l) => Number(l.slice("commit in flight ".length)) > 1)).toBe(true);
+  });
 });

@@ -7,7 +7,7 @@
 // letter or not requeued), task.requeued (back to pending), task.expired (a lease lapsed; its
 // `state` says whether the task went back to pending or to failed). Payloads are not copied.
 import { AirlockError } from "../errors.ts";
-import { all, type Condition, get, run, runLater, type Tx } from "../store/tx.ts";
+import { all, type Condition, get, run, runLater, type SQLQueryBindings, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 import { rowsSince } from "./row-versions.ts";
@@ -16,6 +16,8 @@ import { newToken } from "./tokens.ts";
 import type { WaitQueue } from "./wait.ts";
 import type { Outcome } from "./waiter.ts";
 
+/** A task stored, pending (a push's, insert and insertAlone): its queue, payload, author, priority, attempts, and when. */
+const PUSH = "INSERT INTO tasks (queue, payload, author, priority, state, max_attempts, created_at) SELECT ?, ?, ?, CAST(? AS BIGINT), 'pending', CAST(? AS BIGINT), CAST(? AS BIGINT)";
 /** A claim of the best pending task of a queue (claimOne): its lease, then the queue. */
 const CLAIM_BEST =
   "UPDATE tasks SET state = 'claimed', lease_agent = ?, lease_token = ?, lease_expires_at = ?, attempts = attempts + 1 " +
@@ -102,9 +104,8 @@ export class Tasks {
   private *insertAlone(req: PushRequest, nobody: Condition): Tx<number | null> {
     // The same text as insert's entry: {"id":N,"priority":P}.
     const entry = { data: `'{"id":' || id || ?`, args: [`,"priority":${JSON.stringify(req.priority)}}`] };
-    const sql = `INSERT INTO tasks (queue, payload, author, priority, state, max_attempts, created_at) SELECT ?, ?, ?, CAST(? AS BIGINT), 'pending', CAST(? AS BIGINT), CAST(? AS BIGINT) WHERE ${nobody.sql} RETURNING id`;
-    const args = [req.queue, req.payload, req.author ?? null, req.priority, req.maxAttempts ?? null, this.c.clock.now(), ...nobody.args];
-    return (yield* this.journal.lastRecorded<{ id: number }>("task.pushed", req.queue, entry, { agentId: req.author }, sql, ...args))?.id ?? null;
+    const sql = `${PUSH} WHERE ${nobody.sql} RETURNING id`;
+    return (yield* this.journal.lastRecorded<{ id: number }>("task.pushed", req.queue, entry, { agentId: req.author }, sql, ...this.pushArgs(req), ...nobody.args))?.id ?? null;
   }
 
   private *pushTx(req: PushRequest): Tx<number> {
@@ -113,17 +114,14 @@ export class Tasks {
     return id;
   }
 
+  /** PUSH's values. */
+  private pushArgs(req: PushRequest): SQLQueryBindings[] {
+    return [req.queue, req.payload, req.author ?? null, req.priority, req.maxAttempts ?? null, this.c.clock.now()];
+  }
+
   /** The task stored, pending, and journalled: all a push does when nobody waits to claim. */
   private *insert(req: PushRequest): Tx<number> {
-    const row = (yield* get<{ id: number }>(
-      "INSERT INTO tasks (queue, payload, author, priority, state, max_attempts, created_at) VALUES (?, ?, ?, ?, 'pending', ?, ?) RETURNING id",
-      req.queue,
-      req.payload,
-      req.author ?? null,
-      req.priority,
-      req.maxAttempts ?? null,
-      this.c.clock.now(),
-    ))!;
+    const row = (yield* get<{ id: number }>(`${PUSH} RETURNING id`, ...this.pushArgs(req)))!;
     yield* this.journal.record("task.pushed", req.queue, { agentId: req.author, data: { id: row.id, priority: req.priority } });
     return row.id;
   }

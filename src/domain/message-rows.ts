@@ -1,5 +1,6 @@
 // A message as stored (messages + message_recipients) and as the domain hands it on: the row
-// shape and its conversion, shared by the inbox (messages.ts) and the hooks' delivery (delivery.ts).
+// shape and its conversion, shared by the inbox (messages.ts) and the hooks' delivery (delivery.ts);
+// and the one-statement send and ack a shared store's row bodies run (messages.ts).
 import { all, type Condition, type SQLQueryBindings, type Tx } from "../store/tx.ts";
 import type { DataFromRow } from "./journal-entry.ts";
 

@@ -28,16 +28,15 @@ export const ACK_ALONE =
 
 /**
  * A send to named agents as one statement (Messages.insertRegistered): the message stored only
- * if every recipient is a registered agent (a row in `agents`: presence knows it, so it is seen
- * without a doubt) and `nobody` holds for each (no stored place in its inbox's line); its
- * recipients' rows and its journal entry (insert's, the thread from the row) go with it.
+ * if every condition holds (for each recipient: a registered agent, presence's `known`, so it
+ * is seen without a doubt; and no stored place in its inbox's line); its recipients' rows and
+ * its journal entry (insert's, the thread from the row) go with it.
  */
-export function registeredSend(req: SendRequest, to: readonly string[], nobody: readonly Condition[], now: number): { sql: string; args: SQLQueryBindings[]; entry: DataFromRow } {
-  const conditions = [...to.map(() => "EXISTS (SELECT 1 FROM agents WHERE agent_id = ?)"), ...nobody.map((n) => n.sql)].join(" AND ");
+export function registeredSend(req: SendRequest, to: readonly string[], conditions: readonly Condition[], now: number): { sql: string; args: SQLQueryBindings[]; entry: DataFromRow } {
   const sql =
     "INSERT INTO messages (from_agent, recipients, subject, body, about, thread, ack_required, sent_at) " +
-    `SELECT ?, ?, ?, ?, NULL, ?, CAST(? AS BIGINT), CAST(? AS BIGINT) WHERE ${conditions} RETURNING id, 'thread:' || COALESCE(thread, CAST(id AS TEXT)) AS thread_key`;
-  const args = [req.from, JSON.stringify(to), req.subject ?? null, req.body, req.threadId ?? null, req.ackRequired ? 1 : 0, now, ...to, ...nobody.flatMap((n) => n.args)];
+    `SELECT ?, ?, ?, ?, NULL, ?, CAST(? AS BIGINT), CAST(? AS BIGINT) WHERE ${conditions.map((c) => c.sql).join(" AND ")} RETURNING id, 'thread:' || COALESCE(thread, CAST(id AS TEXT)) AS thread_key`;
+  const args = [req.from, JSON.stringify(to), req.subject ?? null, req.body, req.threadId ?? null, req.ackRequired ? 1 : 0, now, ...conditions.flatMap((c) => c.args)];
   // The same text as insert's entry: {"id":N,"to":[...]} (and "ack_required":true).
   const rest = `,"to":${JSON.stringify(to)}${req.ackRequired ? ',"ack_required":true' : ""}}`;
   const recipients = to.map((name) => ({ into: "message_recipients (agent_id, message_id)", select: "?, id", args: [name] }));

@@ -128,7 +128,7 @@ export class Messages {
    * registered agent or a place stands in its inbox's line (the row bodies after it decide).
    */
   private *insertRegistered(req: SendRequest, to: readonly string[]): Tx<Sent | null> {
-    const s = registeredSend(req, to, to.map((n) => this.waits.nobodyStored!(n)), this.c.clock.now());
+    const s = registeredSend(req, to, to.flatMap((n) => [this.presence.known(n), this.waits.nobodyStored!(n)]), this.c.clock.now());
     const row = yield* this.journal.lastRecorded<{ id: number }>("message.sent", "", s.entry, { agentId: req.from }, s.sql, ...s.args);
     if (!row) return null;
     this.c.store.afterCommit(() => this.sinceCountCheck++);

@@ -3,7 +3,7 @@
 // releases what the agent held (locks, task claims, later slots and path claims), waking the
 // waiters behind it. unregister_agent is a departure too, announced instead of detected.
 import { AirlockError } from "../errors.ts";
-import { get, all, last, run, type Tx } from "../store/tx.ts";
+import { get, all, type Condition, last, run, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 import { rowsSince } from "./row-versions.ts";
@@ -139,6 +139,11 @@ export class Presence {
   /** Whether the agent is registered now, live or lapsing (the messages' "seen"). */
   *knows(agentId: string): Tx<boolean> {
     return (yield* get("SELECT 1 AS x FROM agents WHERE agent_id = ?", agentId)) !== null;
+  }
+
+  /** knows, as a condition of another statement (the messages' one-statement send). */
+  known(agentId: string): Condition {
+    return { sql: "EXISTS (SELECT 1 FROM agents WHERE agent_id = ?)", args: [agentId] };
   }
 
   /** `fromRows`: read from rows another daemon may have written, whose timer fires it first (Scheduler.at's look). */

@@ -343,11 +343,10 @@ export class PgDriver {
         return this.runBatch(jobs, true);
       }
       if (rows && !l.lost && isConflict(err) && conflicts < CONFLICT_RETRIES) {
-        // PostgreSQL ended this batch of row bodies to break a deadlock with another daemon's:
-        // their bodies lock their rows in key order only as far as each locks with its first
-        // statement, and a body that reads before it writes (a line checked, the journal's count)
-        // sends its write after those of the bodies behind it. Nothing of it committed, and row
-        // bodies change nothing in memory before their commit: all of it runs again.
+        // PostgreSQL ended this batch of row bodies to break a deadlock with another daemon's
+        // (row locks in key order hold only as far as each body locks with its first statement;
+        // no body known now reads before it writes: this is the defence). Nothing of it
+        // committed, and row bodies change nothing in memory before their commit: all of it runs again.
         if (TRACING) mark("deadlock: the row batch runs again");
         return this.runBatch(jobs, retried, undefined, conflicts + 1);
       }

@@ -133,7 +133,11 @@ export class Tasks {
     // none to wait for; then the line body decides, as it always did.
     const tried = this.c.rowIfNobody(this.waits, "tasks", queue, (nobody) => this.claimRow(queue, agentId, leaseMs, waitMs, nobody));
     const alone = tried && (await tried);
-    if (alone) return alone;
+    if (alone?.claimed) return alone;
+    // Nothing taken and the call would not wait: it answers so if nothing is pending now (the
+    // claim may have lost a race for the one it picked), in a read of its own after the claim's
+    // flight; a task pending goes to the line body, which claims exactly.
+    if (alone && !(await this.c.rowRead("tasks", queue, () => this.anyPending(queue)))) return alone;
     const first = await this.c.tx(() => this.claimTx(queue, agentId, leaseMs, waitMs, signal));
     if ("claimed" in first) return first;
     const outcome = await first.blocked;
@@ -281,41 +285,48 @@ export class Tasks {
   }
 
   /**
-   * The best pending task (highest priority, then oldest), taken in one statement: its lease
-   * timer armed after the commit (a row body may run again). `nobody` (a row body's, claimRow):
-   * only if no stored place stands in the queue's line.
+   * The best pending task (highest priority, then oldest), taken in one statement, in a line body
+   * (a row body's is claimRow): its lease timer armed after the commit.
    */
-  private *claimOne(queue: string, agentId: string, leaseMs: number, nobody?: Condition): Tx<ClaimResult> {
+  private *claimOne(queue: string, agentId: string, leaseMs: number): Tx<ClaimResult> {
     const leaseToken = newToken();
     const leaseExpiresAt = this.c.clock.now() + leaseMs;
-    const t = yield* get<TaskRow>(
-      `${CLAIM_BEST}${nobody ? ` AND ${nobody.sql}` : ""} RETURNING *`,
-      agentId,
-      leaseToken,
-      leaseExpiresAt,
-      queue,
-      ...(nobody?.args ?? []),
-    );
+    const t = yield* get<TaskRow>(`${CLAIM_BEST} RETURNING *`, agentId, leaseToken, leaseExpiresAt, queue);
     if (!t) return { claimed: false };
-    this.c.store.afterCommit(() => this.arm(t.id, leaseExpiresAt));
     yield* this.journal.record("task.claimed", queue, { agentId, data: { id: t.id, attempt: t.attempts, expires_at: leaseExpiresAt } });
+    return this.claimed(t, leaseToken, leaseExpiresAt);
+  }
+
+  /** A task claimed: its lease timer armed after the commit (a row body may run again), and the answer. */
+  private claimed(t: TaskRow, leaseToken: string, leaseExpiresAt: number): ClaimResult {
+    this.c.store.afterCommit(() => this.arm(t.id, leaseExpiresAt));
     return { claimed: true, id: t.id, payload: t.payload, leaseToken, leaseExpiresAt, attempts: t.attempts };
   }
 
   /**
    * A claim as a row body, when no stored place stands in the queue's line (`nobody`, a condition
-   * of its update: a claimer in line comes first). Beside other daemons' row bodies two claims
-   * may pick the same task: PostgreSQL makes the second wait for the first's row lock, then finds
-   * the task no longer pending and takes nothing; so nothing taken is final only when nothing is
-   * pending (and the call would not wait); otherwise null, and the line body claims (or blocks)
-   * exactly.
+   * of its update: a claimer in line comes first): the update and its entry, whose attempt the
+   * row gives, are the body's last statement, so its batch commits in one flight (docs/cluster.md,
+   * "A row batch in one flight"). Beside other daemons' row bodies two claims may pick the same
+   * task: PostgreSQL makes the second wait for the first's row lock, then finds the task no
+   * longer pending and takes nothing. So nothing taken is final only when nothing is pending and
+   * the call would not wait ({claimed: false}: claim looks, after the commit); a call that would
+   * wait gets null, and the line body claims (or blocks) exactly.
    */
   private *claimRow(queue: string, agentId: string, leaseMs: number, waitMs: number, nobody: Condition): Tx<ClaimResult | null> {
-    const got = yield* this.claimOne(queue, agentId, leaseMs, nobody);
-    if (got.claimed) return got;
-    if (waitMs > 0) return null;
-    const pending = yield* get<{ id: number }>("SELECT id FROM tasks WHERE queue = ? AND state = 'pending' LIMIT 1", queue);
-    return pending ? null : got;
+    const leaseToken = newToken();
+    const leaseExpiresAt = this.c.clock.now() + leaseMs;
+    // The same text as claimOne's entry: {"id":N,"attempt":A,"expires_at":T}.
+    const entry = { data: `'{"id":' || id || ',"attempt":' || attempts || ?`, args: [`,"expires_at":${leaseExpiresAt}}`] };
+    const sql = `${CLAIM_BEST} AND ${nobody.sql} RETURNING *`;
+    const t = yield* this.journal.lastRecorded<TaskRow>("task.claimed", queue, entry, { agentId }, sql, agentId, leaseToken, leaseExpiresAt, queue, ...nobody.args);
+    if (t) return this.claimed(t, leaseToken, leaseExpiresAt);
+    return waitMs > 0 ? null : { claimed: false };
+  }
+
+  /** Whether a task of the queue is pending. */
+  private *anyPending(queue: string): Tx<boolean> {
+    return (yield* get<{ id: number }>("SELECT id FROM tasks WHERE queue = ? AND state = 'pending' LIMIT 1", queue)) !== null;
   }
 
   /**

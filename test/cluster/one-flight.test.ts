@@ -349,6 +349,47 @@ describePg("a row batch in one flight", () => {
     const flights = labels(value.from, value.to).filter((l) => l.startsWith("commit in flight "));
     expect(flights.some((l) => Number(l.slice("commit in flight ".length)) > 1)).toBe(true);
   });
+  test("task claims commit in their flight, each recorded once with its attempt from the row; claimers racing on two daemons take each task once; a claim on an empty queue answers without an exclusive turn", async () => {
+    const N = 12;
+    const { value, labels } = await withTracedPair(async (d1, d2) => {
+      for (let i = 0; i < N; i++) await d1.call("push_task", { queue: `flight-claim-${i % 3}`, payload: `p${i}`, priority: i % 2 });
+      const since = (await d2.call("watch_changes", { kinds: ["task."] })).revision as number;
+      const at: number[] = [Date.now()];
+      const claims = await Promise.all(Array.from({ length: N }, (_, i) => d2.call("claim_next_task", { queue: `flight-claim-${i % 3}`, agent_id: `claimer-${i}`, lease_seconds: 60 })));
+      at.push(Date.now());
+      // One given back, claimed again: its second attempt, which only the row knows.
+      expect(await d1.call("fail_task", { id: claims[0]!.id, lease_token: claims[0]!.lease_token, requeue: true })).toEqual({ failed: true });
+      const again = await d2.call("claim_next_task", { queue: "flight-claim-0", agent_id: "again", lease_seconds: 60 });
+      // Eight tasks, eight claimers on two daemons at once: a claim that loses a race for the task
+      // it picked while others are pending still gets one; each task is taken once.
+      for (let i = 0; i < 8; i++) await d1.call("push_task", { queue: "flight-race", payload: `r${i}` });
+      const raced = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? d1 : d2).call("claim_next_task", { queue: "flight-race", agent_id: `racer-${i}` })));
+      // Claims on queues with nothing pending (one never used, one emptied above): answered at
+      // once, in the shared order.
+      const emptyFrom = Date.now();
+      const empty = await Promise.all(Array.from({ length: 6 }, (_, i) => d2.call("claim_next_task", { queue: i % 2 ? "flight-never" : "flight-race", agent_id: `poller-${i}` })));
+      const emptyTo = Date.now();
+      const changes = (await d1.call("watch_changes", { since_revision: since, kinds: ["task.claimed"], limit: 200 })).changes as { resource: string; agent_id?: string; id?: number; attempt?: number; expires_at?: number }[];
+      return { at, claims, again, raced, empty, emptyFrom, emptyTo, changes };
+    });
+    expect(value.claims.map((c) => c.claimed)).toEqual(Array.from({ length: N }, () => true));
+    // Each queue's tasks by priority, then age; each claimed once.
+    expect(new Set(value.claims.map((c) => c.id)).size).toBe(N);
+    expect(value.again).toMatchObject({ claimed: true, id: value.claims[0]!.id });
+    const mine = value.changes.filter((e) => e.resource.startsWith("flight-claim-"));
+    expect(mine.map((e) => `${e.resource} ${e.agent_id} ${e.id} ${e.attempt}`).sort()).toEqual(
+      [...value.claims.map((c, i) => `flight-claim-${i % 3} claimer-${i} ${c.id} 1`), `flight-claim-0 again ${value.claims[0]!.id} 2`].sort(),
+    );
+    // The entry's lease end is the one the lease got: 60 s after the call, give or take the call.
+    for (const e of mine) expect(e.expires_at! - value.at[0]!).toBeGreaterThan(59_000);
+    for (const e of mine) expect(e.expires_at! - Date.now()).toBeLessThanOrEqual(60_000);
+    expect(value.raced.map((c) => c.claimed)).toEqual(Array.from({ length: 8 }, () => true));
+    expect(new Set(value.raced.map((c) => c.id)).size).toBe(8);
+    expect(value.changes.filter((e) => e.resource === "flight-race").map((e) => e.id).sort()).toEqual(value.raced.map((c) => c.id).sort());
+    expect(value.empty).toEqual(Array.from({ length: 6 }, () => ({ claimed: false })));
+    expect(labels(value.emptyFrom, value.emptyTo).filter((l) => l === "order exclusive")).toEqual([]);
+    expect(labels(value.at[0]!, value.at[1]!).some((l) => l.startsWith("commit in flight ") && Number(l.slice("commit in flight ".length)) > 1)).toBe(true);
+  });
   test("lock and task lease renewals commit in their flight; each is recorded with its holder, its fence or task, and its queue; a renewal not held is refused and recorded nowhere", async () => {
     const N = 8;
     const { value, labels } = await withTracedPair(async (d1, d2) => {

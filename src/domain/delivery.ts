@@ -11,7 +11,7 @@
 //   held_at marks it, so the next stop is not held for it again. A stop held anyway (a slot offer)
 //   carries every undelivered message too; a stop with nothing to hold for shows nothing (the
 //   messages wait for the next tool boundary or prompt, since a stop can speak only by holding).
-import { all, type Tx } from "../store/tx.ts";
+import { all, last, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import { markIds, type Message, type MessageRow, toMessage } from "./message-rows.ts";
 import type { Primitive } from "./primitive.ts";
@@ -31,6 +31,8 @@ export interface Delivered {
 }
 
 const NOTHING: Delivered = { messages: [], holdFor: [], more: 0 };
+/** One message of the agent's not yet shown nor read, if any. */
+const UNDELIVERED_ONE = "SELECT message_id FROM message_recipients WHERE agent_id = ? AND read_at IS NULL AND delivered_at IS NULL LIMIT 1";
 
 export class Delivery {
   constructor(
@@ -64,11 +66,15 @@ export class Delivery {
       const messages = shown.size ? (yield* rowsOf(agentId, [...shown])).map(toMessage) : [];
       return { messages, holdFor, more };
     };
-    // Every tool boundary of every agent asks this: but for a stop (which asks the primitives
-    // who holds what, some from memory), it reads and marks only the agent's own rows, each mark
-    // conditional, so it is a row body (docs/cluster.md, "Scaling out"): on a shared store it
-    // does not stop every daemon's row batches.
-    return point === "stop" ? this.c.tx(body) : this.c.rowTx("message_recipients", agentId, body);
+    if (point === "stop") return this.c.tx(body);
+    // Every tool boundary of every agent asks this, and most find nothing: a look first, its
+    // body's last statement, so its batch commits in one flight (docs/cluster.md, "A row batch in
+    // one flight"); nothing undelivered then is what the body would have found. Else the body,
+    // which reads and marks only the agent's own rows, each mark conditional: a row body (but for
+    // a stop, which asks the primitives who holds what, some from memory), so on a shared store
+    // it does not stop every daemon's row batches.
+    if (!(await this.c.rowRead("message_recipients", agentId, () => last([], UNDELIVERED_ONE, agentId)))) return NOTHING;
+    return this.c.rowTx("message_recipients", agentId, body);
   }
 
   /** Unheld messages asking for attention: ack_required and not acked, or about a resource held now and unread. */

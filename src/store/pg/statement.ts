@@ -297,9 +297,12 @@ function withText(sql: string, then: readonly { into: string; select: string }[]
   return `WITH r AS (${sql})${then.map((w, i) => `, w${i} AS (INSERT INTO ${w.into} SELECT ${w.select} FROM r)`).join("")} SELECT * FROM r`;
 }
 
-/** The tables a last() that returned its row changed (the shared version and the journal's word read them). */
+/**
+ * The tables a last() that returned its row changed (the shared version and the journal's word
+ * read them): none of its own when it is a read (a look whose answer ends its body).
+ */
 function wroteLast(run: Run, own: Translated, then: readonly { into: string }[]): void {
-  run.written.add(own.table ?? "*");
+  if (own.writes) run.written.add(own.table ?? "*");
   for (const w of then) run.written.add(/^\s*([a-z_][a-z0-9_]*)/i.exec(w.into)?.[1]?.toLowerCase() ?? "*");
 }
 

@@ -77,7 +77,7 @@ export type ThroughputRow = {
   clientBusy?: number;
 };
 
-export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check", "edit", "watched", "polled", "claims", "messages", "beats", "status"] as const;
+export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check", "edit", "watched", "polled", "claims", "messages", "beats", "deliver", "status"] as const;
 export type Case = (typeof CASES)[number];
 /** The cases timed on the daemon setups only, in cycles of several calls. */
 type CycleCase = Exclude<Case, "distinct" | "hot">;
@@ -281,6 +281,11 @@ function daemons(ds: DaemonProcess[]): Target {
         const r = await d.call("register_agent", { agent_id: `bench-tput-${c}`, ttl_seconds: 3600 });
         return !r.isError && r.registered === true;
       }
+      if (kase === "deliver") {
+        // What an agent's hook asks at each tool boundary: its inbox, nothing waiting there.
+        const r = await d.rpc("airlock/deliver", { agent_id: `bench-tput-${c}`, point: "tool" });
+        return r.error === undefined && Array.isArray(r.result?.messages) && r.result.messages.length === 0;
+      }
       if (kase === "check" || kase === "edit") {
         const path = `src/c${c}/index.ts`;
         const r = await d.call("check_paths", { paths: [path], room: "bench-tput", agent_id: `bench-tput-${c}` });
@@ -451,6 +456,7 @@ function reportCycles(add: (r: ThroughputRow) => void, kase: CycleCase, setups: 
     status: ["increment_counter, " + `${CLIENTS} clients, distinct counters, one dashboard on each daemon asking for the status 50 ms after each answer`, "distinct counters, dashboards open", "ops/s"],
     messages: ["send_message + read_messages (wait 0) + ack_message, " + `${CLIENTS} clients, each its own inbox`, "inbox round trips", "cycles/s"],
     beats: ["register_agent (a live agent's heartbeat), " + `${CLIENTS} clients, an agent each`, "heartbeats", "beats/s"],
+    deliver: ["airlock/deliver at a tool boundary (the hooks' inbox delivery, nothing waiting), " + `${CLIENTS} clients, an agent each`, "hook deliveries", "deliveries/s"],
   };
   const [what, short, unit] = labels[kase];
   const of = `median of ${ROUNDS} × ${(roundMs / 1000).toFixed(1)} s`;

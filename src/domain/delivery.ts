@@ -33,6 +33,12 @@ export interface Delivered {
 const NOTHING: Delivered = { messages: [], holdFor: [], more: 0 };
 /** One message of the agent's not yet shown nor read, if any. */
 const UNDELIVERED_ONE = "SELECT message_id FROM message_recipients WHERE agent_id = ? AND read_at IS NULL AND delivered_at IS NULL LIMIT 1";
+/** An agent's unheld messages that may ask for its attention (attentionOf): ack_required and not acked, or about a resource and unread. */
+const ATTENTION_ROWS =
+  "FROM message_recipients r JOIN messages m ON m.id = r.message_id WHERE r.agent_id = ? AND r.held_at IS NULL " +
+  "AND ((m.ack_required = 1 AND r.acked_at IS NULL) OR (m.about IS NOT NULL AND r.read_at IS NULL))";
+/** One of them, if any: a stop with none is held for nothing. */
+const ATTENTION_ONE = `SELECT r.message_id ${ATTENTION_ROWS} LIMIT 1`;
 
 export class Delivery {
   constructor(
@@ -66,25 +72,21 @@ export class Delivery {
       const messages = shown.size ? (yield* rowsOf(agentId, [...shown])).map(toMessage) : [];
       return { messages, holdFor, more };
     };
-    if (point === "stop") return this.c.tx(body);
-    // Every tool boundary of every agent asks this, and most find nothing: a look first, its
-    // body's last statement, so its batch commits in one flight (docs/cluster.md, "A row batch in
-    // one flight"); nothing undelivered then is what the body would have found. Else the body,
-    // which reads and marks only the agent's own rows, each mark conditional: a row body (but for
-    // a stop, which asks the primitives who holds what, some from memory), so on a shared store
-    // it does not stop every daemon's row batches.
-    if (!(await this.c.rowRead("message_recipients", agentId, () => last([], UNDELIVERED_ONE, agentId)))) return NOTHING;
-    return this.c.rowTx("message_recipients", agentId, body);
+    // Every tool boundary and every stop of every agent asks this, and most find nothing: a look
+    // first, its body's last statement, so its batch commits in one flight (docs/cluster.md, "A
+    // row batch in one flight"); nothing there is what the body would have found. (A stop held
+    // anyway, for a slot offer, shows whatever is undelivered: no look.)
+    const look = point !== "stop" ? UNDELIVERED_ONE : held ? null : ATTENTION_ONE;
+    if (look && !(await this.c.rowRead("message_recipients", agentId, () => last([], look, agentId)))) return NOTHING;
+    // The body reads and marks only the agent's own rows, each mark conditional: a row body, so
+    // on a shared store it does not stop every daemon's row batches; but for a stop, which asks
+    // the primitives who holds what, some from memory.
+    return point === "stop" ? this.c.tx(body) : this.c.rowTx("message_recipients", agentId, body);
   }
 
   /** Unheld messages asking for attention: ack_required and not acked, or about a resource held now and unread. */
   private *attentionOf(agentId: string): Tx<Message[]> {
-    const rows = yield* all<MessageRow>(
-      "SELECT m.* FROM message_recipients r JOIN messages m ON m.id = r.message_id WHERE r.agent_id = ? AND r.held_at IS NULL " +
-        "AND ((m.ack_required = 1 AND r.acked_at IS NULL) OR (m.about IS NOT NULL AND r.read_at IS NULL)) ORDER BY r.message_id LIMIT ?",
-      agentId,
-      DELIVER_LIMIT,
-    );
+    const rows = yield* all<MessageRow>(`SELECT m.* ${ATTENTION_ROWS} ORDER BY r.message_id LIMIT ?`, agentId, DELIVER_LIMIT);
     const out: Message[] = [];
     for (const m of rows.map(toMessage)) {
       if (m.ackRequired || (yield* this.holds(agentId, m.about!))) out.push(m);

@@ -390,28 +390,35 @@ describePg("a row batch in one flight", () => {
     expect(labels(value.emptyFrom, value.emptyTo).filter((l) => l === "order exclusive")).toEqual([]);
     expect(labels(value.at[0]!, value.at[1]!).some((l) => l.startsWith("commit in flight ") && Number(l.slice("commit in flight ".length)) > 1)).toBe(true);
   });
-  test("the hooks' deliveries to empty inboxes commit in their flight; messages sent meanwhile on the other daemon are each delivered once, to their agent alone", async () => {
+  test("the hooks' deliveries to empty inboxes commit in their flight, and stops with nothing to hold for take no exclusive turn; messages sent meanwhile on the other daemon are each delivered once, to their agent alone, and a stop is held for the one asking for an ack", async () => {
     const N = 8;
     const { value, labels } = await withTracedPair(async (d1, d2) => {
       for (let i = 0; i < N; i++) await d1.call("register_agent", { agent_id: `hooked-${i}`, ttl_seconds: 3600 });
-      const deliver = (i: number) => d2.rpc("airlock/deliver", { agent_id: `hooked-${i}`, point: i % 2 ? "tool" : "prompt" });
+      const deliver = (i: number, point = i % 2 ? "tool" : "prompt") => d2.rpc("airlock/deliver", { agent_id: `hooked-${i}`, point });
       const from = Date.now();
       const empty = [];
       for (let r = 0; r < 3; r++) empty.push(...(await Promise.all(Array.from({ length: N }, (_, i) => deliver(i)))));
       const to = Date.now();
+      const stops = await Promise.all(Array.from({ length: N }, (_, i) => deliver(i, "stop")));
+      const stopped = Date.now();
       // Messages to the even agents, two to the first; each shown once, the odd ones shown nothing.
-      const sent = await Promise.all([0, 0, 2, 4, 6].map((i, k) => d1.call("send_message", { from: "writer", to: [`hooked-${i}`], body: `m${k}` })));
+      const sent = await Promise.all([0, 0, 2, 4, 6].map((i, k) => d1.call("send_message", { from: "writer", to: [`hooked-${i}`], body: `m${k}`, ...(k === 2 ? { ack_required: true } : {}) })));
       const first = await Promise.all(Array.from({ length: N }, (_, i) => deliver(i)));
       const second = await Promise.all(Array.from({ length: N }, (_, i) => deliver(i)));
-      return { from, to, empty, sent: sent.map((m) => m.message_id as number), first, second };
+      const held = await Promise.all([2, 4].map((i) => deliver(i, "stop")));
+      return { from, to, stopped, empty, stops, sent: sent.map((m) => m.message_id as number), first, second, held };
     });
-    const shown = (r: { result: { messages: { id: number; body: string }[]; more: number } }) => r.result.messages.map((m) => `${m.id} ${m.body}`);
+    type Answer = { result: { messages: { id: number; body: string }[]; hold_for: { id: number }[]; more: number } };
+    const shown = (r: Answer) => r.result.messages.map((m) => `${m.id} ${m.body}`);
     expect(value.empty.map((r) => [shown(r), r.result.more])).toEqual(Array.from({ length: 3 * N }, () => [[], 0]));
+    expect(value.stops.map((r) => r.result)).toEqual(Array.from({ length: N }, () => ({ messages: [], hold_for: [], more: 0 })));
     const ids = value.sent;
     expect(value.first.map(shown)).toEqual([[`${ids[0]} m0`, `${ids[1]} m1`], [], [`${ids[2]} m2`], [], [`${ids[3]} m3`], [], [`${ids[4]} m4`], []]);
     expect(value.second.map(shown)).toEqual(Array.from({ length: N }, () => []));
+    expect(value.held.map((r: Answer) => r.result.hold_for.map((m) => m.id))).toEqual([[ids[2]!], []]);
     const flights = labels(value.from, value.to).filter((l) => l.startsWith("commit in flight "));
     expect(flights.some((l) => Number(l.slice("commit in flight ".length)) > 1)).toBe(true);
+    expect(labels(value.to, value.stopped).filter((l) => l === "order exclusive")).toEqual([]);
   });
   test("lock and task lease renewals commit in their flight; each is recorded with its holder, its fence or task, and its queue; a renewal not held is refused and recorded nowhere", async () => {
     const N = 8;

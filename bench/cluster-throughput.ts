@@ -77,7 +77,7 @@ export type ThroughputRow = {
   clientBusy?: number;
 };
 
-export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check", "edit", "watched", "polled", "claims", "messages", "beats", "deliver", "status"] as const;
+export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check", "edit", "watched", "polled", "claims", "messages", "beats", "deliver", "stops", "status"] as const;
 export type Case = (typeof CASES)[number];
 /** The cases timed on the daemon setups only, in cycles of several calls. */
 type CycleCase = Exclude<Case, "distinct" | "hot">;
@@ -281,9 +281,10 @@ function daemons(ds: DaemonProcess[]): Target {
         const r = await d.call("register_agent", { agent_id: `bench-tput-${c}`, ttl_seconds: 3600 });
         return !r.isError && r.registered === true;
       }
-      if (kase === "deliver") {
-        // What an agent's hook asks at each tool boundary: its inbox, nothing waiting there.
-        const r = await d.rpc("airlock/deliver", { agent_id: `bench-tput-${c}`, point: "tool" });
+      if (kase === "deliver" || kase === "stops") {
+        // What an agent's hook asks at each tool boundary (or at the end of each turn): its
+        // inbox, nothing waiting there (nothing to hold the stop for).
+        const r = await d.rpc("airlock/deliver", { agent_id: `bench-tput-${c}`, point: kase === "stops" ? "stop" : "tool" });
         return r.error === undefined && Array.isArray(r.result?.messages) && r.result.messages.length === 0;
       }
       if (kase === "check" || kase === "edit") {
@@ -457,6 +458,7 @@ function reportCycles(add: (r: ThroughputRow) => void, kase: CycleCase, setups: 
     messages: ["send_message + read_messages (wait 0) + ack_message, " + `${CLIENTS} clients, each its own inbox`, "inbox round trips", "cycles/s"],
     beats: ["register_agent (a live agent's heartbeat), " + `${CLIENTS} clients, an agent each`, "heartbeats", "beats/s"],
     deliver: ["airlock/deliver at a tool boundary (the hooks' inbox delivery, nothing waiting), " + `${CLIENTS} clients, an agent each`, "hook deliveries", "deliveries/s"],
+    stops: ["airlock/deliver at a stop (the end of a turn, nothing to hold it for), " + `${CLIENTS} clients, an agent each`, "hook stops", "stops/s"],
   };
   const [what, short, unit] = labels[kase];
   const of = `median of ${ROUNDS} × ${(roundMs / 1000).toFixed(1)} s`;

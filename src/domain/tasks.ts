@@ -7,7 +7,7 @@
 // letter or not requeued), task.requeued (back to pending), task.expired (a lease lapsed; its
 // `state` says whether the task went back to pending or to failed). Payloads are not copied.
 import { AirlockError } from "../errors.ts";
-import { all, type Condition, get, run, runLater, type SQLQueryBindings, type Tx } from "../store/tx.ts";
+import { all, type Condition, get, last, run, runLater, type SQLQueryBindings, type Tx } from "../store/tx.ts";
 import { assertTtl, type Ctx } from "./context.ts";
 import type { Journal } from "./journal.ts";
 import { rowsSince } from "./row-versions.ts";
@@ -22,6 +22,9 @@ const PUSH = "INSERT INTO tasks (queue, payload, author, priority, state, max_at
 const CLAIM_BEST =
   "UPDATE tasks SET state = 'claimed', lease_agent = ?, lease_token = ?, lease_expires_at = ?, attempts = attempts + 1 " +
   "WHERE id = (SELECT id FROM tasks WHERE queue = ? AND state = 'pending' ORDER BY priority DESC, id LIMIT 1) AND state = 'pending'";
+
+/** One pending task of a queue, if any (anyPending). */
+const PENDING_ONE = "SELECT id FROM tasks WHERE queue = ? AND state = 'pending' LIMIT 1";
 
 // Finished tasks stay visible in list_tasks for a week, then are purged so the table does
 // not grow without bound on a queue that runs for months.
@@ -324,9 +327,9 @@ export class Tasks {
     return waitMs > 0 ? null : { claimed: false };
   }
 
-  /** Whether a task of the queue is pending. */
+  /** Whether a task of the queue is pending: a look that ends its body (last(): its batch may commit in its flight). */
   private *anyPending(queue: string): Tx<boolean> {
-    return (yield* get<{ id: number }>("SELECT id FROM tasks WHERE queue = ? AND state = 'pending' LIMIT 1", queue)) !== null;
+    return (yield* last<{ id: number }>([], PENDING_ONE, queue)) !== null;
   }
 
   /**

@@ -18,6 +18,10 @@ export interface AgentRow {
 
 /** A live agent's heartbeat: its expiry and role moved (values: expires_at, role, agent_id, now). */
 const BEAT = "UPDATE agents SET expires_at = ?, role = COALESCE(?, role) WHERE agent_id = ? AND expires_at > ?";
+/** An agent not known yet (registerTx, insertTx): nothing when its row is there. */
+const INSERT_AGENT = "INSERT INTO agents (agent_id, registered_at, expires_at, role) VALUES (?, ?, ?, ?) ON CONFLICT(agent_id) DO NOTHING";
+/** agent.registered's data: its role, when it has one, and its TTL. */
+const registered = (ttlMs: number, role?: string): Record<string, unknown> => ({ ...(role ? { role } : {}), ttl_seconds: Math.ceil(ttlMs / 1000) });
 
 export type DepartureReason = "lapsed" | "unregistered";
 type DepartureHook = (agentId: string, reason: DepartureReason) => Tx<void>;
@@ -48,10 +52,13 @@ export class Presence {
     // A row body (docs/cluster.md, "Scaling out"): on a shared store heartbeats and first
     // registrations alike do not take the global order. Its timer is armed after the commit.
     // A live agent's heartbeat is one statement, its body's last: a batch of heartbeats commits
-    // in the flight that carries it ("A row batch in one flight"). Anything else (a first
-    // registration, a lapsed row) runs the whole registration in a transaction of its own.
+    // in the flight that carries it ("A row batch in one flight"). So is a first registration,
+    // its insert and its entry. Anything else (a row found there after all: another daemon's
+    // registration, or a lapsed row) runs the whole registration in a transaction of its own.
     const beaten = await this.c.rowTx("agents", agentId, () => this.heartbeatTx(agentId, ttlMs, role));
     if (beaten !== null) return beaten;
+    const made = await this.c.rowTx("agents", agentId, () => this.insertTx(agentId, ttlMs, role));
+    if (made !== null) return made;
     const at = await this.c.rowTx("agents", agentId, () => this.registerTx(agentId, ttlMs, role));
     if (at !== null) return at;
     // It lapsed and has not departed yet (its lapse is another daemon's to fire, or this one's
@@ -73,6 +80,15 @@ export class Presence {
     return row ? this.beaten(agentId, expiresAt) : null;
   }
 
+  /** A first registration, as a body's last statement (its insert and its entry): its expiry, or null (a row was there). */
+  private *insertTx(agentId: string, ttlMs: number, role?: string): Tx<number | null> {
+    const now = this.c.clock.now();
+    const expiresAt = now + ttlMs;
+    const entry = { data: "?", args: [JSON.stringify(registered(ttlMs, role))] };
+    const made = yield* this.journal.lastRecorded("agent.registered", agentId, entry, { agentId }, `${INSERT_AGENT} RETURNING agent_id`, agentId, now, expiresAt, role ?? null);
+    return made ? this.beaten(agentId, expiresAt) : null;
+  }
+
   /** A registration or heartbeat that moved the row: its timer armed after the commit, its expiry. */
   private beaten(agentId: string, expiresAt: number): number {
     this.c.store.afterCommit(() => this.arm(agentId, expiresAt));
@@ -90,18 +106,12 @@ export class Presence {
     const expiresAt = now + ttlMs;
     const beaten = () => this.beaten(agentId, expiresAt);
     if ((yield* this.beat(agentId, expiresAt, now, role)) > 0) return beaten();
-    const made = yield* get<{ agent_id: string }>(
-      "INSERT INTO agents (agent_id, registered_at, expires_at, role) VALUES (?, ?, ?, ?) ON CONFLICT(agent_id) DO NOTHING RETURNING agent_id",
-      agentId,
-      now,
-      expiresAt,
-      role ?? null,
-    );
+    const made = yield* get<{ agent_id: string }>(`${INSERT_AGENT} RETURNING agent_id`, agentId, now, expiresAt, role ?? null);
     // Only a first registration is a change worth a record: a heartbeat every few seconds
     // from every agent would flood the journal (and trim real changes out of it) while
     // saying nothing a watcher can act on; agent.departed reports when presence ends.
     if (made) {
-      yield* this.journal.record("agent.registered", agentId, { agentId, data: { ...(role ? { role } : {}), ttl_seconds: Math.ceil(ttlMs / 1000) } });
+      yield* this.journal.record("agent.registered", agentId, { agentId, data: registered(ttlMs, role) });
       return beaten();
     }
     return (yield* this.beat(agentId, expiresAt, now, role)) > 0 ? beaten() : null;

@@ -124,6 +124,39 @@ describePg("a row batch in one flight", () => {
     const flights = labels(value.from, value.to).filter((l) => l.startsWith("commit in flight "));
     expect(flights.some((l) => Number(l.slice("commit in flight ".length)) > 1)).toBe(true);
   });
+  test("first registrations commit in their flight, each recorded once with its role and TTL; a name another daemon registered meanwhile is not recorded again", async () => {
+    const N = 8;
+    const { value, labels } = await withTracedPair(async (d1, d2) => {
+      const since = (await d2.call("watch_changes", { kinds: ["agent."] })).revision as number;
+      const windows: { from: number; to: number }[] = [];
+      const answers: Record<string, unknown>[] = [];
+      for (let r = 0; r < 3; r++) {
+        // A write just before: the connection has answered a COMMIT lately, so a batch all of
+        // whose bodies end with their last may commit in its flight.
+        await d2.call("increment_counter", { name: `warm-${r}` });
+        const from = Date.now();
+        answers.push(...(await Promise.all(Array.from({ length: N }, (_, i) => d2.call("register_agent", { agent_id: `first-${r}-${i}`, ttl_seconds: 90, ...(i % 2 ? { role: `role-${i}` } : {}) })))));
+        windows.push({ from, to: Date.now() });
+      }
+      // Registered on d1 first, then on d2: a heartbeat there, not a second registration.
+      await d1.call("register_agent", { agent_id: "first-elsewhere", ttl_seconds: 90 });
+      answers.push(await d2.call("register_agent", { agent_id: "first-elsewhere", ttl_seconds: 90 }));
+      const changes = (await d1.call("watch_changes", { since_revision: since, kinds: ["agent."], limit: 100 })).changes as { kind: string; resource: string; agent_id?: string; role?: string; ttl_seconds?: number }[];
+      return { windows, answers, changes };
+    });
+    expect(value.answers.map((a) => a.registered)).toEqual(Array.from({ length: 3 * N + 1 }, () => true));
+    expect(value.changes.map((e) => `${e.kind} ${e.resource} ${e.agent_id} ${e.role ?? "-"} ${e.ttl_seconds}`).sort()).toEqual(
+      [...Array.from({ length: 3 }, (_, r) => Array.from({ length: N }, (_, i) => `agent.registered first-${r}-${i} first-${r}-${i} ${i % 2 ? `role-${i}` : "-"} 90`)).flat(), "agent.registered first-elsewhere first-elsewhere - 90"].sort(),
+    );
+    // In each round every batch of the traced daemon (the heartbeats that found no row, then
+    // the inserts) committed in its flight.
+    for (const w of value.windows) {
+      const seen = labels(w.from, w.to);
+      const batches = seen.filter((l) => l === "order shared").length;
+      expect(batches).toBeGreaterThanOrEqual(2);
+      expect(seen.filter((l) => l.startsWith("commit in flight ")).length).toBe(batches);
+    }
+  });
   test("notes with no expiry are set and swapped in their flight; each write is recorded with its length, a swap that failed is not, and a note that expires still is", async () => {
     const NOTES = 16;
     const { value, labels } = await withTracedPair(async (d1, d2) => {

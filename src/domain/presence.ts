@@ -148,10 +148,11 @@ export class Presence {
 
   /** Whether the agent is registered now, live or lapsing (the messages' "seen"). */
   *knows(agentId: string): Tx<boolean> {
-    return (yield* get("SELECT 1 AS x FROM agents WHERE agent_id = ?", agentId)) !== null;
+    const known = this.known(agentId);
+    return (yield* get(`SELECT 1 AS x WHERE ${known.sql}`, ...known.args)) !== null;
   }
 
-  /** knows, as a condition of another statement (the messages' one-statement send). */
+  /** knows, as a condition: of its own read, and of another statement (the messages' one-statement send). */
   known(agentId: string): Condition {
     return { sql: "EXISTS (SELECT 1 FROM agents WHERE agent_id = ?)", args: [agentId] };
   }

@@ -18,7 +18,7 @@
 // included; it runs them in the order of their keys (their row locks then come in one order on
 // every daemon), waits for no BEGIN, reads no version, catches nothing up, flushes no lines and
 // bumps no version (onRowsCommitted, after a COMMIT that wrote the journal). Bodies run side by
-// side, their statements pipelined on the connection (rowBodies), and have no savepoints: one
+// side, their statements pipelined on the connection (row-bodies.ts), and have no savepoints: one
 // that fails is answered with its error, the transaction rolls back, and the others run again
 // in the next (so a row body may run more than once before it commits).
 //
@@ -41,6 +41,8 @@ import { type Connection, isConflict, isConnectionError, type Link, outcomeUnkno
 import type { PgResult, Translated } from "./dialect.ts";
 import { commit, execStatement, FLIGHT_FRESH_MS, heldFailure, type Run, send, sendAhead, sendAll, UNDO_BODY } from "./statement.ts";
 import type { RowBody, VersionProtocol } from "../store.ts";
+import { Flight, Flights } from "./flights.ts";
+import { sideBySide } from "./row-bodies.ts";
 import { answerCommitted, type Begun, Failed, HeldFailed, type Hook, type Job, Overlapped } from "./outcomes.ts";
 
 /**
@@ -84,6 +86,8 @@ export class PgDriver {
   sync: VersionProtocol | null = null;
   /** After a batch of row bodies that wrote the journal committed (peers.ts: tell the others). */
   onRowsCommitted: () => void = () => undefined;
+  /** Batches of row bodies whose flight freed the connection before its answer (flights.ts). */
+  private readonly flights = new Flights();
 
   constructor(
     private readonly conn: Connection,
@@ -102,7 +106,10 @@ export class PgDriver {
    */
   enqueue<T>(job: () => Promise<T>): Promise<T> {
     this.next = null;
-    return this.chain(job);
+    return this.chain(async () => {
+      await this.flights.landed();
+      return job();
+    });
   }
 
   private chain<T>(job: () => Promise<T>): Promise<T> {
@@ -123,7 +130,8 @@ export class PgDriver {
         const at = (this.nextAt = this.chained + 1); // its place in the chain
         void this.chain(() => {
           if (this.next === queued) this.next = null;
-          return this.runBatch(queued, false, at);
+          // Freed early when its flight carries its COMMIT and flights are slow (flights.ts).
+          return this.flights.chained((free) => this.runBatch(queued, false, at, 0, free));
         });
       }
       jobs.push({ fn, resolve: resolve as (value: unknown) => void, reject, rows });
@@ -203,6 +211,7 @@ export class PgDriver {
   async drain(): Promise<void> {
     this.closedFlag = true;
     await Promise.all([this.tail, this.readerTail]);
+    await this.flights.landed();
   }
 
   /** The state of a body run outside any transaction (a read on a store nobody shares). */
@@ -219,9 +228,11 @@ export class PgDriver {
    * One transaction: BEGIN, the catch-up if others committed, the bodies (each in a savepoint
    * when there are several), the flush, COMMIT; then each body's hooks, and its answer.
    */
-  private async runBatch(given: readonly Job[], retried = false, at?: number, conflicts = 0): Promise<void> {
+  private async runBatch(given: readonly Job[], retried = false, at?: number, conflicts = 0, free?: () => void): Promise<void> {
     if (given.length === 0) return; // each joined the transaction before it (joinWaiting)
     const rows = this.sync !== null && given.every((j) => j.rows);
+    // Only a batch of row bodies goes behind a flight still on its way (flights.ts).
+    if (!rows) await this.flights.landed();
     // Stable: bodies of one key keep the order they were asked in.
     const jobs = rows && given.length > 1 ? [...given].sort((a, b) => (a.rows!.key < b.rows!.key ? -1 : a.rows!.key > b.rows!.key ? 1 : 0)) : given;
     try {
@@ -232,7 +243,7 @@ export class PgDriver {
         for (const j of jobs) j.reject(err);
         return;
       }
-      await this.runOpened(rows || at === undefined ? jobs : [...jobs, ...this.joinWaiting(MAX_BATCH - jobs.length, at)], rows, opened, retried, conflicts);
+      await this.runOpened(rows || at === undefined ? jobs : [...jobs, ...this.joinWaiting(MAX_BATCH - jobs.length, at)], rows, opened, retried, conflicts, free);
     } finally {
       this.endMutating?.();
     }
@@ -253,8 +264,13 @@ export class PgDriver {
   }
 
   /** runBatch, once its BEGIN answered (or, for row bodies, was sent). */
-  private async runOpened(jobs: readonly Job[], rows: boolean, opened: Begun, retried: boolean, conflicts: number): Promise<void> {
+  private async runOpened(jobs: readonly Job[], rows: boolean, opened: Begun, retried: boolean, conflicts: number, free?: () => void): Promise<void> {
     const { l, changed } = opened;
+    const flight = new Flight(this.flights, free);
+    // What runs again once its flight freed the connection goes behind what the chain holds
+    // now: never on this connection beside another batch's statements.
+    const again = (js: readonly Job[], retriedAgain = false, conflictsAgain = 0): Promise<void> =>
+      flight.freed ? (void this.chain(() => this.runBatch(js, retriedAgain, undefined, conflictsAgain)), Promise.resolve()) : this.runBatch(js, retriedAgain, undefined, conflictsAgain);
     let version = opened.version;
     const shared: Hook[] = []; // the catch-up's and the flush's
     const done: { job: Job; out: unknown; hooks: Hook[] }[] = [];
@@ -269,7 +285,7 @@ export class PgDriver {
       shared: rows,
       // The journal's entries go ahead of the next statement or with the COMMIT: no round trip.
       held: { later: [], from: 0, sent: [] },
-      lasts: rows && this.answered?.link === l && performance.now() - this.answered.at < FLIGHT_FRESH_MS ? { bodies: jobs.length, sent: 0, committing: null } : undefined,
+      lasts: rows && this.answered?.link === l && performance.now() - this.answered.at < FLIGHT_FRESH_MS ? { bodies: jobs.length, sent: 0, committing: null, flown: flight.flown } : undefined,
       ahead: opened.ahead ?? null,
     };
     try {
@@ -278,7 +294,7 @@ export class PgDriver {
       // Row bodies that read mirrors: those brought up to the rows once for the batch.
       const fresh = rows ? [...new Set(jobs.flatMap((j) => j.rows!.fresh ?? []))] : [];
       if (fresh.length > 0) await this.drive(l, run, this.sync!.hooks.freshen(fresh), shared);
-      if (rows && jobs.length > 1) await this.rowBodies(l, run, jobs, done);
+      if (rows && jobs.length > 1) await sideBySide(l, run, jobs, done, (job, hooks) => this.drive(l, run, this.step(run, hooks, job.fn), hooks));
       else for (const job of jobs) {
         const hooks: Hook[] = [];
         if (run.savepoint) run.savepoint.due = true;
@@ -313,6 +329,7 @@ export class PgDriver {
       // Sent already when every body of a row batch ended with last() (statement.ts, execLast).
       const committing = run.lasts?.committing;
       const bumped = committing ? await committing : await commit(this.translations, this.conn, l, run, sync?.bump(run.written, flushed));
+      flight.answered();
       if (bumped) version = sync!.bumped(bumped);
       this.answered = { link: l, at: performance.now() };
     } catch (thrown) {
@@ -331,7 +348,9 @@ export class PgDriver {
       const beginFailed = opened.began ? await opened.began.then(() => undefined, (e: unknown) => ({ e })) : undefined;
       const lostWithCommit = !!committing && beginFailed !== undefined && isConnectionError(beginFailed.e);
       if (beginFailed) err = lostWithCommit ? (this.conn.failure(l, beginFailed.e), outcomeUnknown()) : this.conn.failure(l, beginFailed.e);
-      if (!l.lost) await l.conn.unsafe("ROLLBACK").catch((e: unknown) => this.conn.failure(l, e));
+      // A COMMIT sent ended the transaction, committed or not (and the next batch may be on the
+      // connection behind it, when it freed the connection): nothing to roll back.
+      if (!l.lost && !committing) await l.conn.unsafe("ROLLBACK").catch((e: unknown) => this.conn.failure(l, e));
       const hooks = [...done.flatMap((d) => d.hooks), ...(thrown instanceof Failed ? thrown.hooks : []), ...shared];
       for (const h of hooks) h.orElse?.();
       if (!rows) this.sync?.failed(); // row bodies left memory alone
@@ -340,7 +359,7 @@ export class PgDriver {
         // connection, as a waited BEGIN is retried (begin): a restart between calls costs no error.
         // Not when its COMMIT went with it: the server may have run the whole flight before the
         // connection went, and running it again would apply it twice (docs/cluster.md).
-        return this.runBatch(jobs, true);
+        return again(jobs, true);
       }
       if (rows && !l.lost && isConflict(err) && conflicts < CONFLICT_RETRIES) {
         // PostgreSQL ended this batch of row bodies to break a deadlock with another daemon's
@@ -348,13 +367,13 @@ export class PgDriver {
         // no body known now reads before it writes: this is the defence). Nothing of it
         // committed, and row bodies change nothing in memory before their commit: all of it runs again.
         if (TRACING) mark("deadlock: the row batch runs again");
-        return this.runBatch(jobs, retried, undefined, conflicts + 1);
+        return again(jobs, retried, conflicts + 1);
       }
       if (thrown instanceof HeldFailed && rows && jobs.length > 1 && !l.lost) {
         // A held write of a row body failed, and which body's is not known: each runs again
         // alone, and only the one whose write fails is answered with its error. (Line bodies
         // share the transaction's fate, below: they are not run twice.)
-        for (const j of jobs) await this.runBatch([j]);
+        for (const j of jobs) await again([j]);
         return;
       }
       const culprit = thrown instanceof Failed ? thrown.job : undefined;
@@ -362,7 +381,7 @@ export class PgDriver {
         // A row body of several failed: it alone is answered with its error; the others run
         // again, in a transaction of their own (they changed nothing but rows, now rolled back).
         culprit.reject(err);
-        return this.runBatch(jobs.filter((j) => j !== culprit));
+        return again(jobs.filter((j) => j !== culprit));
       }
       // Every body of the transaction shares its fate: the one that failed it gets its own
       // error, the others (done or not yet run) get it too, since nothing of theirs committed.
@@ -381,33 +400,6 @@ export class PgDriver {
     for (const { job, out, hooks } of done) {
       for (const h of hooks) h.done();
       job.resolve(out);
-    }
-  }
-
-  /**
-   * The bodies of a batch of row bodies, side by side: each is started in key order and its
-   * statements are sent as it yields them, so the server receives them pipelined and runs them
-   * in the order sent (each body's first statement, which locks its row, comes in key order).
-   * None touches memory, so interleaving them is safe. When one fails, the first to fail is the
-   * culprit (a statement error makes the others' later statements fail too): thrown once all
-   * have settled, so the batch rolls back and the others run again without it.
-   */
-  private async rowBodies(l: Link, run: Run, jobs: readonly Job[], done: { job: Job; out: unknown; hooks: Hook[] }[]): Promise<void> {
-    let first: Failed | undefined;
-    await Promise.all(
-      jobs.map(async (job) => {
-        const hooks: Hook[] = [];
-        try {
-          done.push({ job, out: await this.drive(l, run, this.step(run, hooks, job.fn), hooks), hooks });
-        } catch (err) {
-          if (first) first.hooks.push(...hooks);
-          else first = new Failed(err, hooks, l.lost ? undefined : job);
-        }
-      }),
-    );
-    if (first) {
-      const held = l.lost ? null : await heldFailure(run.held);
-      throw held ? new HeldFailed(held.err, first.hooks) : first;
     }
   }
 

@@ -43,7 +43,7 @@ export interface Run {
    * sent their last statements (last()). When every one has, its COMMIT goes in the same
    * flight (`committing`: its answer, awaited instead of sending one).
    */
-  lasts?: { bodies: number; sent: number; committing: Promise<PgResult | undefined> | null };
+  lasts?: { bodies: number; sent: number; committing: Promise<PgResult | undefined> | null; flown?: () => void };
 }
 
 /**
@@ -122,7 +122,7 @@ const TEMPLATES_KEPT = 1000;
 /**
  * One statement, sent now: its answer. Sent at the call, not when the answer is first awaited:
  * the server runs a connection's statements in the order they are sent, and a batch's row
- * bodies must reach it in key order (driver.ts, rowBodies). Awaiting Bun's query sends it a
+ * bodies must reach it in key order (row-bodies.ts). Awaiting Bun's query sends it a
  * tick later than execute() does, so a statement awaited at once by one body went behind one
  * a later body sent with execute(), their row locks came in the other order, and two daemons
  * deadlocked (docs/cluster.md, "A row batch in one flight"). Every statement goes through here.
@@ -276,6 +276,7 @@ async function execLast(translations: Map<string, Translated>, l: Link, run: Run
     if (TRACING) mark(`commit in flight ${lasts.bodies}`);
     lasts.committing = commit(translations, run.via, l, run);
     lasts.committing.catch(() => undefined); // the driver awaits it
+    lasts.flown?.(); // the whole transaction is on its way: the connection may take the next (driver.ts)
   }
   let result: PgResult;
   try {

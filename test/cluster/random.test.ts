@@ -14,13 +14,19 @@
 //   shows no change a reader had moved past without seeing, and every daemon reads the same.
 // Only documented semantics are asserted, never a latency: the run must hold whatever the
 // PostgreSQL driver's transactions look like (one global order, or per-resource locks).
+// It runs a second time with the third daemon over a slow link (bench/link.ts), where its row
+// batches' flights overlap (docs/cluster.md, "Flights that overlap").
 // The seed is random, printed first, and AIRLOCK_TEST_SEED replays it: it fixes each agent's
 // choices; the interleaving is the machine's. Every failure names the seed and the operation
 // (`#global-index agent.step daemon tool`). Skipped without a server (AIRLOCK_TEST_PG).
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { errorMessage } from "../../src/errors.ts";
-import type { DaemonProcess } from "../helpers/daemon.ts";
-import { type Cluster, doubleGrants, journalValues, seeded, startCluster } from "../helpers/cluster.ts";
+import type { DaemonProcess, StartOptions } from "../helpers/daemon.ts";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawnLink } from "../../bench/link.ts";
+import { type Cluster, doubleGrants, journalValues, seeded, startCluster, traceLabels } from "../helpers/cluster.ts";
 import { describePg, PG_URL } from "../helpers/pg.ts";
 import { type Change, checkClaims, checkJournalFences, checkLocks, checkPool, type Grant, heldThroughout, Book, Reader, Violations } from "../helpers/random-model.ts";
 import { PATTERNS } from "../helpers/random-paths.ts";
@@ -47,6 +53,8 @@ const LAPSE_SLACK_MS = 1000;
 const CALL_BOUND_MS = 30_000;
 /** The kinds each daemon's reader watches (undefined: every kind). */
 const READER_KINDS: (string[] | undefined)[] = [undefined, ["lock.", "counter."], ["pool.", "path."]];
+/** The link's delay each way, for the run with one daemon over it: a round trip well above the 1 ms from which flights overlap. */
+const LINK_MS = 2;
 
 interface Agent {
   id: string;
@@ -388,42 +396,79 @@ async function endChecks(run: Run, readers: readonly Reader[]): Promise<number> 
 
 if (!PG_URL) console.warn("random.test.ts: skipped: set AIRLOCK_TEST_PG to a PostgreSQL server's URL (`bash .ci/pg.sh start DIR` prints one)");
 
+/**
+ * The run on three daemons of a fresh database (`reach`: how each reaches it, startCluster);
+ * its violations, after it printed its seed and tally.
+ */
+async function randomRun(
+  what: string,
+  o: { reach?: (i: number, url: string) => Omit<StartOptions, "home">; before?: (c: Cluster) => Promise<void>; after?: (c: Cluster) => Promise<void> } = {},
+): Promise<void> {
+  const rng = seeded(what);
+  console.error(`random.test seed=${rng.seed}`);
+  const c: Cluster = await startCluster(DAEMONS, {}, o.reach);
+  try {
+    await o.before?.(c);
+    const run = new Run(rng.seed, c.daemons);
+    const cfg = await run.call("setup", 0, "configure_pool", { pool: POOL, capacity: CAPACITY, expected_version: 0, author: "random.test", reason: "a small pool", offer_seconds: OFFER_S });
+    expect(cfg?.r).toMatchObject({ configured: true });
+    const agents: Agent[] = Array.from({ length: AGENTS }, (_, i) => ({
+      id: `a${i}`,
+      home: i % DAEMONS,
+      rng: prng(rng.seed + 1 + i),
+      step: 0,
+      locks: new Map(),
+      lockWake: new Map(),
+      slot: null,
+      claim: null,
+    }));
+    const readers = READER_KINDS.map((kinds, d) => new Reader(`reader-d${d + 1}`, kinds));
+    let agentsDone = false;
+    const started = performance.now();
+    const reading = readers.map((r, d) => readerLoop(run, r, d, prng(rng.seed + 100 + d), () => agentsDone));
+    await Promise.all(agents.map((a) => agentLoop(run, a)));
+    agentsDone = true;
+    await Promise.all(reading);
+    const ranS = (performance.now() - started) / 1000;
+    const changes = await endChecks(run, readers);
+    console.log(
+      `random run (seed ${rng.seed}): ${ranS.toFixed(1)} s, ${Object.entries(run.tally).map(([k, n]) => `${k} ${n}`).join(", ")}, ` +
+        `journal ${changes} changes, violations ${run.v.list.length}`,
+    );
+    if (run.v.list.length) console.error(`random.test: replay with AIRLOCK_TEST_SEED=${rng.seed}`);
+    expect({ violations: run.v.list.length, first: run.v.list.slice(0, 12) }).toEqual({ violations: 0, first: [] });
+    await o.after?.(c);
+  } finally {
+    await c.stop();
+  }
+}
+
 describePg("three daemons on one PostgreSQL database, a seeded random run", () => {
   test(`${AGENTS} agents × ${OPS_PER_AGENT} operations (locks, a pool, path claims, counters, reads) and a journal reader per daemon keep every invariant`, async () => {
-    const rng = seeded("random cross-daemon run");
-    console.error(`random.test seed=${rng.seed}`);
-    const c: Cluster = await startCluster(DAEMONS);
+    await randomRun("random cross-daemon run");
+  });
+
+  test("the same with the third daemon over a slow link, its row batches' flights overlapping (docs/cluster.md, \"Flights that overlap\")", async () => {
+    const server = new URL(PG_URL!);
+    const link = await spawnLink({ host: server.hostname, port: Number(server.port || 5432) }, LINK_MS);
+    const trace = join(mkdtempSync(join(tmpdir(), "airlock-trace-")), "far.trace");
+    const from = Date.now();
     try {
-      const run = new Run(rng.seed, c.daemons);
-      const cfg = await run.call("setup", 0, "configure_pool", { pool: POOL, capacity: CAPACITY, expected_version: 0, author: "random.test", reason: "a small pool", offer_seconds: OFFER_S });
-      expect(cfg?.r).toMatchObject({ configured: true });
-      const agents: Agent[] = Array.from({ length: AGENTS }, (_, i) => ({
-        id: `a${i}`,
-        home: i % DAEMONS,
-        rng: prng(rng.seed + 1 + i),
-        step: 0,
-        locks: new Map(),
-        lockWake: new Map(),
-        slot: null,
-        claim: null,
-      }));
-      const readers = READER_KINDS.map((kinds, d) => new Reader(`reader-d${d + 1}`, kinds));
-      let agentsDone = false;
-      const started = performance.now();
-      const reading = readers.map((r, d) => readerLoop(run, r, d, prng(rng.seed + 100 + d), () => agentsDone));
-      await Promise.all(agents.map((a) => agentLoop(run, a)));
-      agentsDone = true;
-      await Promise.all(reading);
-      const ranS = (performance.now() - started) / 1000;
-      const changes = await endChecks(run, readers);
-      console.log(
-        `random run (seed ${rng.seed}): ${ranS.toFixed(1)} s, ${Object.entries(run.tally).map(([k, n]) => `${k} ${n}`).join(", ")}, ` +
-          `journal ${changes} changes, violations ${run.v.list.length}`,
-      );
-      if (run.v.list.length) console.error(`random.test: replay with AIRLOCK_TEST_SEED=${rng.seed}`);
-      expect({ violations: run.v.list.length, first: run.v.list.slice(0, 12) }).toEqual({ violations: 0, first: [] });
+      await randomRun("random cross-daemon run over a link", {
+        reach: (i, url) => (i === DAEMONS - 1 ? { db: link.via(url), env: { AIRLOCK_TRACE: trace } } : { db: url }),
+        // Flights overlap once enough were measured slow (flights.ts): measured before the run.
+        before: async (c) => {
+          for (let i = 0; i < 40; i++) await c.daemons[DAEMONS - 1]!.call("increment_counter", { name: "warm-up" });
+        },
+        // Stopped gently, so it writes its trace.
+        after: async (c) => void (await c.daemons[DAEMONS - 1]!.kill()),
+      });
     } finally {
-      await c.stop();
+      link.close();
     }
+    // Flights did overlap on the daemon over the link.
+    const overlapped = traceLabels(trace, from, Date.now()).filter((l) => l === "flight overlaps").length;
+    console.log(`random run over a link: ${overlapped} flights of the far daemon overlapped`);
+    expect(overlapped).toBeGreaterThan(0);
   });
 });

@@ -21,8 +21,12 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-/** A fresh database with n daemons on it (started one after another: the first migrates). */
-export async function startCluster(n = 2, o: Omit<StartOptions, "db" | "home"> = {}): Promise<Cluster> {
+/**
+ * A fresh database with n daemons on it (started one after another: the first migrates).
+ * `reach(i, url)`: the URL daemon i reaches the database by (a link with a delay: bench/link.ts),
+ * and its options; the database's own URL and `o` by default.
+ */
+export async function startCluster(n = 2, o: Omit<StartOptions, "db" | "home"> = {}, reach?: (i: number, url: string) => Omit<StartOptions, "home">): Promise<Cluster> {
   const database = await freshDatabase();
   const daemons: DaemonProcess[] = [];
   let stopped = false;
@@ -33,7 +37,7 @@ export async function startCluster(n = 2, o: Omit<StartOptions, "db" | "home"> =
     await database.drop();
   };
   try {
-    for (let i = 0; i < n; i++) daemons.push(await startDaemon({ ...o, db: database.url }));
+    for (let i = 0; i < n; i++) daemons.push(await startDaemon({ ...o, db: database.url, ...reach?.(i, database.url) }));
   } catch (err) {
     await stop();
     throw err;

@@ -21,7 +21,7 @@ const LINK_MS = 2;
 const CLIENTS = 16;
 const ROUNDS = 25;
 /** Rounds of eight increments side by side, one of them refused. */
-const REFUSED_ROUNDS = 24;
+const REFUSED_ROUNDS = 48;
 
 /**
  * Two daemons on a fresh database, `far` through the link and traced; `body` runs, then `far`

@@ -128,7 +128,9 @@ export class PgDriver {
       if (!jobs) {
         const queued: Job[] = (jobs = this.next = []);
         const at = (this.nextAt = this.chained + 1); // its place in the chain
-        void this.chain(() => {
+        void this.chain(async () => {
+          const gathering = this.flights.gathering();
+          if (gathering) await gathering;
           if (this.next === queued) this.next = null;
           // Freed early when its flight carries its COMMIT and flights are slow (flights.ts).
           return this.flights.chained((free) => this.runBatch(queued, false, at, 0, free));

@@ -2,7 +2,7 @@
 // went in its flight frees the driver's queue before its answer is back, and the next batch's
 // BEGIN reaches the server behind that COMMIT (a connection's statements run in the order sent).
 // This module keeps what the driver (driver.ts) decides that by: how long the flights took to
-// answer, which freed ones are still on their way, and how long the next batch gathers.
+// answer, and which freed ones are still on their way.
 import { mark, TRACING } from "../../trace.ts";
 
 /**
@@ -14,8 +14,6 @@ export const OVERLAP_FROM_MS = 1;
 const FLIGHTS_MEASURED = 32;
 /** At most this many freed flights unanswered: a batch sent past them holds the queue until its answer. */
 const FLYING_MOST = 3;
-/** After a flight freed the queue, the next batch gathers for the median round trip over this. */
-const PACE_SHARES = 3;
 
 export class Flights {
   /** Batches whose flight freed the queue, until their answers and hooks are done. */
@@ -29,9 +27,9 @@ export class Flights {
   }
 
   /**
-   * A batch in its turn on the queue, `run(free)`: the queue moves on when it ends, or, when it
-   * calls `free` (its flight, COMMIT included, sent: Flight.flown), a share of a round trip later
-   * (the next batch gathers meanwhile), while it stays among the flights on their way.
+   * A batch in its turn on the queue, `run(free)`: the queue moves on when it ends, or when it
+   * calls `free` (its flight, COMMIT included, sent: Flight.flown), while it stays among the
+   * flights on their way.
    */
   chained(run: (free: () => void) => Promise<void>): Promise<void> {
     let free!: () => void;
@@ -43,19 +41,24 @@ export class Flights {
         if (TRACING) mark("flight landed");
       };
       whole.then(drop, drop);
-      setTimeout(free, this.pace);
+      free();
     });
     return Promise.race([whole, freed]);
+  }
+
+  /**
+   * While a freed flight is on its way (a slow link), a batch about to start gathers first, for
+   * the shortest pause Bun's timers make (about 1 ms): the calls a flight's answers released come
+   * back together, and without it the first of them would go alone and the rest wait for the
+   * next. Undefined: start now (no flight freed is on its way: loopback, or a quiet link).
+   */
+  gathering(): Promise<void> | undefined {
+    return this.flying.size > 0 ? new Promise((resolve) => setTimeout(resolve, 0)) : undefined;
   }
 
   /** Whether a flight sent now may free the queue before its answer. */
   get open(): boolean {
     return this.flying.size < FLYING_MOST && this.ms.length >= FLIGHTS_MEASURED && Math.min(...this.ms) >= OVERLAP_FROM_MS;
-  }
-
-  private get pace(): number {
-    const sorted = [...this.ms].sort((a, b) => a - b);
-    return (sorted[sorted.length >> 1] ?? 0) / PACE_SHARES;
   }
 
   measured(ms: number): void {

@@ -129,7 +129,7 @@ export class PgDriver {
         const queued: Job[] = (jobs = this.next = []);
         const at = (this.nextAt = this.chained + 1); // its place in the chain
         void this.chain(async () => {
-          const gathering = this.flights.gathering();
+          const gathering = this.flights.gathering(queued.length);
           if (gathering) await gathering;
           if (this.next === queued) this.next = null;
           // Freed early when its flight carries its COMMIT and flights are slow (flights.ts).

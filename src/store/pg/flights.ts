@@ -47,13 +47,14 @@ export class Flights {
   }
 
   /**
-   * While a freed flight is on its way (a slow link), a batch about to start gathers first, for
-   * the shortest pause Bun's timers make (about 1 ms): the calls a flight's answers released come
-   * back together, and without it the first of them would go alone and the rest wait for the
-   * next. Undefined: start now (no flight freed is on its way: loopback, or a quiet link).
+   * While a freed flight is on its way (a slow link), a batch about to start with one call
+   * gathers first, for the shortest pause Bun's timers make (about 1 ms): the calls a flight's
+   * answers released come back together, and without it the first of them would go alone and
+   * the rest wait for the next. A batch that already holds several goes at once. Undefined:
+   * start now (no flight freed is on its way: loopback, or a quiet link; or calls enough).
    */
-  gathering(): Promise<void> | undefined {
-    return this.flying.size > 0 ? new Promise((resolve) => setTimeout(resolve, 0)) : undefined;
+  gathering(calls: number): Promise<void> | undefined {
+    return this.flying.size > 0 && calls <= 1 ? new Promise((resolve) => setTimeout(resolve, 0)) : undefined;
   }
 
   /** Whether a flight sent now may free the queue before its answer. */

@@ -271,8 +271,11 @@ export class PgDriver {
     const flight = new Flight(this.flights, free);
     // What runs again once its flight freed the connection goes behind what the chain holds
     // now: never on this connection beside another batch's statements.
-    const again = (js: readonly Job[], retriedAgain = false, conflictsAgain = 0): Promise<void> =>
-      flight.freed ? (void this.chain(() => this.runBatch(js, retriedAgain, undefined, conflictsAgain)), Promise.resolve()) : this.runBatch(js, retriedAgain, undefined, conflictsAgain);
+    const again = async (js: readonly Job[], retriedAgain = false, conflictsAgain = 0): Promise<void> => {
+      const rerun = () => this.runBatch(js, retriedAgain, undefined, conflictsAgain);
+      if (flight.freed) void this.chain(rerun);
+      else await rerun();
+    };
     let version = opened.version;
     const shared: Hook[] = []; // the catch-up's and the flush's
     const done: { job: Job; out: unknown; hooks: Hook[] }[] = [];

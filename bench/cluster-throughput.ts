@@ -23,7 +23,9 @@
 // A sixth, check, has each client ask check_paths of a path of its own in one room, as every edit
 // hook does, beside a claim held there by nobody among them. A seventh, edit, has each client do
 // what an edit hook does: check_paths of its path, then report_worktree of its checkout (the
-// same report every time after the first). An eighth, watched, is the distinct counters with one
+// same report every time after the first); edits, the same with a new file at every edit, so
+// that each report changes something (a row body since "Working-tree reports beside the order"
+// in docs/cluster.md, a line body before). An eighth, watched, is the distinct counters with one
 // watch_changes blocked on each daemon, of a kind nobody records: what a long-polling reader of
 // the feed costs the writers beside it (docs/cluster.md, "Watchers beside row bodies"). Polled
 // is the same with watchers that want every change the clients make, each polling again as soon
@@ -77,7 +79,7 @@ export type ThroughputRow = {
   clientBusy?: number;
 };
 
-export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check", "edit", "watched", "polled", "claims", "messages", "beats", "deliver", "stops", "status"] as const;
+export const CASES = ["distinct", "hot", "locks", "tasks", "feed", "check", "edit", "edits", "watched", "polled", "claims", "messages", "beats", "deliver", "stops", "status"] as const;
 export type Case = (typeof CASES)[number];
 /** The cases timed on the daemon setups only, in cycles of several calls. */
 type CycleCase = Exclude<Case, "distinct" | "hot">;
@@ -194,6 +196,8 @@ async function round(t: Target, kase: Case, ms: number): Promise<Round> {
 
 function daemons(ds: DaemonProcess[]): Target {
   const name = (kase: Case, c: number) => (kase === "hot" ? "bench:tput:hot" : `bench:tput:${c}`);
+  /** How many edits each client made (the edits case: a new file each). */
+  const edited = new Map<number, number>();
   /** Each client's place in the change feed (the feed case). */
   const since = new Map<number, number>();
   /** The blocked calls of the watched and claims cases, one on each daemon, and whether they are to stop. */
@@ -287,12 +291,16 @@ function daemons(ds: DaemonProcess[]): Target {
         const r = await d.rpc("airlock/deliver", { agent_id: `bench-tput-${c}`, point: kase === "stops" ? "stop" : "tool" });
         return r.error === undefined && Array.isArray(r.result?.messages) && r.result.messages.length === 0;
       }
-      if (kase === "check" || kase === "edit") {
-        const path = `src/c${c}/index.ts`;
+      if (kase === "check" || kase === "edit" || kase === "edits") {
+        // edits: a file of its own at every edit, so the report changes something each time.
+        const n = (edited.get(c) ?? 0) + 1;
+        if (kase === "edits") edited.set(c, n);
+        const path = kase === "edits" ? `src/c${c}/f${n}.ts` : `src/c${c}/index.ts`;
         const r = await d.call("check_paths", { paths: [path], room: "bench-tput", agent_id: `bench-tput-${c}` });
         if (r.isError || r.clear !== true) return false;
         if (kase === "check") return true;
-        // What the edit hook sends next: the checkout, the same at every edit after the first.
+        // What the edit hook sends next: the checkout, the same at every edit after the first
+        // (edit), or with this edit's file its one dirty and touched path (edits).
         const t = await d.call("report_worktree", { agent_id: `bench-tput-${c}`, room: "bench-tput", branch: "main", dirty: [path], touched: [path] });
         return !t.isError && t.dirty_count === 1;
       }
@@ -451,6 +459,7 @@ function reportCycles(add: (r: ThroughputRow) => void, kase: CycleCase, setups: 
     feed: ["increment_counter + watch_changes (wait 0, its own changes), " + `${CLIENTS} clients, a counter each`, "counter and look", "pairs/s"],
     check: ["check_paths, " + `${CLIENTS} clients, a path each in one room with one claim`, "path checks", "checks/s"],
     edit: ["check_paths + report_worktree (an edit hook's two calls), " + `${CLIENTS} clients, a path each`, "edits", "edits/s"],
+    edits: ["check_paths + report_worktree that changes something (an edit hook's two calls, a new file each edit), " + `${CLIENTS} clients`, "edits that change the report", "edits/s"],
     watched: ["increment_counter, " + `${CLIENTS} clients, distinct counters, one watch_changes blocked on each daemon wanting none of them`, "distinct counters, watched", "ops/s"],
     polled: ["increment_counter, " + `${CLIENTS} clients, distinct counters, one watch_changes on each daemon wanting all of them, polling again at once`, "distinct counters, polled", "ops/s"],
     claims: ["claim_paths + release_paths, " + `${CLIENTS} clients, a path each in one room, one claim_next_task blocked on each daemon`, "path claims with a worker waiting", "pairs/s"],

@@ -1,5 +1,5 @@
 // Issue 11's bench: Airlock on PostgreSQL against its floors, as ratios measured in the same run.
-//   bun bench/cluster.ts [--quick] [--pg postgres://user@host:port/db] [--float] [--only throughput] [--cases distinct,hot,locks,tasks,feed,check,edit,watched,polled,claims,messages,beats,deliver,stops,status] [--link-ms N]
+//   bun bench/cluster.ts [--quick] [--pg postgres://user@host:port/db] [--float] [--only throughput] [--cases distinct,hot,locks,tasks,feed,check,edit,edits,watched,polled,claims,messages,beats,deliver,stops,status] [--link-ms N]
 // The server comes from --pg or AIRLOCK_TEST_PG (as the tests take it); the daemons run on a fresh
 // database there, the direct measurements on another, both dropped at the end.
 // 1. Single-daemon write calls on a PostgreSQL-backed daemon, medians over sequential calls:
@@ -48,7 +48,7 @@ const ONLY = values.only;
 /** --link-ms N: part 3's daemons and floors reach the server through a link that delays each way N ms (bench/link.ts). */
 const LINK_MS = values["link-ms"] === undefined ? undefined : Number(values["link-ms"]);
 if (!SERVER || (ONLY !== undefined && ONLY !== "throughput") || (LINK_MS !== undefined && !(Number.isInteger(LINK_MS) && LINK_MS >= 0))) {
-  console.error("usage: bun bench/cluster.ts [--quick] [--pg postgres://user@host:port/db] [--float] [--only throughput] [--cases distinct,hot,locks,tasks,feed,check,edit,watched,polled,claims,messages,beats,deliver,stops,status] [--link-ms N]  (or set AIRLOCK_TEST_PG; N a whole number of milliseconds)");
+  console.error("usage: bun bench/cluster.ts [--quick] [--pg postgres://user@host:port/db] [--float] [--only throughput] [--cases distinct,hot,locks,tasks,feed,check,edit,edits,watched,polled,claims,messages,beats,deliver,stops,status] [--link-ms N]  (or set AIRLOCK_TEST_PG; N a whole number of milliseconds)");
   process.exit(2);
 }
 // The helpers read the server from AIRLOCK_TEST_PG when they load.

@@ -9,7 +9,7 @@
 // trip, and the bump, its NOTIFY and COMMIT in another, so the texts are made here and sent
 // there.
 import type { ClusterHooks, Opened, RowVersions, VersionProtocol } from "../store/store.ts";
-import { get, type Stmt, type Tx } from "../store/tx.ts";
+import { all, type Read, reading, type Stmt, type Tx } from "../store/tx.ts";
 
 /** Every transaction of every daemon takes this lock first: one global order (docs/cluster.md). */
 export const ORDER_LOCK = "7019267304284449570";
@@ -201,9 +201,12 @@ export class VersionSync implements VersionProtocol {
     const args = channel ? [answers && some ? toText : ""] : [];
     // The keys of deleted rows are kept for GONE_KEPT row versions; gone_floor moves with the
     // trim, and a daemon that applied less than that reads its tables whole (cluster.ts).
+    // gone_xfloor: the newest writer's id among the keys trimmed, for the deltas by horizon
+    // (mirror.ts, horizonReads): the keys the trim takes are those at or below the new floor.
+    const floor = `GREATEST(gone_floor, (SELECT last_value FROM airlock_row_ver) - ${GONE_KEPT})`;
     const text =
-      `WITH b AS (UPDATE airlock_sync SET version = version + 1, gone_floor = GREATEST(gone_floor, ` +
-      `(SELECT last_value FROM airlock_row_ver) - ${GONE_KEPT}) WHERE id = 1 RETURNING version, gone_floor), ` +
+      `WITH b AS (UPDATE airlock_sync SET version = version + 1, gone_floor = ${floor}, ` +
+      `gone_xfloor = GREATEST(gone_xfloor, (SELECT max(wxid) FROM airlock_gone WHERE ver <= ${floor})) WHERE id = 1 RETURNING version, gone_floor), ` +
       `c AS (INSERT INTO airlock_changes (version, tables) SELECT version, '${tables || "*"}' FROM b), ` +
       `d AS (DELETE FROM airlock_changes WHERE version <= (SELECT version FROM b) - ${CHANGES_KEPT}), ` +
       `g AS (DELETE FROM airlock_gone WHERE ver <= (SELECT gone_floor FROM b)) ` +
@@ -222,6 +225,7 @@ interface StandingRow {
   first: string | null;
   tables: string | null;
   gone_floor: string;
+  gone_xfloor: string;
   row_ver: string;
   head: string | null;
 }
@@ -238,7 +242,7 @@ function standingText(seen: number | string): string {
   const since = typeof seen === "number" ? Math.max(0, seen) : seen;
   return (
     `SELECT s.version, (SELECT min(c.version) FROM airlock_changes c WHERE c.version > ${since}) AS first, ` +
-    `(SELECT string_agg(c.tables, ',') FROM airlock_changes c WHERE c.version > ${since}) AS tables, s.gone_floor, ` +
+    `(SELECT string_agg(c.tables, ',') FROM airlock_changes c WHERE c.version > ${since}) AS tables, s.gone_floor, s.gone_xfloor::text::bigint AS gone_xfloor, ` +
     `(SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM airlock_row_ver) AS row_ver, ` +
     `(SELECT MAX(revision) FROM journal) AS head FROM airlock_sync s WHERE s.id = 1`
   );
@@ -253,7 +257,17 @@ function standingOf(row: StandingRow, seen: number): { version: number; changed:
   // Known only when this daemon knows where it stood and no version since was trimmed.
   const known = seen >= 0 && (version === seen || Number(row.first) === seen + 1);
   const changed = known ? new Set((row.tables ?? "").split(",").filter(Boolean)) : null;
-  return { version, changed: changed?.has("*") ? null : changed, rows: { ver: Number(row.row_ver), floor: Number(row.gone_floor), head: Number(row.head ?? 0) } };
+  return { version, changed: changed?.has("*") ? null : changed, rows: { ver: Number(row.row_ver), floor: Number(row.gone_floor), xfloor: Number(row.gone_xfloor), head: Number(row.head ?? 0) } };
+}
+
+/**
+ * Where the shared state stands (standingText, its one parameter written as PostgreSQL's: it is
+ * read twice), as the statement a gather sends; standingAnswer reads its answer.
+ */
+export const standingRead = (seen: number): Read<unknown[]> => reading.all(STANDING_FROM_PARAMETER, Math.max(0, seen));
+
+export function standingAnswer(rows: unknown, seen: number): { version: number; changed: Set<string> | null; rows: RowVersions } {
+  return standingOf((rows as StandingRow[])[0]!, seen);
 }
 
 /**
@@ -261,5 +275,5 @@ function standingOf(row: StandingRow, seen: number): { version: number; changed:
  * moves, since every transaction that moves one takes the order exclusively).
  */
 export function* standing(seen: number): Tx<{ version: number; changed: Set<string> | null; rows: RowVersions }> {
-  return standingOf((yield* get<StandingRow>(standingText(seen)))!, seen);
+  return standingAnswer(yield* all<StandingRow>(STANDING_FROM_PARAMETER, Math.max(0, seen)), seen);
 }

@@ -21,9 +21,10 @@
 //   FORGET_AFTER_MS) its waiters stay in line, detached, with their grace (lines.ts): its
 //   agents resume them on any daemon, and the first daemon there when a grace ends expires it.
 import { type ClusterHooks, DEAD_AFTER_MS, type RowVersions } from "../store/store.ts";
-import { all, get, reading, run, type Stmt, type Tx } from "../store/tx.ts";
-import { standing } from "./cluster-sync.ts";
+import { all, gather, get, reading, run, type Stmt, type Tx } from "../store/tx.ts";
+import { standing, standingAnswer, standingRead } from "./cluster-sync.ts";
 import type { Journal } from "./journal.ts";
+import type { Horizon } from "./primitive.ts";
 import { fromRow, type Lines, type WaiterRow } from "./lines.ts";
 import type { WaitQueue } from "./wait.ts";
 import type { Waiter } from "./waiter.ts";
@@ -49,6 +50,17 @@ interface GrantRow {
 /** The tables whose change since a daemon's memory was current may leave its lines behind the stored ones. */
 const LINE_TABLES = ["waiters", "grants", "daemons"] as const;
 
+/**
+ * A primitive's part in a catch-up: the tables it reads, and either its refresh by row version
+ * (and the reads a BEGIN may send ahead of it) or its delta by horizon (Primitive.horizon).
+ */
+interface Refresher {
+  tables: readonly string[];
+  refresh?: ((since: number | null) => Tx<unknown>) | undefined;
+  reads?: ((since: number) => readonly Stmt[]) | undefined;
+  horizon?: Horizon | undefined;
+}
+
 type AnyQueue = WaitQueue<unknown, unknown>;
 type AnyWaiter = Waiter<unknown, unknown>;
 
@@ -60,7 +72,8 @@ export class Cluster implements ClusterHooks {
   private grantedTo: ReadonlySet<string> = new Set();
   /**
    * For the lines and each refresh, the row version read at the catch-up that last ran it:
-   * every change up to it is applied there (none: not known, read whole).
+   * every change up to it is applied there (none: not known, read whole). For a mirror by
+   * horizon, the horizon its last delta reached.
    */
   private readonly applied = new Map<object, number>();
   /** The version up to which freshen brought the mirrors it serves (-1: not since memory was last in doubt). */
@@ -80,7 +93,7 @@ export class Cluster implements ClusterHooks {
      * reads. `since`: the row version up to which it has applied every change, when a delta will
      * do (docs/cluster.md, "Catch-up by deltas"); null: read the tables whole.
      */
-    private readonly refreshers: readonly { tables: readonly string[]; refresh: (since: number | null) => Tx<unknown>; reads?: ((since: number) => readonly Stmt[]) | undefined }[],
+    private readonly refreshers: readonly Refresher[],
   ) {
     for (const q of queues.values()) {
       q.onForeignGrant = (w, value) => {
@@ -107,10 +120,25 @@ export class Cluster implements ClusterHooks {
     if (lines) ran(this.lines);
     for (const r of this.refreshers) {
       if (!touched(...r.tables)) continue;
-      yield* r.refresh(since(r));
-      ran(r);
+      // By horizon: from where its last delta reached (no row version bounds it).
+      if (r.horizon) yield* this.byHorizon(r, r.horizon, changed !== null && rows ? this.horizonFrom(r, rows) : null);
+      else {
+        yield* r.refresh!(since(r));
+        ran(r);
+      }
     }
     if (touched("journal")) yield* this.journal.catchUp(rows?.head);
+  }
+
+  /** Where a mirror's delta by horizon starts: where its last reached, unless that is not known or deleted keys were trimmed past it (null: whole). */
+  private horizonFrom(reader: object, rows: RowVersions): number | null {
+    const applied = this.applied.get(reader);
+    return applied !== undefined && applied > rows.xfloor ? applied : null;
+  }
+
+  /** A mirror's delta by horizon (Primitive.horizon), read from `since` (or answered already) and applied; it stands at the new horizon. */
+  private *byHorizon(r: Refresher, h: Horizon, since: number | null, answers?: readonly unknown[]): Tx<void> {
+    this.applied.set(r, yield* h.apply(answers ?? (yield* gather(...h.reads(since))), since));
   }
 
   /**
@@ -129,30 +157,45 @@ export class Cluster implements ClusterHooks {
       ...(lines && since !== undefined ? this.lines.reads(since) : []),
       ...this.refreshers.flatMap((r) => {
         const applied = this.applied.get(r);
-        return r.reads && applied !== undefined && touched(...r.tables) ? r.reads(applied) : [];
+        if (applied === undefined || !touched(...r.tables)) return [];
+        return r.horizon ? r.horizon.reads(applied) : (r.reads?.(applied) ?? []);
       }),
     ];
   }
 
   /**
    * In a batch of row bodies (shared order), before them: the mirrors of `tables` brought up to
-   * the rows (RowBody.fresh, Ctx.rowRead).
-   * No transaction that writes what those mirrors need is in flight in the shared order (only
-   * line bodies write it, and they exclude every row body; the one row-body write, a report's
-   * times, is not needed current: MIRRORS_NO_ROW_BODY_WRITES), and none moves the version: so
-   * the versions since this daemon's memory was last current (its last transaction in the
-   * global order, or its last freshen) say whether those tables changed at all, and when they
-   * did, every such row stamped up to the row version read here has committed: the refreshes
-   * that read the rows above what they applied see all of it, and what they applied moves to
-   * that version. Most calls find nothing changed and read one row.
+   * the rows (RowBody.fresh, Ctx.rowRead; MIRRORS_READ_FRESH).
+   * - By row version (the path index): no transaction that writes what it needs is in flight in
+   *   the shared order (only line bodies write it, and they exclude every row body), and none
+   *   moves the version: so the versions since this daemon's memory was last current (its last
+   *   transaction in the global order, or its last freshen) say whether its tables changed at
+   *   all, and when they did, every row stamped up to the row version read here has committed:
+   *   the refresh that reads the rows above what it applied sees all of it, and what it applied
+   *   moves to that version. Most calls find nothing changed and read one row.
+   * - By horizon (the working trees): row bodies write them beside this read and move no
+   *   version, so their delta is read every time, in the same round trip as that one row.
    */
   *freshen(tables: readonly string[]): Tx<void> {
     const since = Math.max(this.freshAt, this.seen());
-    const at = yield* standing(since);
+    // The mirrors by horizon read their deltas every time, in the same round trip as where the
+    // store stands (sent after it; they do not need its answer).
+    const horizons = this.refreshers.filter((r) => r.horizon && r.tables.some((t) => tables.includes(t)));
+    const froms = horizons.map((r) => this.applied.get(r) ?? null);
+    const reads = horizons.map((r, i) => r.horizon!.reads(froms[i]!));
+    const [first, ...answers] = yield* gather(standingRead(since), ...reads.flat());
+    const at = standingAnswer(first, since);
+    let from = 0;
+    for (const [i, r] of horizons.entries()) {
+      const mine = answers.slice(from, (from += reads[i]!.length));
+      // Deleted keys trimmed past where it stood (rare): read whole, a round trip more.
+      if (froms[i] !== null && froms[i]! <= at.rows.xfloor) yield* this.byHorizon(r, r.horizon!, null);
+      else yield* this.byHorizon(r, r.horizon!, froms[i]!, mine);
+    }
     for (const r of this.refreshers) {
-      if (!r.tables.some((t) => tables.includes(t))) continue;
+      if (r.horizon || !r.tables.some((t) => tables.includes(t))) continue;
       if (at.changed && !r.tables.some((t) => at.changed!.has(t))) continue;
-      yield* r.refresh(this.deltaFrom(r, at.rows));
+      yield* r.refresh!(this.deltaFrom(r, at.rows));
       this.applied.set(r, at.rows.ver);
     }
     this.freshAt = at.version;

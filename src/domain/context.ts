@@ -16,17 +16,18 @@ export type BlockListener = (queue: WaitQueue<unknown, unknown>, w: Waiter<unkno
 const log = createLog("scheduler");
 
 /**
- * The mirrored tables whose rows only line bodies write (path claims and working trees: claims,
- * releases, renewals, reports that change something, departures, expiries are all line
- * bodies), so a batch of row bodies may bring their mirrors up to the rows (Ctx.rowRead's
- * `fresh`). One exception, and what it may write: a working-tree report that changes nothing
- * moves only reported_at and expires_at of its row, which no reader needs current (memory's
- * expiry is never later than the row's, and the lapse timer takes in the row's when it comes:
- * Worktrees.expire). Any other row-body write to these tables would break freshen: keep this
- * list and the row bodies apart.
+ * The mirrored tables a batch of row bodies may bring up to the rows before its bodies run
+ * (Ctx.rowRead's `fresh`: Cluster.freshen), each for its own reason:
+ * - path_claims: only line bodies write its rows (claims, releases, renewals, departures,
+ *   expiries), and they exclude every row body, so a row version read in the shared order
+ *   bounds every stamp still to commit. Any row-body write to it would break that: keep the
+ *   claims and the row bodies apart.
+ * - worktrees: row bodies write it (every report that finds its row as memory says), so its
+ *   mirror follows the rows by deltas by horizon, which need no such bound (mirror.ts,
+ *   horizonReads; docs/cluster.md, "Working-tree reports beside the order").
  */
-export const MIRRORS_NO_ROW_BODY_WRITES = ["path_claims", "worktrees"] as const;
-export type MirroredTable = (typeof MIRRORS_NO_ROW_BODY_WRITES)[number];
+export const MIRRORS_READ_FRESH = ["path_claims", "worktrees"] as const;
+export type MirroredTable = (typeof MIRRORS_READ_FRESH)[number];
 
 export interface Ctx {
   readonly store: Store;
@@ -46,7 +47,7 @@ export interface Ctx {
   /**
    * `fresh`: mirrors the body reads (docs/cluster.md, "Reads of the path index in the shared
    * order"), brought up to the rows once for its batch, before any of its bodies runs. Only the
-   * tables MIRRORS_NO_ROW_BODY_WRITES names: in the shared order nothing writes them.
+   * tables MIRRORS_READ_FRESH names (each says why it may be read fresh in the shared order).
    */
   rowRead<T>(table: string, key: string, fn: () => Tx<T>, fresh?: readonly MirroredTable[]): Awaitable<T>;
   /**
@@ -170,13 +171,13 @@ export function createCtx(store: Store, clock: Clock): Ctx {
       });
       if (!current) return inOrder();
       // The path index is memory too (the wait-for graph's path edges): its mirrors brought up
-      // to the rows for the read, as a check's are (only line bodies write them). On a
+      // to the rows for the read, as a check's are (MIRRORS_READ_FRESH). On a
       // connection of its own where the store has one (Store.readBeside): a long read (the
       // status snapshot) then holds none of this daemon's row batches.
       const body = function* () {
         return (yield* current()) ? yield* fn(true) : null;
       };
-      const rows = { key: rowKey("waiters", ""), fresh: MIRRORS_NO_ROW_BODY_WRITES };
+      const rows = { key: rowKey("waiters", ""), fresh: MIRRORS_READ_FRESH };
       const beside = dueFirst(() => (store.readBeside ? store.readBeside(body, rows) : store.read(body(), rows)), true);
       return andThen(beside, (answer) => answer ?? inOrder());
     },

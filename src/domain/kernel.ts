@@ -146,13 +146,13 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
     { name: "call-tasks", tables: ["call_tasks"] },
     // Nothing in memory to refresh (a blocked read is in the lines); an away agent keeps its inbox.
     { name: "messages", tables: ["messages", "message_recipients"], load: () => messages.load(), waits: messages.waits, knows: (a) => messages.knows(a) },
-    // The touched paths are indexed in memory (check_paths' edited_by): rebuilt when another daemon reports.
+    // The touched paths are indexed in memory (check_paths' edited_by): caught up by deltas by
+    // horizon, since row bodies write the reports that change something too.
     {
       name: "worktrees",
       tables: ["worktrees", "airlock_gone"],
       load: () => worktrees.load(),
-      refresh: (since) => worktrees.refresh(since),
-      reads: (since) => worktrees.reads(since),
+      horizon: worktrees,
       depart: (a, reason) => worktrees.depart(a, reason),
       knows: (a) => worktrees.knows(a),
     },
@@ -181,7 +181,7 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
   // with what they committed (the lines included) and ends by writing down its own changes.
   let cluster: Cluster | undefined;
   if (shared) {
-    const refreshers = primitives.flatMap((p) => (p.refresh ? [{ tables: p.tables, refresh: p.refresh, reads: p.reads }] : []));
+    const refreshers = primitives.flatMap((p) => (p.refresh || p.horizon ? [{ tables: p.tables, refresh: p.refresh, reads: p.reads, horizon: p.horizon }] : []));
     const c = (cluster = new Cluster(shared.daemonId, ctx.queues, lines, journal, refreshers));
     const sync = new VersionSync(c, shared.daemonId);
     c.seen = () => sync.seen; // what freshen reads changes since (cluster.ts)

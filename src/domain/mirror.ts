@@ -77,3 +77,39 @@ export function deltaReads(table: string, since: number, order?: string, also?: 
     ...(also === undefined ? [] : [reading.all(also, since)]),
   ];
 }
+
+/**
+ * A delta by horizon (migration 016, docs/cluster.md "Working-tree reports beside the order"),
+ * for a table that row bodies write beside the reads of it, where a row version read does not
+ * bound the versions still to commit. Each row carries its writer's transaction id (`wxid`),
+ * and a delta reads the rows (and deleted keys) at or above `since`, the horizon the delta
+ * before it reached: the `xmin` of the snapshot that read it. Every transaction below that had
+ * ended then, so what that snapshot did not see was written by one at or above it (or by one
+ * that had no id yet, which gets one above it): this delta reads it. So a delta rereads the rows
+ * of the transactions that were in flight at the last one (applying a row twice changes nothing).
+ * `since` null: the whole table, and no deleted keys. The caller reads whole when deleted keys at
+ * or above `since` may have been trimmed (RowVersions.xfloor).
+ */
+export function horizonReads(table: string, since: number | null): Read<unknown[]>[] {
+  const rows = reading.all(horizonText(table), since ?? 0);
+  if (since === null) return [rows];
+  return [rows, reading.all("SELECT key FROM airlock_gone WHERE tbl = ? AND wxid >= ?::bigint::text::xid8", table, since)];
+}
+
+/**
+ * The rows of `table` whose writer's id is at or above a horizon (its one value), and the
+ * horizon of the snapshot that read them: at least one row, so the horizon comes when no row
+ * matched too (then the table's columns are null and `found` is false).
+ */
+const horizonText = (table: string) =>
+  "SELECT h.horizon, t.wxid IS NOT NULL AS found, t.* FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS horizon) h " +
+  `LEFT JOIN ${table} t ON t.wxid >= ?::bigint::text::xid8`;
+
+/**
+ * What horizonReads(table, since) answered: the rows, the keys deleted (each as its key's
+ * columns; undefined for a whole read), and the horizon the next delta starts from.
+ */
+export function horizonDelta<R>(since: number | null, answers: readonly unknown[]): { rows: R[]; gone: string[][] | undefined; horizon: number } {
+  const [found, gone] = answers as [({ horizon: number; found: boolean } & R)[], { key: string }[] | undefined];
+  return { rows: found.filter((r) => r.found), gone: since === null ? undefined : gone!.map((r) => JSON.parse(r.key) as string[]), horizon: found[0]!.horizon };
+}

@@ -2,7 +2,7 @@
 // step (the start, another daemon's change, an agent's departure, the shutdown) iterates that
 // list in its order: a new primitive is one entry, and none of its steps can be left out.
 import { AirlockError } from "../errors.ts";
-import type { Stmt, Tx } from "../store/tx.ts";
+import type { Read, Stmt, Tx } from "../store/tx.ts";
 import type { DepartureReason } from "./presence.ts";
 
 export interface Primitive {
@@ -30,6 +30,13 @@ export interface Primitive {
    * answered (docs/cluster.md, "Deltas read with the BEGIN"). None: its refresh reads in turn.
    */
   reads?(since: number): readonly Stmt[];
+  /**
+   * Instead of refresh and reads, for a table row bodies write (a shared store): its delta by
+   * horizon (mirror.ts, horizonReads). `reads(since)`: the statements, none needing another's
+   * answer (since: the horizon the last delta reached; null: whole); `apply` brings memory up to
+   * their answers and answers the horizon the next delta starts from.
+   */
+  readonly horizon?: Horizon;
   /** Inside the transaction in which an agent departs: what the agent held goes (what it reports is not used). */
   depart?(agentId: string, reason: DepartureReason): Tx<unknown>;
   /** Its blocked calls, answered (as aborted) at close. */
@@ -70,4 +77,10 @@ export const UNOWNED_TABLES: Readonly<Record<string, string>> = {
 /** A primitive's handOver, before it moves anything: handing to the holder itself is a mistake. */
 export function refuseOwnHandOver(holder: string, toAgent: string, about: string): void {
   if (holder === toAgent) throw new AirlockError("invalid_argument", `to_agent: ${JSON.stringify(toAgent)} already holds ${about}; nothing was handed over`);
+}
+
+/** A mirror caught up by deltas by horizon (Primitive.horizon). */
+export interface Horizon {
+  reads(since: number | null): readonly Read<unknown[]>[];
+  apply(answers: readonly unknown[], since: number | null): Tx<number>;
 }

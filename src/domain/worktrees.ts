@@ -12,11 +12,11 @@
 // Journal: worktree.reported (when what is reported changed, not at every refresh) and
 // worktree.dropped (departed, unregistered or expired).
 import { AirlockError } from "../errors.ts";
-import { all, get, last, runLater, type Stmt, type Tx } from "../store/tx.ts";
+import { all, get, last, type Read, runLater, type Tx } from "../store/tx.ts";
 import type { Ctx } from "./context.ts";
 import { checkBudget, compileGlob, MAX_PATTERN_LENGTH, normalizePattern } from "./glob/index.ts";
 import type { Journal } from "./journal.ts";
-import { deltaReads, deltaSince, type Reconciled, reconcile } from "./mirror.ts";
+import { horizonDelta, horizonReads, reconcile } from "./mirror.ts";
 import { type Claim, type Conflict, PathIndex } from "./path-index.ts";
 import { roomIsCaseInsensitive } from "./paths.ts";
 import type { DepartureReason } from "./presence.ts";
@@ -95,19 +95,22 @@ export class Worktrees {
   }
 
   /**
-   * Another daemon wrote the table: memory follows the rows, and only the reports that are new
-   * or changed are indexed again (mirror.ts); with `since`, only the rows and deleted keys
-   * above that row version are read. What it did.
+   * A shared store: what a delta of the reports reads (Primitive.horizon: row bodies write
+   * them), from the horizon the last one reached (null: every row).
    */
-  *refresh(since: number | null = null): Tx<Reconciled> {
-    const { rows, gone } = yield* deltaSince<WorktreeRow>("worktrees", since); // reads(since), when a delta
-    const goneKeys = gone?.map(([agentId, room]) => keyOf(agentId!, room!));
-    return reconcile(rows.map(toWorktree), this.trees, (t) => keyOf(t.agentId, t.room), (t, m) => treeText(t) === treeText(m), (t) => this.remember(t, true), (key) => this.forget(key), goneKeys);
+  reads(since: number | null): Read<unknown[]>[] {
+    return horizonReads("worktrees", since);
   }
 
-  /** What refresh(since) reads, for a shared store's BEGIN to send ahead (Primitive.reads). */
-  reads(since: number): readonly Stmt[] {
-    return deltaReads("worktrees", since);
+  /**
+   * Memory follows the rows reads(since) answered, and only the reports that are new or changed
+   * are indexed again (mirror.ts): the horizon the next delta starts from.
+   */
+  *apply(answers: readonly unknown[], since: number | null): Tx<number> {
+    const { rows, gone, horizon } = horizonDelta<WorktreeRow>(since, answers);
+    const goneKeys = gone?.map(([agentId, room]) => keyOf(agentId!, room!));
+    reconcile(rows.map(toWorktree), this.trees, (t) => keyOf(t.agentId, t.room), (t, m) => treeText(t) === treeText(m), (t) => this.remember(t, true), (key) => this.forget(key), goneKeys);
+    return horizon;
   }
 
   async report(req: ReportRequest): Promise<Worktree> {
@@ -120,62 +123,57 @@ export class Worktrees {
       throw new AirlockError("invalid_argument", `head must be a commit id, 4 to ${MAX_HEAD_LENGTH} hex digits (got ${JSON.stringify(req.head.slice(0, 90))}); nothing was reported`);
     }
     const self = this;
-    // A report that changes nothing but when it was made (the hooks send one at every edit, most
-    // of them the same) is a row body on a shared store: the same tree computed as below, from
-    // the report this daemon remembers, and only reported_at and expires_at moved, by one
-    // statement whose condition is that the row still says what memory does and has not lapsed
-    // (a lapse not run yet, maybe another daemon's to fire), the body's last (docs/cluster.md,
-    // "Working-tree reports that change nothing"). Anything else (a change, a report memory does
-    // not hold or holds behind the row) is the line body's.
+    // On a shared store a report is a row body (docs/cluster.md, "Working-tree reports beside
+    // the order"): the tree computed as below, from the report this daemon remembers, written by
+    // one statement whose condition is that the row still says what memory does and has not
+    // lapsed (a lapse not run yet, maybe another daemon's to fire), or, when memory holds none,
+    // that there is no row; the body's last, its journal entry going with it. One that changes
+    // nothing moves only reported_at and expires_at (the hooks send one at every edit, most of
+    // them the same). When the row is not what memory says (another daemon's report not read
+    // here yet, a lapse), the line body decides, from the row.
     if (this.c.rowsOverlap) {
-      const same = await this.c.rowTx("worktrees", keyOf(req.agentId, req.room), function* (): Tx<Worktree | null> {
+      const wrote = await this.c.rowTx("worktrees", keyOf(req.agentId, req.room), function* (): Tx<Worktree | null> {
         const before = self.trees.get(keyOf(req.agentId, req.room));
-        if (!before) return null;
         const now = self.c.clock.now();
         const tree = treeOf(req, dirty, touched, before, now);
-        if (changed(before, tree)) return null;
-        const args = [tree.reportedAt, tree.expiresAt, req.agentId, req.room, now, before.branch, before.head, JSON.stringify(before.dirty), touchedText(before)];
-        if (!(yield* last([], SAME_REPORT, ...args))) return null;
+        if (before && !changed(before, tree)) {
+          const args = [tree.reportedAt, tree.expiresAt, req.agentId, req.room, now, before.branch, before.head, JSON.stringify(before.dirty), touchedText(before)];
+          if (!(yield* last([], SAME_REPORT, ...args))) return null;
+        } else {
+          const [sql, args] = before
+            ? [CHANGED_REPORT, [...rowArgs(tree).slice(2), req.agentId, req.room, now, before.branch, before.head, JSON.stringify(before.dirty), touchedText(before)]]
+            : [FIRST_REPORT, rowArgs(tree)];
+          const entry = { data: "?", args: [JSON.stringify(reportedData(tree))] };
+          if (!(yield* self.journal.lastRecorded("worktree.reported", tree.room, entry, { agentId: tree.agentId }, sql, ...args))) return null;
+        }
         self.c.store.afterCommit(() => self.remember(tree));
         return tree;
       });
-      if (same) return same;
+      if (wrote) return wrote;
     }
     return this.c.tx(function* (): Tx<Worktree> {
       const now = self.c.clock.now();
-      // Memory, not a statement: in a line body what a report says is the rows' (only line bodies
-      // change it, and the batch caught up first; a lapse due ran before). A row body's refresh
-      // moves only its times, which a new report replaces.
-      const before = self.trees.get(keyOf(req.agentId, req.room));
+      // On SQLite memory is the rows (a line body caught up first; a lapse due ran before). On a
+      // shared store row bodies of any daemon write reports too, and this daemon reads another's
+      // only at its next look: the row says what the report before this one was.
+      const before = self.c.rowsOverlap ? yield* self.stored(req.agentId, req.room, now) : self.trees.get(keyOf(req.agentId, req.room));
       const tree = treeOf(req, dirty, touched, before, now);
       yield* runLater(
         "INSERT INTO worktrees (agent_id, room, branch, head, dirty, touched, reported_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) " +
           "ON CONFLICT (agent_id, room) DO UPDATE SET branch = excluded.branch, head = excluded.head, dirty = excluded.dirty, " +
           "touched = excluded.touched, reported_at = excluded.reported_at, expires_at = excluded.expires_at",
-        tree.agentId,
-        tree.room,
-        tree.branch,
-        tree.head,
-        JSON.stringify(tree.dirty),
-        touchedText(tree),
-        now,
-        tree.expiresAt,
+        ...rowArgs(tree),
       );
       self.remember(tree);
-      if (!before || changed(before, tree)) {
-        yield* self.journal.record("worktree.reported", tree.room, {
-          agentId: tree.agentId,
-          data: {
-            ...(tree.branch ? { branch: tree.branch } : {}),
-            ...(tree.head ? { head: tree.head } : {}),
-            dirty_count: tree.dirty.length,
-            touched_count: tree.touched.length,
-            touched: tree.touched.slice(0, JOURNAL_PATHS).map((t) => t.path),
-          },
-        });
-      }
+      if (!before || changed(before, tree)) yield* self.journal.record("worktree.reported", tree.room, { agentId: tree.agentId, data: reportedData(tree) });
       return tree;
     });
+  }
+
+  /** The live report of an agent in a room, as its row says it. */
+  private *stored(agentId: string, room: string, now: number): Tx<Worktree | undefined> {
+    const row = yield* get<WorktreeRow>("SELECT * FROM worktrees WHERE agent_id = ? AND room = ? AND expires_at > ?", agentId, room, now);
+    return row ? toWorktree(row) : undefined;
   }
 
   /** Live reports, of one room or of every room, by room then agent. */
@@ -354,6 +352,29 @@ const touchedText = (t: Worktree) => JSON.stringify(Object.fromEntries(t.touched
 const SAME_REPORT =
   "UPDATE worktrees SET reported_at = ?, expires_at = ? WHERE agent_id = ? AND room = ? AND expires_at > ? " +
   "AND branch IS NOT DISTINCT FROM ? AND head IS NOT DISTINCT FROM ? AND dirty = ? AND touched = ? RETURNING agent_id";
+
+/** A report's whole row, written if its row (live) says what the report before it says: its columns from branch on, its key, now, then the branch, head, dirty and touched before. */
+const CHANGED_REPORT =
+  "UPDATE worktrees SET branch = ?, head = ?, dirty = ?, touched = ?, reported_at = ?, expires_at = ? WHERE agent_id = ? AND room = ? AND expires_at > ? " +
+  "AND branch IS NOT DISTINCT FROM ? AND head IS NOT DISTINCT FROM ? AND dirty = ? AND touched = ? RETURNING agent_id";
+
+/** A report's row, written if there is none (rowArgs). */
+const FIRST_REPORT =
+  "INSERT INTO worktrees (agent_id, room, branch, head, dirty, touched, reported_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, room) DO NOTHING RETURNING agent_id";
+
+/** A report's row, column by column: agent_id, room, branch, head, dirty, touched, reported_at, expires_at. */
+const rowArgs = (t: Worktree) => [t.agentId, t.room, t.branch, t.head, JSON.stringify(t.dirty), touchedText(t), t.reportedAt, t.expiresAt];
+
+/** What a worktree.reported entry says of the report. */
+function reportedData(t: Worktree): Record<string, unknown> {
+  return {
+    ...(t.branch ? { branch: t.branch } : {}),
+    ...(t.head ? { head: t.head } : {}),
+    dirty_count: t.dirty.length,
+    touched_count: t.touched.length,
+    touched: t.touched.slice(0, JOURNAL_PATHS).map((x) => x.path),
+  };
+}
 
 function changed(a: Worktree, b: Worktree): boolean {
   const paths = (t: Worktree) => t.touched.map((x) => x.path).join("\u0000");

@@ -135,6 +135,11 @@ export interface Opened {
 export interface RowVersions {
   ver: number;
   floor: number;
+  /**
+   * The newest writer's transaction id among the deleted keys trimmed (migration 016): a delta by
+   * horizon from at or below it may have lost a key, and reads its table whole.
+   */
+  xfloor: number;
   /** The journal's newest revision (0: empty), read with them: a catch-up needs no read of its own for it. */
   head: number;
 }

@@ -3,8 +3,8 @@
 // the claims', the deleted tokens' and the room fences' deltas behind its BEGIN, in the same
 // round trip, and its catch-up finds them answered (the trace's "read ahead" marks) instead of
 // sending them; the room's fences it learns there are the rows', so its next grant hands out the
-// next one with no read of its own. The working trees' deltas go ahead the same way when another
-// daemon's report changed something. A daemon alone never sends them. Skipped without a server
+// next one with no read of its own. The working trees' deltas (by horizon) go ahead the same way
+// when another daemon's line body wrote a report. A daemon alone never sends them. Skipped without a server
 // (AIRLOCK_TEST_PG).
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { storeQuery } from "../helpers/daemon.ts";
@@ -66,22 +66,25 @@ describePg("a catch-up's reads sent with the BEGIN", () => {
     expect(during.taken).toBeGreaterThanOrEqual(9);
   });
 
-  test("follow another daemon's working-tree reports, and the index answers them", async () => {
+  test("follow another daemon's working-tree reports made in its line body, and the index answers them", async () => {
     const { value: w, labels } = await withTracedPair(async (d1, d2) => {
       const room = "ahead-trees";
-      await d1.call("register_agent", { agent_id: "wt-1", ttl_seconds: 300 });
-      await d2.call("register_agent", { agent_id: "wt-2", ttl_seconds: 300 });
       const from = Date.now();
-      // Each report changes what its checkout has dirty: a line body, which catches up first.
       for (let i = 0; i < 4; i++) {
-        await d1.call("report_worktree", { agent_id: "wt-1", room, dirty: [`a${i}.ts`], touched: [`a${i}.ts`] });
-        await d2.call("report_worktree", { agent_id: "wt-2", room, dirty: [`b${i}.ts`], touched: [`b${i}.ts`] });
+        // A report through d2 (a row body), then one through d1, whose memory does not hold the
+        // report before it: its row body finds the row changed, and its line body decides, from
+        // the row (a version moves and names the working trees).
+        await d2.call("report_worktree", { agent_id: "wt-1", room, dirty: [`a${i}.ts`, `b${i}.ts`], touched: [`b${i}.ts`] });
+        const mine = await d1.call("report_worktree", { agent_id: "wt-1", room, dirty: [`a${i}.ts`, `b${i}.ts`, `c${i}.ts`], touched: [`c${i}.ts`] });
+        expect(mine.touched).toEqual([`b${i}.ts`, `c${i}.ts`]);
+        // d2's next line body catches up with it, the reports' delta going with its BEGIN.
+        expect((await d2.call("claim_paths", { agent_id: "wt-c", room, paths: [`z${i}/**`], ttl_seconds: 60 })).granted).toBe(true);
         const seen = await d2.call("check_paths", { paths: ["*.ts"], room, agent_id: "wt-3" });
-        expect(seen.edited_by.map((e: { path: string; agent_id: string }) => `${e.agent_id}:${e.path}`).sort()).toEqual([`wt-1:a${i}.ts`, `wt-2:b${i}.ts`]);
+        expect(seen.edited_by.map((e: { path: string; agent_id: string }) => `${e.agent_id}:${e.path}`).sort()).toEqual([`wt-1:b${i}.ts`, `wt-1:c${i}.ts`]);
       }
       return { from, to: Date.now() };
     });
-    // The reports' two reads (the rows and the deleted keys above the version applied) go ahead.
+    // The reports' two reads (the rows and the deleted keys at or above the horizon applied) go ahead.
     const during = ahead(labels(w.from, w.to));
     expect(during.sent.filter((n) => n === 2).length).toBeGreaterThanOrEqual(3);
     expect(during.taken).toBeGreaterThanOrEqual(6);

@@ -108,6 +108,14 @@ describePg("a catch-up by deltas", () => {
     expect(who("src/B.ts")).toEqual([]);
     expect(who("src/C.ts")).toEqual([]);
     expect(who("src/A.ts")).toEqual([["A", "feat-A"]]); // the delta did not read it
+
+    // Deleted keys trimmed past y's horizon (the trim's floor moved above it): y's next look
+    // cannot trust its delta, and reads the reports whole; B's report goes there too.
+    await sql("DELETE FROM worktrees WHERE agent_id = 'B'");
+    await sql("DELETE FROM airlock_gone WHERE tbl = 'worktrees'; UPDATE airlock_sync SET gone_xfloor = pg_current_xact_id()");
+    await y.paths.check({ paths: ["x"], room: R });
+    expect(who("src/B2.ts")).toEqual([]);
+    expect(who("src/A.ts")).toEqual([["A", "unstamped"]]); // read whole: the row as it is
   });
 
   test("a working-tree report that changes nothing is a row body (no version moves): the other daemon takes in its new expiry when the old one comes, and the report lapses once, at the last", async () => {
@@ -121,7 +129,7 @@ describePg("a catch-up by deltas", () => {
       xClock.advance(ms);
       yClock.advance(ms);
     };
-    await report(); // the first: a line body
+    await report(); // the first: a row body, as every report that finds the row as memory says
     await y.paths.check({ paths: ["x"], room: R }); // y's index takes it in
     expect(who()).toEqual(["A"]);
 
@@ -138,9 +146,10 @@ describePg("a catch-up by deltas", () => {
     expect(who()).toEqual(["A"]);
     expect(await dropped()).toBe(0);
 
-    // A changed report is the line body's: a new touched path shows on y.
+    // A changed report is a row body too (docs/cluster.md, "Working-tree reports beside the
+    // order"): no version moves, and y's next check reads it by its delta by horizon.
     await x.worktrees.report({ agentId: "A", room: R, branch: "feat-A", dirty: ["src/a.ts", "src/b.ts"], touched: ["src/b.ts"] });
-    expect(await version()).not.toBe(before);
+    expect(await version()).toBe(before);
     await y.paths.check({ paths: ["x"], room: R });
     expect(y.worktrees.editedBy(R, ["src/b.ts"], "checker").map((e) => e.agentId)).toEqual(["A"]);
 

@@ -1,12 +1,11 @@
-// A shared store's catch-up applies only what changed (src/domain/mirror.ts): the path index and
-// the working trees follow rows that "another daemon" wrote (here, statements sent straight to
-// the kernel's SQLite file, outside the domain) by putting the new and changed entries and
-// dropping the gone ones, and leave the rest alone. The counts say what a refresh did; the
-// answers of check_paths and editedBy say that memory is the rows.
+// A shared store's catch-up applies only what changed (src/domain/mirror.ts): the path index
+// follows rows that "another daemon" wrote (here, statements sent straight to the kernel's
+// SQLite file, outside the domain) by putting the new and changed entries and dropping the gone
+// ones, and leaves the rest alone. The counts say what a refresh did; the answers of check_paths
+// say that memory is the rows.
 import { expect, test } from "bun:test";
 import { reconcile } from "../../src/domain/mirror.ts";
 import type { Paths } from "../../src/domain/paths.ts";
-import type { Worktrees } from "../../src/domain/worktrees.ts";
 import { useKernel } from "../helpers/kernel.ts";
 
 const k = useKernel();
@@ -65,20 +64,5 @@ test("the path index follows another writer's rows, recompiling only the claims 
   expect(refresh(paths)).toEqual({ put: 0, dropped: 0 });
 });
 
-test("the working trees follow another writer's rows, re-indexing only the reports that changed", async () => {
-  const trees: Worktrees = k.kernel.worktrees;
-  for (const a of ["A", "B", "C"]) await trees.report({ agentId: a, room: R, branch: `feat-${a}`, dirty: [`src/${a}.ts`], touched: [`src/${a}.ts`] });
-  expect(refresh(trees)).toEqual({ put: 0, dropped: 0 });
-
-  const now = k.clock.now();
-  sql("UPDATE worktrees SET touched = ?, dirty = ? WHERE agent_id = ? AND room = ?", JSON.stringify({ "src/B2.ts": now }), JSON.stringify(["src/B2.ts"]), "B", R);
-  sql("DELETE FROM worktrees WHERE agent_id = ? AND room = ?", "C", R);
-  expect(refresh(trees)).toEqual({ put: 1, dropped: 1 });
-
-  const who = (p: string) => trees.editedBy(R, [p], "checker").map((e) => e.agentId);
-  expect(who("src/A.ts")).toEqual(["A"]);
-  expect(who("src/B.ts")).toEqual([]);
-  expect(who("src/B2.ts")).toEqual(["B"]);
-  expect(who("src/C.ts")).toEqual([]);
-  expect(refresh(trees)).toEqual({ put: 0, dropped: 0 });
-});
+// The working trees follow the rows by deltas by horizon, which only PostgreSQL can read (their
+// writers' transaction ids): test/store/pg-horizon.test.ts.

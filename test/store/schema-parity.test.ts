@@ -37,6 +37,8 @@ const ACCEPTED: readonly Accepted[] = [
     { what: `${t}.ver`, only: "postgres", why: "the row version a trigger stamps, read by another daemon's catch-up by deltas; one daemon per SQLite file has no catch-up" },
     { what: `${t} index ${t}_ver (ver)`, only: "postgres", why: "the catch-up by deltas reads the rows above a row version" },
   ]),
+  { what: "worktrees.wxid", only: "postgres", why: "its writer's transaction id, for the deltas by horizon beside the row bodies that write reports (migration 016)" },
+  { what: "worktrees index worktrees_wxid (wxid)", only: "postgres", why: "a delta by horizon reads the rows at or above a transaction id" },
 ];
 
 function sqliteFresh(): Schema {

@@ -91,25 +91,26 @@ export function deltaReads(table: string, since: number, order?: string, also?: 
  * or above `since` may have been trimmed (RowVersions.xfloor).
  */
 export function horizonReads(table: string, since: number | null): Read<unknown[]>[] {
-  const rows = reading.all(horizonText(table), since ?? 0);
-  if (since === null) return [rows];
-  return [rows, reading.all("SELECT key FROM airlock_gone WHERE tbl = ? AND wxid >= ?::bigint::text::xid8", table, since)];
+  return [since === null ? reading.all(horizonText(table, false), 0) : reading.all(horizonText(table, true), table, since, since)];
 }
 
 /**
- * The rows of `table` whose writer's id is at or above a horizon (its one value), and the
- * horizon of the snapshot that read them: at least one row, so the horizon comes when no row
- * matched too (then the table's columns are null and `found` is false).
+ * The rows of `table` whose writer's id is at or above a horizon (its last value), the horizon
+ * of the snapshot that read them and, `gone`, the keys deleted at or above it (`gone_keys`, a
+ * JSON array; null when none): one statement, one snapshot. At least one row, so the horizon
+ * comes when no row matched too (then the table's columns are null and `found` is false).
  */
-const horizonText = (table: string) =>
-  "SELECT h.horizon, t.wxid IS NOT NULL AS found, t.* FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS horizon) h " +
-  `LEFT JOIN ${table} t ON t.wxid >= ?::bigint::text::xid8`;
+const horizonText = (table: string, gone: boolean) =>
+  "SELECT h.horizon, h.gone_keys, t.wxid IS NOT NULL AS found, t.* FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS horizon, " +
+  (gone ? "(SELECT json_agg(g.key) FROM airlock_gone g WHERE g.tbl = ? AND g.wxid >= ?::bigint::text::xid8)" : "NULL::json") +
+  ` AS gone_keys) h LEFT JOIN ${table} t ON t.wxid >= ?::bigint::text::xid8`;
 
 /**
  * What horizonReads(table, since) answered: the rows, the keys deleted (each as its key's
  * columns; undefined for a whole read), and the horizon the next delta starts from.
  */
 export function horizonDelta<R>(since: number | null, answers: readonly unknown[]): { rows: R[]; gone: string[][] | undefined; horizon: number } {
-  const [found, gone] = answers as [({ horizon: number; found: boolean } & R)[], { key: string }[] | undefined];
-  return { rows: found.filter((r) => r.found), gone: since === null ? undefined : gone!.map((r) => JSON.parse(r.key) as string[]), horizon: found[0]!.horizon };
+  const found = answers[0] as ({ horizon: number; gone_keys: string[] | null; found: boolean } & R)[];
+  const head = found[0]!;
+  return { rows: found.filter((r) => r.found), gone: since === null ? undefined : (head.gone_keys ?? []).map((k) => JSON.parse(k) as string[]), horizon: head.horizon };
 }

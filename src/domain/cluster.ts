@@ -181,16 +181,17 @@ export class Cluster implements ClusterHooks {
     // The mirrors by horizon read their deltas every time, in the same round trip as where the
     // store stands (sent after it; they do not need its answer).
     const horizons = this.refreshers.filter((r) => r.horizon && r.tables.some((t) => tables.includes(t)));
-    const froms = horizons.map((r) => this.applied.get(r) ?? null);
-    const reads = horizons.map((r, i) => r.horizon!.reads(froms[i]!));
+    const froms: (number | null)[] = horizons.map((r) => this.applied.get(r) ?? null);
+    const reads = horizons.map((r, i) => r.horizon!.reads(froms[i] ?? null));
     const [first, ...answers] = yield* gather(standingRead(since), ...reads.flat());
     const at = standingAnswer(first, since);
     let from = 0;
     for (const [i, r] of horizons.entries()) {
       const mine = answers.slice(from, (from += reads[i]!.length));
       // Deleted keys trimmed past where it stood (rare): read whole, a round trip more.
-      if (froms[i] !== null && froms[i]! <= at.rows.xfloor) yield* this.byHorizon(r, r.horizon!, null);
-      else yield* this.byHorizon(r, r.horizon!, froms[i]!, mine);
+      const start = froms[i] ?? null;
+      if (start !== null && start <= at.rows.xfloor) yield* this.byHorizon(r, r.horizon!, null);
+      else yield* this.byHorizon(r, r.horizon!, start, mine);
     }
     for (const r of this.refreshers) {
       if (r.horizon || !r.tables.some((t) => tables.includes(t))) continue;

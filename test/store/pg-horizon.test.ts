@@ -89,6 +89,17 @@ describePg("deltas by horizon", () => {
     expect(names(second.rows)).not.toContain("gone-c");
   });
 
+  test("a report whose only change is its times keeps its writer's id: a delta does not read it again; a change of what it says does", async () => {
+    await sql.unsafe(REPORT, ["times-f"]);
+    let at = (await delta(null)).horizon;
+    const [{ x: written }] = (await sql.unsafe("SELECT wxid::text::bigint AS x FROM worktrees WHERE agent_id = 'times-f'")) as [{ x: string }];
+    await until("the horizon past its writer", async () => (at = (await delta(at)).horizon) > Number(written), 10_000);
+    await sql.unsafe("UPDATE worktrees SET reported_at = reported_at + 1, expires_at = expires_at + 1 WHERE agent_id = 'times-f'");
+    expect(names((await delta(at)).rows)).not.toContain("times-f");
+    await sql.unsafe("UPDATE worktrees SET dirty = '[\"x.ts\"]' WHERE agent_id = 'times-f'");
+    expect(names((await delta(at)).rows)).toContain("times-f");
+  });
+
   test("the trim of deleted keys raises their floor to the newest deleter it took, and where the store stands says it", async () => {
     await sql.unsafe(REPORT, ["trim-e"]);
     await sql.unsafe("DELETE FROM worktrees WHERE agent_id = 'trim-e'");

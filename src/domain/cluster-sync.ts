@@ -45,6 +45,8 @@ const TABLES_NOTICE = "tables:";
 const TO_NOTICE = "to:";
 /** The longest list of daemons a NOTIFY names (its payload may hold 8,000 bytes): past it, every daemon hears it as its own. */
 const TO_LONGEST = 2_000;
+/** Between CHANNEL and a daemon's id: the channel only that daemon hears (ownChannel). */
+const OWN_CHANNEL = "_to_";
 /** In a NOTIFY's tables, for "waiters" when only the writer's own places changed (not a table). */
 const OWN_WAITERS = "own_waiters";
 /** How many versions keep their record of tables; a daemon further behind rereads everything. */
@@ -62,6 +64,7 @@ const EXCLUSIVE_BEGIN = [
 export class VersionSync implements VersionProtocol {
   readonly channel = CHANNEL;
   readonly journalChannel = JOURNAL_CHANNEL;
+  hearingOwn: ReadonlySet<string> = new Set();
   /** The version of the shared state this daemon last saw; -1: unknown, the next transaction catches up in full. */
   seen = -1;
   journalMoved = false;
@@ -80,6 +83,10 @@ export class VersionSync implements VersionProtocol {
     /** The NOTIFY's payload, so a daemon does not wake itself. */
     private readonly daemonId: string,
   ) {}
+
+  ownChannel(daemon: string): string {
+    return `${CHANNEL}${OWN_CHANNEL}${daemon}`;
+  }
 
   answers(tables: readonly string[]): boolean {
     return tables.some((t) => ANSWERING.includes(t));
@@ -196,9 +203,17 @@ export class VersionSync implements VersionProtocol {
     // change feed when it recorded changes and answers nobody; else nobody (a daemon's next
     // transaction finds the version moved and catches up then).
     const answers = this.answers(noticed) && (!some || concerned.length > 0);
+    const payload = `'${this.daemonId} ${TABLES_NOTICE}${noticed.join(",")}' || $1::text`;
+    // Named daemons that all hear their own channel are told there, each alone: the others are
+    // not woken at all (a daemon of an earlier release hears only the channel everyone hears).
+    const alone = answers && some && concerned.every((d) => this.hearingOwn.has(d));
     const channel = answers ? CHANNEL : noticed.includes("journal") ? JOURNAL_CHANNEL : null;
-    const notify = channel ? `, pg_notify('${channel}', '${this.daemonId} ${TABLES_NOTICE}${noticed.join(",")}' || $1::text)` : "";
-    const args = channel ? [answers && some ? toText : ""] : [];
+    const notify = alone
+      ? `, (SELECT count(pg_notify('${CHANNEL}${OWN_CHANNEL}' || d, ${payload})) FROM unnest(string_to_array($2::text, ',')) d)`
+      : channel
+        ? `, pg_notify('${channel}', ${payload})`
+        : "";
+    const args = alone ? [toText, concerned.join(",")] : channel ? [answers && some ? toText : ""] : [];
     // The keys of deleted rows are kept for GONE_KEPT row versions; gone_floor moves with the
     // trim, and a daemon that applied less than that reads its tables whole (cluster.ts).
     // gone_xfloor: the newest writer's id among the keys trimmed, for the deltas by horizon

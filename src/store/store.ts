@@ -163,6 +163,13 @@ export interface VersionProtocol {
    * a daemon with a change-feed watcher (SharedStore.hearJournal), so the others are not woken.
    */
   readonly journalChannel: string;
+  /** A daemon's own channel, which only it hears: what concerns it alone is sent there (bump). */
+  ownChannel(daemon: string): string;
+  /**
+   * The live daemons that hear their own channel (their heartbeat says so; a daemon of an earlier
+   * release does not): set at every heartbeat that saw the live daemons change.
+   */
+  hearingOwn: ReadonlySet<string>;
   /** Whether a transaction that wrote these tables may answer a call blocked on another daemon. */
   answers(tables: readonly string[]): boolean;
   /**

@@ -3,6 +3,7 @@
 // as a catch-up naming the tables it wrote, and nothing else does. The hooks are the domain's
 // side of the seam (src/domain/cluster.ts implements them); here they only record the calls.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { SQL } from "bun";
 import { VersionSync } from "../../src/domain/cluster-sync.ts";
 import { FLIGHT_FRESH_MS } from "../../src/store/pg/statement.ts";
 import { openPgStore, type PgStore } from "../../src/store/pg/index.ts";
@@ -46,12 +47,21 @@ function recorder() {
  * on each (in that order), so each has seen where the shared state stands.
  */
 function twoStores(first: ("a" | "b")[]) {
-  const s = { db: undefined as unknown as { url: string; name: string; drop(): Promise<void> }, a: undefined as unknown as PgStore, b: undefined as unknown as PgStore, ra: recorder(), rb: recorder() };
+  const s = {
+    db: undefined as unknown as { url: string; name: string; drop(): Promise<void> },
+    a: undefined as unknown as PgStore,
+    b: undefined as unknown as PgStore,
+    ra: recorder(),
+    rb: recorder(),
+    /** a's protocol (whom it knows to hear their own channel: VersionSync.hearingOwn). */
+    sa: undefined as unknown as VersionSync,
+  };
   beforeAll(async () => {
     s.db = await freshDatabase();
     s.a = await openPgStore(s.db.url);
     s.b = await openPgStore(s.db.url);
-    await s.a.shared.attach(new VersionSync(s.ra.hooks, s.a.shared.daemonId));
+    s.sa = new VersionSync(s.ra.hooks, s.a.shared.daemonId);
+    await s.a.shared.attach(s.sa);
     await s.b.shared.attach(new VersionSync(s.rb.hooks, s.b.shared.daemonId));
     s.ra.state.concerned = [s.b.shared.daemonId];
     s.rb.state.concerned = [s.a.shared.daemonId];
@@ -174,6 +184,49 @@ describePg("the cluster version protocol between two stores", () => {
     } finally {
       rb.state.waiting = false;
       ra.state.concerned = [s.b.shared.daemonId];
+    }
+  });
+});
+
+// Each daemon hears a channel of its own (docs/cluster.md, "Who hears a NOTIFY"): what concerns
+// one daemon alone goes there, and no other daemon is woken by it; a daemon whose heartbeat does
+// not say it hears its own (one of an earlier release) is told on the channel everyone hears.
+describePg("a daemon's own channel", () => {
+  const s = twoStores(["a", "b"]);
+  const { ra, rb } = s;
+
+  test("what concerns this daemon alone comes on its own channel, heard by nobody else; for a daemon not known to hear its own, on everyone's", async () => {
+    const b = s.b.shared.daemonId;
+    const everyone: string[] = [];
+    const listener = new SQL(s.db.url, { max: 1 });
+    await listener.listen("airlock", (payload: string) => everyone.push(payload));
+    const grant = (token: string) =>
+      s.a.tx(function* () {
+        yield* run("INSERT INTO grants (token, daemon, queue, waiter, value) VALUES (?, ?, 'locks', '{}', 'true')", token, b);
+      });
+    rb.calls.length = 0;
+    rb.state.waiting = true;
+    ra.state.concerned = [b];
+    try {
+      await until("a knows that b hears its own channel", async () => s.sa.hearingOwn.has(b), 5_000);
+      await grant("to-b-alone");
+      await until("b's catch-up after the grant", async () => rb.calls.length > 0, 5_000);
+      await Bun.sleep(300); // what the channel everyone hears carried has arrived
+      expect(everyone).toEqual([]);
+      // As if b were of an earlier release: a does not know it hears its own channel.
+      const known = s.sa.hearingOwn;
+      s.sa.hearingOwn = new Set();
+      try {
+        await grant("to-b-everyone");
+        await until("b's catch-up after the second grant", async () => rb.calls.length > 1, 5_000);
+        await until("the NOTIFY on everyone's channel", async () => everyone.length > 0, 5_000);
+        expect(everyone).toEqual([`${s.a.shared.daemonId} tables:grants to:${b}`]);
+      } finally {
+        s.sa.hearingOwn = known;
+      }
+    } finally {
+      rb.state.waiting = false;
+      await listener.close();
     }
   });
 });

@@ -20,8 +20,9 @@ import m013 from "../migrations/pg/013-claims-moved.sql" with { type: "text" };
 import m014 from "../migrations/pg/014-room-fences-versions.sql" with { type: "text" };
 import m015 from "../migrations/pg/015-counters-exact.sql" with { type: "text" };
 import m016 from "../migrations/pg/016-worktrees-horizon.sql" with { type: "text" };
+import m017 from "../migrations/pg/017-daemon-channels.sql" with { type: "text" };
 
-export const PG_MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014, m015, m016];
+export const PG_MIGRATIONS: readonly string[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014, m015, m016, m017];
 
 /** The migrations' session lock: the bytes of "airlock!" as a big-endian int64. */
 const MIGRATION_LOCK = "7019267304284449569";

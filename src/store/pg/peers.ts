@@ -47,11 +47,15 @@ export class Peers implements SharedStore {
   private notifying = false;
   private notifyAgain = false;
   private poked = false;
+  /** Its own channel is heard (the LISTEN in place): its heartbeat says so, and the others send it what concerns it alone there. */
+  private ownHeard = false;
   /** A check for change-feed watchers is on its way (pokeWatchers), and whether another is due after it. */
   private checking = false;
   private checkAgain = false;
   /** The live daemons at the last heartbeat, as one string to compare. */
   private liveDaemons = "";
+  /** Those of them that hear their own channel, the same way. */
+  private hearingOwn = "";
   /** The journal's channel: heard (once the promise resolves), and since when nobody here watches. */
   private journal: { heard: Promise<{ unlisten(): Promise<void> }>; idleSince: number } | null = null;
   /** The last UNLISTEN of it: a LISTEN after it waits for it, so that it cannot undo the LISTEN. */
@@ -73,6 +77,11 @@ export class Peers implements SharedStore {
     // meanwhile is lost, which the version check at the next transaction makes up for.
     this.listener = new SQL(this.url, { max: 1, connectionTimeout: CONNECT_TIMEOUT_S });
     await this.listener.listen(protocol.channel, (payload: string) => this.heard(protocol, payload));
+    await this.listener.listen(protocol.ownChannel(this.daemonId), (payload: string) => this.heard(protocol, payload));
+    // Its own channel heard: a heartbeat says so now, and from then on the others send what
+    // concerns this daemon alone there (docs/cluster.md, "Who hears a NOTIFY").
+    this.ownHeard = true;
+    await this.beat();
     this.driver.onRowsCommitted = () => this.rowsCommitted(protocol);
   }
 
@@ -253,16 +262,21 @@ export class Peers implements SharedStore {
       const sent = Date.now();
       // The daemon's row, and its machine's (which outlives it: see migration 004).
       const [beat] = (await sql.unsafe(
-        `WITH d AS (INSERT INTO daemons (id, host, pid, started_at, seen_at) VALUES ($1, $2, $3, ${DB_NOW}, ${DB_NOW}) ` +
-          `ON CONFLICT (id) DO UPDATE SET seen_at = ${DB_NOW} RETURNING seen_at), ` +
+        `WITH d AS (INSERT INTO daemons (id, host, pid, started_at, seen_at, hears_own) VALUES ($1, $2, $3, ${DB_NOW}, ${DB_NOW}, $4) ` +
+          `ON CONFLICT (id) DO UPDATE SET seen_at = ${DB_NOW}, hears_own = excluded.hears_own RETURNING seen_at), ` +
           `h AS (INSERT INTO hosts (host, seen_at) SELECT $2, seen_at FROM d ON CONFLICT (host) DO UPDATE SET seen_at = excluded.seen_at) ` +
           `SELECT seen_at FROM d`,
-        [this.daemonId, hostname(), process.pid],
+        [this.daemonId, hostname(), process.pid, this.ownHeard],
       )) as { seen_at: string }[];
       // The database's clock, read halfway through the round trip (on loopback, within a ms).
       this.clockOffsetMs = Math.round(Number(beat!.seen_at) - (sent + Date.now()) / 2);
-      const rows = (await sql.unsafe(`SELECT id FROM daemons WHERE seen_at >= ${DB_NOW} - $1 ORDER BY id`, [DEAD_AFTER_MS])) as { id: string }[];
+      const rows = (await sql.unsafe(`SELECT id, hears_own FROM daemons WHERE seen_at >= ${DB_NOW} - $1 ORDER BY id`, [DEAD_AFTER_MS])) as { id: string; hears_own: boolean }[];
       const live = rows.map((r) => r.id).join(" ");
+      const hearing = rows.filter((r) => r.hears_own).map((r) => r.id);
+      if (hearing.join(" ") !== this.hearingOwn) {
+        this.hearingOwn = hearing.join(" ");
+        if (this.driver.sync) this.driver.sync.hearingOwn = new Set(hearing);
+      }
       if (live !== this.liveDaemons) {
         const now = new Set(rows.map((r) => r.id));
         const left = this.liveDaemons !== "" && this.liveDaemons.split(" ").some((id) => !now.has(id));

@@ -24,7 +24,7 @@ import { type ClusterHooks, DEAD_AFTER_MS, type RowVersions } from "../store/sto
 import { all, gather, get, reading, run, type Stmt, type Tx } from "../store/tx.ts";
 import { standing, standingAnswer, standingRead } from "./cluster-sync.ts";
 import type { Journal } from "./journal.ts";
-import type { Horizon } from "./primitive.ts";
+import type { Horizon, Primitive } from "./primitive.ts";
 import { fromRow, type Lines, type WaiterRow } from "./lines.ts";
 import type { WaitQueue } from "./wait.ts";
 import type { Waiter } from "./waiter.ts";
@@ -54,12 +54,7 @@ const LINE_TABLES = ["waiters", "grants", "daemons"] as const;
  * A primitive's part in a catch-up: the tables it reads, and either its refresh by row version
  * (and the reads a BEGIN may send ahead of it) or its delta by horizon (Primitive.horizon).
  */
-interface Refresher {
-  tables: readonly string[];
-  refresh?: ((since: number | null) => Tx<unknown>) | undefined;
-  reads?: ((since: number) => readonly Stmt[]) | undefined;
-  horizon?: Horizon | undefined;
-}
+type Refresher = Pick<Primitive, "tables" | "refresh" | "reads" | "horizon">;
 
 type AnyQueue = WaitQueue<unknown, unknown>;
 type AnyWaiter = Waiter<unknown, unknown>;

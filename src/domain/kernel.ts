@@ -181,7 +181,7 @@ export async function createKernel(opts: KernelOptions): Promise<Kernel> {
   // with what they committed (the lines included) and ends by writing down its own changes.
   let cluster: Cluster | undefined;
   if (shared) {
-    const refreshers = primitives.flatMap((p) => (p.refresh || p.horizon ? [{ tables: p.tables, refresh: p.refresh, reads: p.reads, horizon: p.horizon }] : []));
+    const refreshers = primitives.filter((p) => p.refresh || p.horizon);
     const c = (cluster = new Cluster(shared.daemonId, ctx.queues, lines, journal, refreshers));
     const sync = new VersionSync(c, shared.daemonId);
     c.seen = () => sync.seen; // what freshen reads changes since (cluster.ts)

@@ -167,7 +167,7 @@ export interface VersionProtocol {
   ownChannel(daemon: string): string;
   /**
    * The live daemons that hear their own channel (their heartbeat says so; a daemon of an earlier
-   * release does not): set at every heartbeat that saw the live daemons change.
+   * release does not): set at each heartbeat that found them changed.
    */
   hearingOwn: ReadonlySet<string>;
   /** Whether a transaction that wrote these tables may answer a call blocked on another daemon. */

@@ -55,7 +55,7 @@ export class Peers implements SharedStore {
   /** The live daemons at the last heartbeat, as one string to compare. */
   private liveDaemons = "";
   /** Those of them that hear their own channel, the same way. */
-  private hearingOwn = "";
+  private hearingOwnIds = "";
   /** The journal's channel: heard (once the promise resolves), and since when nobody here watches. */
   private journal: { heard: Promise<{ unlisten(): Promise<void> }>; idleSince: number } | null = null;
   /** The last UNLISTEN of it: a LISTEN after it waits for it, so that it cannot undo the LISTEN. */
@@ -273,8 +273,8 @@ export class Peers implements SharedStore {
       const rows = (await sql.unsafe(`SELECT id, hears_own FROM daemons WHERE seen_at >= ${DB_NOW} - $1 ORDER BY id`, [DEAD_AFTER_MS])) as { id: string; hears_own: boolean }[];
       const live = rows.map((r) => r.id).join(" ");
       const hearing = rows.filter((r) => r.hears_own).map((r) => r.id);
-      if (hearing.join(" ") !== this.hearingOwn) {
-        this.hearingOwn = hearing.join(" ");
+      if (hearing.join(" ") !== this.hearingOwnIds) {
+        this.hearingOwnIds = hearing.join(" ");
         if (this.driver.sync) this.driver.sync.hearingOwn = new Set(hearing);
       }
       if (live !== this.liveDaemons) {
